@@ -1,0 +1,36 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+# torch==2.13.0 goes in first: it is the local CPU wheel; a bare `torch` would pull a CUDA build.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export OMP_WAIT_POLICY ?= PASSIVE
+
+.PHONY: install demo test test-fast lint bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+demo: install
+	$(BIN)/editllm fix examples/buggy.py "Fix the bug in average(): it divides by the wrong count." --stats
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not bundled"
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/editllm bench --limit 4 --mode rewrite,spec,hf-pld --out bench-out
+
+clean:
+	rm -rf $(VENV) .pytest_cache bench-out

@@ -1,0 +1,1 @@
+"""Reading, prompting, decoding and diffing: the editing pipeline."""

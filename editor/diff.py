@@ -1,0 +1,151 @@
+"""Unified diffs that `patch -p1` and `git apply` accept, and atomic writes.
+
+The diff is computed here from old and new text, never taken from the model. difflib's own
+`unified_diff` omits `\\ No newline at end of file`, which git needs, so hunks are written by hand.
+Every diff is parsed back with unidiff and applied in memory before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from pathlib import Path
+
+from editllm.editor.errors import EditError
+from editllm.editor.source import SourceFile, split_lines
+from unidiff import PatchSet
+
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def _range(start: int, count: int) -> str:
+    """Hunk range as git writes it: `start` alone for one line, `start-1,0` for none."""
+    if count == 1:
+        return f"{start}"
+    if count == 0:
+        return f"{start - 1 if start else 0},0"
+    return f"{start},{count}"
+
+
+def _emit(prefix: str, line: str, out: list[str]) -> None:
+    out.append(prefix + line)
+    if not line.endswith("\n"):
+        out.append("\n" + NO_NEWLINE)
+
+
+def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = False) -> str:
+    """The git-style diff of one file, or "" when nothing changed."""
+    if old == new:
+        return ""
+    a, b = split_lines(old), split_lines(new)
+    out = [f"diff --git a/{path} b/{path}\n"]
+    if new_file:
+        out += ["new file mode 100644\n", "--- /dev/null\n"]
+    else:
+        out.append(f"--- a/{path}\n")
+    out.append(f"+++ b/{path}\n")
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        out.append(f"@@ -{_range(i1 + 1, i2 - i1)} +{_range(j1 + 1, j2 - j1)} @@\n")
+        for tag, k1, k2, l1, l2 in group:
+            if tag == "equal":
+                for line in a[k1:k2]:
+                    _emit(" ", line, out)
+                continue
+            for line in a[k1:k2]:
+                _emit("-", line, out)
+            for line in b[l1:l2]:
+                _emit("+", line, out)
+    return "".join(out)
+
+
+def apply_diff(old: str, patched_file) -> str:
+    """Apply one unidiff PatchedFile to `old` in memory; the independent check of what we print."""
+    src = split_lines(old)
+    out: list[str] = []
+    pos = 0
+    for hunk in patched_file:
+        start = max(hunk.source_start - 1, 0) if hunk.source_length else hunk.source_start
+        if start < pos or start > len(src):
+            raise EditError(f"internal error: hunk at line {hunk.source_start} does not fit")
+        out.extend(src[pos:start])
+        pos = start
+        for line in hunk:
+            value = line.value
+            if line.is_context or line.is_removed:
+                if pos >= len(src) or _strip_nl(src[pos]) != _strip_nl(value):
+                    raise EditError(f"internal error: diff context mismatch at line {pos + 1}")
+                if line.is_context:
+                    out.append(src[pos])
+                pos += 1
+            elif line.is_added:
+                out.append(value)
+        _fix_no_newline(hunk, out)
+    out.extend(src[pos:])
+    return "".join(out)
+
+
+def _strip_nl(line: str) -> str:
+    return line[:-1] if line.endswith("\n") else line
+
+
+def _fix_no_newline(hunk, out: list[str]) -> None:
+    """unidiff keeps a line's newline even when `\\ No newline` follows; drop it on the new side."""
+    lines = list(hunk)
+    for k, line in enumerate(lines):
+        if line.line_type == "\\" and k and lines[k - 1].line_type in ("+", " "):
+            if out and out[-1].endswith("\n") and lines[k - 1].value == out[-1]:
+                out[-1] = out[-1][:-1]
+
+
+def checked_diff(changes: list[tuple[SourceFile, str]]) -> str:
+    """One diff for several files, verified: parsed back and applied, it must give each new text."""
+    parts = []
+    for src, new in changes:
+        text = file_diff(src.path, _with_bom(src, src.raw), _with_bom(src, new))
+        if not text:
+            continue
+        try:
+            patch = PatchSet(text)
+        except Exception as exc:  # unidiff raises its own UnidiffParseError and ValueErrors
+            raise EditError(f"{src.path}: internal error, the diff does not parse ({exc})") from exc
+        if len(patch) != 1 or apply_diff(_with_bom(src, src.raw), patch[0]) != _with_bom(src, new):
+            raise EditError(f"{src.path}: internal error, the diff would not reproduce the edit; nothing printed")
+        parts.append(text)
+    return "".join(parts)
+
+
+def _with_bom(src: SourceFile, text: str) -> str:
+    return ("\ufeff" + text) if src.bom else text
+
+
+def write_atomic(src: SourceFile, new: str) -> None:
+    """Write through a temp file in the same folder, fsync, rename; keep the mode.
+
+    Refuses when the file changed on disk since it was read, so a concurrent edit is never lost.
+    """
+    if src.disk_path is None:
+        raise EditError(f"{src.path}: not a file on disk; cannot --apply")
+    path = Path(src.disk_path)
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise EditError(f"{src.path}: vanished while editing; nothing written") from exc
+    if st.st_mtime_ns != src.mtime_ns or st.st_size != src.size:
+        raise EditError(f"{src.path}: changed on disk while editing; nothing written")
+    data = _with_bom(src, new).encode("utf-8")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".editllm")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if src.mode is not None:
+            os.chmod(tmp, src.mode & 0o7777)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

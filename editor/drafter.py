@@ -1,0 +1,110 @@
+"""CopySpec drafting: propose the tokens that followed the last γ tokens somewhere earlier.
+
+An edited file is mostly a copy of its input, so the continuation of the current γ-gram in the
+prompt is an excellent guess. The index maps every γ-gram of prompt + output to the positions right
+after it, kept in increasing order; each new token adds one entry (O(γ)). Among several earlier
+occurrences the drafter prefers the one at or after its cursor, the source position just past the
+last accepted copy, because an edit walks through its input from top to bottom.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+
+@dataclass
+class DraftSchedule:
+    """How many tokens to draft: grow while drafts are fully accepted, drop after a rejection.
+
+    `fixed(10)` is CopySpec's setting; the adaptive default was chosen on the bench (see README).
+    """
+
+    start: int = 16
+    grow: float = 2.0
+    maximum: int = 128
+    after_miss: int = 10
+    current: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self.current = self.start
+
+    @classmethod
+    def fixed(cls, k: int) -> DraftSchedule:
+        return cls(start=k, grow=1.0, maximum=k, after_miss=k)
+
+    @classmethod
+    def parse(cls, spec: str) -> DraftSchedule:
+        """`fixed:10` or `adaptive:START,GROW,MAX,AFTER_MISS` (e.g. `adaptive:16,2,128,10`)."""
+        kind, _, args = spec.partition(":")
+        try:
+            if kind == "fixed":
+                return cls.fixed(int(args or 10))
+            if kind == "adaptive":
+                if not args:
+                    return cls()
+                start, grow, maximum, after = args.split(",")
+                return cls(int(start), float(grow), int(maximum), int(after))
+        except ValueError:
+            pass
+        raise ValueError(f"bad draft schedule {spec!r}: use fixed:K or adaptive:START,GROW,MAX,AFTER_MISS")
+
+    def update(self, accepted: int, drafted: int) -> None:
+        if drafted and accepted == drafted:
+            self.current = min(self.maximum, max(self.current + 1, int(self.current * self.grow)))
+        else:
+            self.current = self.after_miss
+
+
+class CopyDrafter:
+    """γ-gram index over prompt + output with a positional prior for the next copy."""
+
+    def __init__(self, gamma: int = 3, schedule: DraftSchedule | None = None) -> None:
+        self.gamma = gamma
+        self.schedule = schedule or DraftSchedule()
+        self.seq: list[int] = []
+        self.index: dict[tuple[int, ...], list[int]] = {}
+        self.cursor = 0
+        self._last_source: int | None = None
+
+    def reset(self, prompt_ids: list[int], source_start: int = 0) -> None:
+        """Index the prompt; `source_start` is where the input file begins (the first cursor)."""
+        self.seq = []
+        self.index = {}
+        self.cursor = source_start
+        self.schedule.current = self.schedule.start
+        for token in prompt_ids:
+            self.append(token)
+
+    def append(self, token: int) -> None:
+        """Add one token of the sequence and the γ-gram it completes."""
+        self.seq.append(token)
+        n = len(self.seq)
+        if n >= self.gamma:
+            self.index.setdefault(tuple(self.seq[n - self.gamma :]), []).append(n)
+
+    def propose(self, limit: int | None = None) -> list[int]:
+        """Draft up to the schedule's length (and `limit`) of tokens, or [] when nothing matches."""
+        n = len(self.seq)
+        self._last_source = None
+        if n < self.gamma:
+            return []
+        positions = self.index.get(tuple(self.seq[n - self.gamma :]))
+        if not positions:
+            return []
+        end = len(positions) - 1 if positions[-1] == n else len(positions)  # never the suffix itself
+        if end == 0:
+            return []
+        k = bisect.bisect_left(positions, self.cursor, 0, end)
+        start = positions[k] if k < end else positions[end - 1]
+        length = self.schedule.current if limit is None else min(self.schedule.current, limit)
+        draft = self.seq[start : min(start + length, n)]
+        if draft:
+            self._last_source = start
+        return draft
+
+    def feedback(self, accepted: int, drafted: int) -> None:
+        """Move the cursor past an accepted copy and adapt the draft length."""
+        if self._last_source is not None and accepted:
+            self.cursor = self._last_source + accepted
+        self.schedule.update(accepted, drafted)

@@ -1,0 +1,100 @@
+"""The pipeline for one file: prompt → decoder → text. The CLI and the bench both call this.
+
+Nothing here writes files or prints; it returns the new text (LF endings restored to the file's own)
+and the stats, or raises EditError with a one-line reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from editllm.editor.decode import Decoder, DecodeStats, TailStop
+from editllm.editor.drafter import CopyDrafter, DraftSchedule
+from editllm.editor.errors import EditError
+from editllm.editor.models import LoadedModel
+from editllm.editor.prompt import Prompt, end_of_file, rewrite_prompt
+from editllm.editor.source import SourceFile, restore_line_endings
+
+MODES = ("rewrite", "spec", "copy")
+
+
+@dataclass
+class EditOptions:
+    """Decoding choices that do not depend on the file."""
+
+    mode: str = "spec"
+    max_new_tokens: int | None = None
+    temperature: float = 0.0
+    seed: int = 0
+    draft: str = "adaptive:16,2,128,10"
+    gamma: int = 3
+
+
+@dataclass
+class EditResult:
+    """The edited file (in its own newline style) and what it cost."""
+
+    source: SourceFile
+    new_text: str
+    stats: DecodeStats
+    raw_output: str  # the model's text, for the bench and debugging
+
+
+def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
+    return lm.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]
+
+
+def source_offset(lm: LoadedModel, prompt: Prompt) -> int:
+    """Token index where the file starts in the prompt: the drafter's first cursor."""
+    head = prompt.text.split(f"{prompt.fence}", 1)[0]
+    return len(lm.tokenizer(head, add_special_tokens=False)["input_ids"])
+
+
+def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | None) -> int:
+    """Output token budget; refuse when the file cannot fit in the context even once more."""
+    file_tokens = len(lm.tokenizer(src.text, add_special_tokens=False)["input_ids"])
+    room = lm.context_length - n_prompt
+    needed = file_tokens + 8
+    if needed > room:
+        raise EditError(
+            f"{src.path}: too long for the model's context ({n_prompt} prompt + ~{needed} output tokens "
+            f"> {lm.context_length})"
+        )
+    limit = requested if requested is not None else 2 * file_tokens + 256
+    return max(1, min(limit, room))
+
+
+def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int) -> str:
+    """Cut the model's output at the closing fence; refuse output that never finished."""
+    end = end_of_file(output, fence)
+    if end is None:
+        if stop_reason == "max_new_tokens":
+            raise EditError(
+                f"{src.path}: the model did not finish the file within {max_new} new tokens "
+                "(raise --max-new-tokens); nothing written"
+            )
+        end = len(output)  # EOS without a closing fence: the output is the file
+        if output and not output.endswith("\n"):
+            output += "\n"
+            end += 1
+    return restore_line_endings(src, output[:end])
+
+
+def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, on_progress=None) -> EditResult:
+    """Run one file through the chosen mode and return its new text."""
+    if opts.mode not in ("rewrite", "spec"):
+        raise EditError(f"mode {opts.mode!r} is not available yet; use rewrite or spec")
+    prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction)
+    ids = prompt_ids(lm, prompt)
+    max_new = budget(lm, src, len(ids), opts.max_new_tokens)
+    decoder = Decoder(lm.model, lm.tokenizer, opts.temperature, opts.seed)
+    stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None)
+    drafter = None
+    if opts.mode == "spec":
+        drafter = CopyDrafter(opts.gamma, DraftSchedule.parse(opts.draft))
+    out_ids, stats = decoder.run(
+        ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress
+    )
+    output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    new_text = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
+    return EditResult(src, new_text, stats, output)

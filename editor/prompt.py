@@ -1,0 +1,75 @@
+"""Chat prompts for whole-file editing.
+
+The file goes in a fenced block and the instruction after it (the 0.5B model did measurably better
+with the instruction last); the assistant turn is prefilled with the opening fence so the first
+output token is already file content. The fence is longer than any backtick run in the file, so a
+line starting with it can only be the model closing the block.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+SYSTEM = (
+    "You are a precise code editor. You are given one file and an instruction. Apply exactly the "
+    "change the instruction asks for and nothing else, then output the complete updated file."
+)
+
+LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
+    ".tsx": "tsx", ".jsx": "jsx", ".rs": "rust", ".go": "go", ".c": "c", ".h": "c", ".cc": "cpp",
+    ".cpp": "cpp", ".hpp": "cpp", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
+    ".sh": "bash", ".bash": "bash", ".md": "markdown", ".rst": "rst", ".toml": "toml", ".yaml": "yaml",
+    ".yml": "yaml", ".json": "json", ".html": "html", ".css": "css", ".sql": "sql", ".txt": "text",
+    ".cs": "csharp", ".swift": "swift", ".lua": "lua", ".r": "r", ".scala": "scala", ".tex": "latex",
+}
+
+
+def language(path: str) -> str:
+    """The fence language tag for a path; empty when unknown."""
+    return LANGUAGES.get(PurePosixPath(path).suffix.lower(), "")
+
+
+def fence_for(text: str) -> str:
+    """Three backticks, or one more than the longest backtick run in the file."""
+    runs = [len(m) for m in re.findall(r"`{3,}", text)]
+    return "`" * (max(runs) + 1 if runs else 3)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A rendered prompt and how to recognise the end of the model's file in its output."""
+
+    text: str  # the full prompt, ending with the assistant's opening fence line
+    fence: str  # the closing fence the output must end with
+    file_text: str  # the file as shown to the model (LF endings)
+
+
+def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str, system: str = SYSTEM) -> Prompt:
+    """Prompt for rewrite and spec modes: the model writes the whole file back."""
+    fence = fence_for(file_text)
+    lang = language(path)
+    body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
+    user = (
+        f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
+        f"Instruction: {instruction.strip()}\n\n"
+        "Output the complete updated file in one fenced code block: every line, changed or not. "
+        "Change only what the instruction asks for."
+    )
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text)
+
+
+def end_of_file(output: str, fence: str) -> int | None:
+    """Index where the file ends in `output` (just after the newline before the closing fence).
+
+    None while the fence has not appeared. The fence must begin a line; an output that starts with
+    it is an empty file.
+    """
+    if output.startswith(fence):
+        return 0
+    idx = output.find("\n" + fence)
+    return None if idx < 0 else idx + 1

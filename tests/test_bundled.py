@@ -1,0 +1,43 @@
+"""The bundled Qwen2.5-Coder-1.5B end to end (marked `bundled`: minutes on CPU, first run converts)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.bundled
+ROOT = Path(__file__).resolve().parents[1]
+INSTRUCTION = "Fix the bug in average(): it divides by the wrong count."
+
+
+def test_fix_example_with_bundled_model(tmp_path):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    res = subprocess.run(
+        [sys.executable, "-m", "editllm.cli.main", "fix", "examples/buggy.py", INSTRUCTION, "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("diff --git a/examples/buggy.py b/examples/buggy.py")
+    subprocess.run(["patch", "-p1", "--quiet"], cwd=tmp_path, input=res.stdout, text=True, check=True)
+    namespace: dict = {}
+    exec((tmp_path / "examples/buggy.py").read_text(), namespace)
+    assert namespace["average"]([1, 2, 3]) == 2
+    assert namespace["average"]([]) == 0.0
+    assert namespace["total"]([1, 2]) == 3 and namespace["maximum"]([3, 9, 1]) == 9
+
+
+def test_spec_is_byte_identical_to_rewrite_in_float32():
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.models import load_model
+    from editllm.editor.source import read_source
+
+    lm = load_model("bundled:1.5b", device="cpu", dtype="float32")
+    src = read_source(ROOT / "examples/buggy.py", "examples/buggy.py")
+    rewrite = edit_file(lm, src, INSTRUCTION, EditOptions(mode="rewrite"))
+    spec = edit_file(lm, src, INSTRUCTION, EditOptions(mode="spec"))
+    assert spec.raw_output == rewrite.raw_output
+    assert spec.stats.forwards * 3 < rewrite.stats.forwards

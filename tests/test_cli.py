@@ -1,0 +1,131 @@
+"""The command line end to end: diffs on stdout, one-line errors, atomic --apply."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from editllm.cli.main import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+BUGGY = "def average(xs):\n    return sum(xs) / (len(xs) - 1)\n"
+FIXED = "def average(xs):\n    return sum(xs) / len(xs)\n"
+
+
+@pytest.fixture
+def fake_model(monkeypatch, scripted_lm):
+    """Make the CLI load a scripted model that writes `text` (a deterministic fake: the test needs
+    one specific edit, which no random model writes)."""
+
+    def use(text: str):
+        lm = scripted_lm(text)
+        monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
+        return lm
+
+    return use
+
+
+def invoke(*args: str, cwd: Path):
+    import os
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(app, list(args))
+    finally:
+        os.chdir(old)
+
+
+def test_fix_prints_a_diff_that_git_applies(tmp_path, fake_model):
+    (tmp_path / "m.py").write_text(BUGGY)
+    fake_model(FIXED + "```\n")
+    res = invoke("fix", "m.py", "fix the division", "--mode", "rewrite", cwd=tmp_path)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("diff --git a/m.py b/m.py\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "apply"], cwd=tmp_path, input=res.stdout.encode(), check=True)
+    assert (tmp_path / "m.py").read_text() == FIXED
+
+
+def test_apply_writes_atomically_and_keeps_mode(tmp_path, fake_model):
+    f = tmp_path / "m.py"
+    f.write_text(BUGGY)
+    f.chmod(0o755)
+    fake_model(FIXED + "```\n")
+    res = invoke("fix", "m.py", "fix it", "--apply", "--stats", cwd=tmp_path)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout == ""
+    assert f.read_text() == FIXED and f.stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in tmp_path.iterdir()] == ["m.py"]  # no temp file left behind
+    stats = json.loads(res.stderr.strip().splitlines()[-1])
+    for key in ("mode", "model", "device", "dtype", "prompt_tokens", "output_tokens", "forwards",
+                "load_seconds", "decode_seconds", "total_seconds"):
+        assert key in stats
+    assert stats["output_tokens"] > 0 and stats["mode"] == "spec"
+
+
+def test_nothing_printed_when_nothing_changes(tmp_path, fake_model):
+    (tmp_path / "m.py").write_text(FIXED)
+    fake_model(FIXED + "```\n")
+    res = invoke("fix", "m.py", "fix it", cwd=tmp_path)
+    assert res.exit_code == 0 and res.stdout == ""
+
+
+def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
+    f = tmp_path / "m.py"
+    f.write_text(BUGGY)
+    fake_model(FIXED + "more text that never closes the fence " * 20)
+    res = invoke("fix", "m.py", "fix it", "--apply", "--max-new-tokens", "30", cwd=tmp_path)
+    assert res.exit_code == 2
+    assert "did not finish" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert f.read_text() == BUGGY and res.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "setup,args,message",
+    [
+        (lambda d: None, ["missing.py", "x"], "no such file"),
+        (lambda d: (d / "sub").mkdir(), ["sub", "x"], "is a directory"),
+        (lambda d: (d / "b.bin").write_bytes(b"\x7fELF\x00\x01"), ["b.bin", "x"], "binary"),
+        (lambda d: (d / "l.txt").write_bytes(b"caf\xe9\n"), ["l.txt", "x"], "not UTF-8"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "  "], "instruction is empty"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--mode", "fast"], "unknown --mode"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--model", "nowhere/dir/x"], "model not found"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path, setup, args, message):
+    setup(tmp_path)
+    res = invoke("fix", *args, cwd=tmp_path)
+    assert res.exit_code == 2
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert res.stdout == ""
+
+
+def test_too_long_for_context_is_refused(tmp_path, tiny_model_dir):
+    (tmp_path / "big.py").write_text("value = 12345\n" * 2000)  # ~10k tokens > tiny context 4096
+    res = invoke("fix", "big.py", "x", "--model", str(tiny_model_dir), "--dtype", "float32", cwd=tmp_path)
+    assert res.exit_code == 2 and "too long for the model's context" in res.stderr
+
+
+def test_tiny_model_end_to_end_subprocess(tmp_path, tiny_model_dir):
+    """The installed entry point with a real (tiny, random) model: it cannot finish a file in 16
+    tokens, so the run must fail cleanly and leave the file alone."""
+    f = tmp_path / "m.py"
+    f.write_text(BUGGY)
+    res = subprocess.run(
+        [sys.executable, "-m", "editllm.cli.main", "fix", "m.py", "fix it", "--model", str(tiny_model_dir),
+         "--max-new-tokens", "16", "--apply", "--stats"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert res.returncode == 2, res.stderr
+    assert "did not finish the file within 16 new tokens" in res.stderr
+    assert f.read_text() == BUGGY
+
+
+def test_version():
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.startswith("editllm ")

@@ -1,0 +1,128 @@
+"""spec mode is lossless: byte-identical to rewrite under greedy decoding in float32."""
+
+from __future__ import annotations
+
+import random
+
+from editllm.editor.decode import Decoder, TailStop
+from editllm.editor.drafter import CopyDrafter, DraftSchedule
+from editllm.editor.edit import EditOptions, edit_file
+from editllm.editor.source import SourceFile
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+NEVER = lambda ids: False  # noqa: E731
+
+
+def run(lm, prompt, n, drafter=None, stop=NEVER):
+    return Decoder(lm.model, lm.tokenizer).run(prompt, n, stop, drafter)
+
+
+class OracleDrafter(CopyDrafter):
+    """Drafts the true continuation with injected mistakes, to drive every acceptance path:
+    full acceptance, rejection at the first token, partial prefixes and drafts past the stop."""
+
+    def __init__(self, truth: list[int], prompt_len: int, rng: random.Random) -> None:
+        super().__init__()
+        self.truth, self.prompt_len, self.rng = truth, prompt_len, rng
+
+    def propose(self, limit=None):
+        pos = len(self.seq) - self.prompt_len
+        k = self.rng.choice([1, 2, 5, 17, 40])
+        draft = list(self.truth[pos + 1 : pos + 1 + k]) + [self.rng.randrange(1000)] * self.rng.choice([0, 3])
+        if draft and self.rng.random() < 0.3:
+            draft[self.rng.randrange(len(draft))] = self.rng.randrange(151000)
+        self._last_source = None
+        return draft[:limit] if limit is not None else draft
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1))
+def test_spec_equals_rewrite_on_random_prompts(tiny_lm, seed):
+    rng = random.Random(seed)
+    block = [rng.randrange(151000) for _ in range(rng.randint(3, 20))]
+    prompt = [rng.randrange(151000) for _ in range(rng.randint(1, 30))] + block * rng.randint(1, 4)
+    reference, _ = run(tiny_lm, prompt, 48)
+    fast, stats = run(tiny_lm, prompt, 48, CopyDrafter(3, DraftSchedule.parse("adaptive:4,2,32,2")))
+    assert fast == reference
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1))
+def test_verification_paths_are_lossless(tiny_lm, seed):
+    """Drafts that are right, wrong at the first token, partly right, or run past the stop."""
+    rng = random.Random(seed)
+    prompt = [rng.randrange(151000) for _ in range(rng.randint(1, 20))]
+    reference, _ = run(tiny_lm, prompt, 40)
+    stop_at = rng.randint(1, 40)
+    stop = lambda ids: len(ids) >= stop_at  # noqa: E731
+    ref_stopped, _ = run(tiny_lm, prompt, 40, stop=stop)
+    drafter = OracleDrafter(reference, len(prompt), rng)
+    fast, stats = run(tiny_lm, prompt, 40, drafter, stop=stop)
+    assert fast == ref_stopped == reference[:stop_at]
+
+
+def test_oracle_drafts_are_accepted_and_cut_forwards(tiny_lm):
+    """The verification must actually accept correct drafts (else the tests above prove little)."""
+    prompt = list(range(1000, 1010))
+    reference, plain = run(tiny_lm, prompt, 40)
+
+    class Perfect(OracleDrafter):
+        def propose(self, limit=None):
+            pos = len(self.seq) - self.prompt_len
+            return list(self.truth[pos + 1 : pos + 9])
+
+    fast, stats = run(tiny_lm, prompt, 40, Perfect(reference, len(prompt), random.Random(0)))
+    assert fast == reference
+    assert stats.copied_tokens >= 30 and stats.forwards < plain.forwards / 4
+
+
+def test_first_token_rejection_crops_cache(tiny_lm):
+    prompt = [5, 6, 7, 8]
+    reference, _ = run(tiny_lm, prompt, 20)
+
+    class Wrong(CopyDrafter):
+        def propose(self, limit=None):
+            return [(reference[0] + 1) % 151000] * 6
+
+    fast, stats = run(tiny_lm, prompt, 20, Wrong())
+    assert fast == reference
+    assert stats.copy_attempts == stats.forwards - 1 and stats.copied_tokens == 0
+
+
+def test_repeated_lines_file(tiny_lm):
+    """A file of many identical lines: many γ-gram matches, the drafter must never desynchronise."""
+    from editllm.editor.edit import prompt_ids
+    from editllm.editor.prompt import rewrite_prompt
+
+    text = "x = 1\n" * 40 + "y = 2\n" + "x = 1\n" * 10
+    prompt = prompt_ids(tiny_lm, rewrite_prompt(tiny_lm.tokenizer, "r.py", text, "change y"))
+    reference, _ = run(tiny_lm, prompt, 60)
+    fast, stats = run(tiny_lm, prompt, 60, CopyDrafter())
+    assert fast == reference
+
+
+def test_spec_equals_rewrite_through_the_fence(scripted_lm):
+    """A draft copied from the prompt runs past the closing fence; output is cut at the same token."""
+    body = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    src = SourceFile("m.py", body)
+    lm = scripted_lm(body.replace("return 2", "return 3") + "```\n\nThe fix changes g.\n")
+    results = {m: edit_file(lm, src, "make g return 3", EditOptions(mode=m)) for m in ("rewrite", "spec")}
+    assert results["rewrite"].new_text == results["spec"].new_text == body.replace("return 2", "return 3")
+    assert results["spec"].stats.copied_tokens > 0
+    assert results["spec"].stats.forwards < results["rewrite"].stats.forwards
+
+
+def test_tail_stop_finds_fence_split_across_tokens(tokenizer):
+    stop = TailStop(tokenizer, lambda t: "\n```" in t, window=4)
+    ids = tokenizer("a\nb\nc\nd\ne\n``", add_special_tokens=False)["input_ids"]
+    assert not stop(ids)
+    ids += tokenizer("`", add_special_tokens=False)["input_ids"]
+    assert stop(ids)
+
+
+def test_sampling_runs_and_is_seeded(tiny_lm):
+    prompt = [11, 12, 13, 11, 12, 13]
+    a, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer, temperature=1.0, seed=3).run(prompt, 20, NEVER, CopyDrafter())
+    b, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer, temperature=1.0, seed=3).run(prompt, 20, NEVER, CopyDrafter())
+    assert a == b and len(a) > 0
