@@ -139,7 +139,11 @@ def fix(
             results = []
             for src in sources:
                 progress.say(f"{src.path} ({mode})")
-                results.append(edit_file(lm, src, instruction, opts, progress.tokens))
+                result = edit_file(lm, src, instruction, opts, progress.tokens)
+                if result.merged and not quiet:
+                    err.print(f"{src.path}: the model wrote only part of the file; merged it into place",
+                              markup=False)
+                results.append(result)
         changes = [(r.source, r.new_text) for r in results]
         diff = checked_diff(changes)
         if apply:
@@ -179,7 +183,7 @@ def read_request(args: list[str]):
 
 def stats_record(lm, mode: str, results, started: float) -> dict:
     """The `--stats` object: totals first, then one entry per file."""
-    files = [r.stats.as_dict() | {"path": r.source.path} for r in results]
+    files = [r.as_dict() for r in results]
     total = {k: sum(f[k] for f in files) for k in
              ("prompt_tokens", "output_tokens", "forwards", "copy_attempts", "copied_tokens")}
     decode = sum(r.stats.decode_seconds + r.stats.prefill_seconds for r in results)

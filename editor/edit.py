@@ -14,6 +14,7 @@ from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import Prompt, end_of_file, rewrite_prompt
 from editllm.editor.source import SourceFile, restore_line_endings
+from editllm.editor.wholefile import ensure_whole
 
 MODES = ("rewrite", "spec", "copy")
 
@@ -38,6 +39,12 @@ class EditResult:
     new_text: str
     stats: DecodeStats
     raw_output: str  # the model's text, for the bench and debugging
+    complete_output: bool = True  # the model wrote the whole file
+    merged: bool = False  # it wrote a fragment, which was merged into the original
+
+    def as_dict(self) -> dict:
+        return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
+                                       "merged": self.merged}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -65,7 +72,7 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
 
 
 def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int) -> str:
-    """Cut the model's output at the closing fence; refuse output that never finished."""
+    """Cut the model's output at the closing fence (LF text); refuse output that never finished."""
     end = end_of_file(output, fence)
     if end is None:
         if stop_reason == "max_new_tokens":
@@ -77,7 +84,7 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
         if output and not output.endswith("\n"):
             output += "\n"
             end += 1
-    return restore_line_endings(src, output[:end])
+    return output[:end]
 
 
 def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, on_progress=None) -> EditResult:
@@ -96,5 +103,7 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress
     )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-    new_text = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
-    return EditResult(src, new_text, stats, output)
+    text = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
+    whole = ensure_whole(src.text, text, instruction)
+    new_text = restore_line_endings(src, whole.text)
+    return EditResult(src, new_text, stats, output, whole.complete, whole.merged)

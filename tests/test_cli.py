@@ -129,3 +129,25 @@ def test_tiny_model_end_to_end_subprocess(tmp_path, tiny_model_dir):
 def test_version():
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.stdout.startswith("editllm ")
+
+
+def test_fragment_output_becomes_a_diff_of_the_edited_function_only(tmp_path, fake_model):
+    module = BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n"
+    (tmp_path / "m.py").write_text(module)
+    fake_model(FIXED + "```\n")  # the model "forgets" total()
+    res = invoke("fix", "m.py", "fix average", "--stats", cwd=tmp_path)
+    assert res.exit_code == 0, res.stderr
+    assert "-    return sum(xs) / (len(xs) - 1)\n+    return sum(xs) / len(xs)\n" in res.stdout
+    assert "-def total" not in res.stdout and "-    return sum(xs)\n" not in res.stdout  # total() kept
+    assert "merged it into place" in res.stderr
+    stats = json.loads(res.stderr.strip().splitlines()[-1])
+    assert stats["files"][0]["merged"] is True and stats["files"][0]["complete_output"] is False
+
+
+def test_empty_output_for_a_nonempty_file_is_refused(tmp_path, fake_model):
+    f = tmp_path / "m.py"
+    f.write_text(BUGGY)
+    fake_model("```\n")
+    res = invoke("fix", "m.py", "fix it", "--apply", cwd=tmp_path)
+    assert res.exit_code == 2 and "nothing written" in res.stderr
+    assert f.read_text() == BUGGY

@@ -1,0 +1,141 @@
+"""A partial rewrite never becomes a diff that deletes the user's code."""
+
+from __future__ import annotations
+
+import pytest
+from editllm.editor.errors import EditError
+from editllm.editor.wholefile import ensure_whole
+
+MODULE = '''"""Stats."""
+import math
+
+
+def total(values):
+    result = 0
+    for v in values:
+        result += v
+    return result
+
+
+def average(values):
+    if not values:
+        return 0.0
+    return total(values) / (len(values) - 1)
+
+
+@functools.cache
+def maximum(values):
+    best = None
+    for v in values:
+        if best is None or v > best:
+            best = v
+    return best
+'''
+
+CLASSY = '''class Shape:
+    def __init__(self, w, h):
+        self.w = w
+        self.h = h
+
+    def area(self):
+        return self.w + self.h
+
+    def perimeter(self):
+        return 2 * (self.w + self.h)
+
+
+def unit():
+    return Shape(1, 1)
+'''
+
+PROSE = """# Title
+
+Intro paragraph that explains the project in a few words.
+
+## Install
+
+Run the installer and waht for it to finish.
+
+## Use
+
+Call the tool with a file and an instruction.
+It prints a diff.
+"""
+
+
+def test_one_function_fragment_is_merged_in_place():
+    fragment = "def average(values):\n    if not values:\n        return 0.0\n    return total(values) / len(values)\n"
+    out = ensure_whole(MODULE, fragment, "Fix the bug in average()")
+    assert out.merged and not out.complete
+    assert out.text == MODULE.replace("(len(values) - 1)", "len(values)")
+
+
+def test_decorated_function_fragment_keeps_its_decorator_position():
+    fragment = "@functools.cache\ndef maximum(values):\n    return max(values, default=None)\n"
+    out = ensure_whole(MODULE, fragment, "simplify maximum")
+    assert out.text.startswith(MODULE.split("@functools")[0])
+    assert out.text.endswith("@functools.cache\ndef maximum(values):\n    return max(values, default=None)\n")
+    assert "def total" in out.text and "def average" in out.text
+
+
+def test_fragment_with_a_new_helper_inserts_it_after_its_neighbour():
+    fragment = ("def average(values):\n    return safe_div(total(values), len(values))\n\n\n"
+                "def safe_div(a, b):\n    return a / b if b else 0.0\n")
+    out = ensure_whole(MODULE, fragment, "fix average")
+    text = out.text
+    assert text.index("def average") < text.index("def safe_div") < text.index("def maximum")
+    assert "def total" in text
+
+
+def test_method_of_a_class_alone_is_merged_into_its_class():
+    fragment = "    def area(self):\n        return self.w * self.h\n"
+    out = ensure_whole(CLASSY, fragment, "fix area")
+    assert out.text == CLASSY.replace("self.w + self.h\n\n    def perimeter", "self.w * self.h\n\n    def perimeter")
+
+
+def test_class_shown_with_one_method_keeps_the_others():
+    fragment = "class Shape:\n    def area(self):\n        return self.w * self.h\n"
+    out = ensure_whole(CLASSY, fragment, "fix area")
+    assert "def __init__" in out.text and "def perimeter" in out.text and "def unit" in out.text
+    assert "return self.w * self.h" in out.text
+
+
+def test_prose_paragraph_is_merged_into_its_region():
+    fragment = "## Install\n\nRun the installer and wait for it to finish.\n"
+    out = ensure_whole(PROSE, fragment, "fix the typo")
+    assert out.text == PROSE.replace("waht", "wait")
+
+
+def test_whole_file_with_requested_deletion_passes_through():
+    without = MODULE.split("\n\n@functools.cache")[0] + "\n"
+    out = ensure_whole(MODULE, without, "remove the function maximum")
+    assert out.complete and out.text == without
+
+
+def test_whole_file_passes_through_unchanged():
+    edited = MODULE.replace("(len(values) - 1)", "len(values)")
+    out = ensure_whole(MODULE, edited, "fix average")
+    assert out.complete and not out.merged and out.text == edited
+
+
+def test_dropping_an_unnamed_function_from_a_whole_file_is_repaired():
+    dropped = MODULE.replace("def total(values):\n    result = 0\n    for v in values:\n        result += v\n"
+                             "    return result\n\n\n", "")
+    out = ensure_whole(MODULE, dropped, "fix average")
+    assert "def total" in out.text and out.merged
+
+
+def test_unplaceable_fragment_is_refused():
+    with pytest.raises(EditError, match="nothing written"):
+        ensure_whole(MODULE, "print('hello')\n", "fix average")
+
+
+def test_ambiguous_fragment_is_refused():
+    twice = MODULE + "\n\ndef average(values):\n    return 0\n"
+    with pytest.raises(EditError, match="occurs 2 times"):
+        ensure_whole(twice, "def average(values):\n    return 1\n", "fix average")
+
+
+def test_prose_fragment_matching_nothing_is_refused():
+    with pytest.raises(EditError):
+        ensure_whole(PROSE, "Something else entirely.\n", "fix the typo")
