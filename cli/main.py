@@ -203,6 +203,69 @@ def stats_record(lm, mode: str, results, started: float) -> dict:
     }
 
 
+def default_cases() -> list[Path]:
+    """The committed bench cases of a source checkout (the package folders sit at the repo root)."""
+    import editllm.editor
+
+    root = Path(editllm.editor.__file__).resolve().parents[1] / "benchmarks" / "cases"
+    return sorted(root.glob("*.jsonl")) if root.is_dir() else []
+
+
+@app.command()
+def bench(
+    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld."),
+    cases: list[Path] = typer.Option(None, "--cases", help="JSONL case file(s); default: the repo's benchmarks/cases."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
+    kind: list[str] = typer.Option(None, "--kind", help="Only cases of this kind (bugfix, rename, ...)."),
+    model: str = typer.Option("bundled:1.5b", "--model", "-m", envvar="EDITLLM_MODEL"),
+    device: str = typer.Option("auto", "--device"),
+    dtype: str = typer.Option("auto", "--dtype"),
+    adapter: str = typer.Option(None, "--adapter"),
+    draft: str = typer.Option("adaptive:16,2,128,10", "--draft", help="spec draft schedule."),
+    max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1),
+    kernel: bool = typer.Option(False, "--kernel", help="Also time the copy kernel (N tokens in one forward)."),
+    kernel_only: bool = typer.Option(False, "--kernel-only", help="Only the copy-kernel table."),
+    out: Path = typer.Option(Path("bench-out"), "--out", help="Folder for results.json, report.md, plots."),
+) -> None:
+    """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
+    from editllm.editor.bench import ALL_MODES, kernel_bench, load_cases, run_bench
+    from editllm.editor.edit import EditOptions
+    from editllm.editor.report import write_report
+    from rich.progress import Progress as Bar
+
+    try:
+        modes = [m.strip() for m in mode.split(",") if m.strip()]
+        bad = [m for m in modes if m not in ALL_MODES]
+        if bad:
+            raise EditError(f"unknown bench mode {bad[0]!r}; choose from {', '.join(ALL_MODES)}")
+        paths = list(cases or default_cases())
+        if not paths and not kernel_only:
+            raise EditError("no bench cases: pass --cases FILE")
+        for p in paths:
+            if not p.is_file():
+                raise EditError(f"{p}: no such case file")
+        selected = [] if kernel_only else load_cases(paths, kind or None, limit)
+        lm = load(model, device, dtype, adapter, False, Progress(False))
+        opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft)
+        results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch.")}
+        if selected:
+            with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
+                task = bar.add_task("bench", total=len(selected) * len(modes))
+
+                def advance(rec: dict) -> None:
+                    bar.update(task, advance=1, description=f"{rec['id']} {rec['mode']}")
+                    if not err.is_terminal:
+                        err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
+                                  f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
+
+                results = run_bench(lm, selected, modes, opts, advance)
+        if kernel or kernel_only:
+            results["kernel"] = kernel_bench(lm)
+        sys.stdout.write(write_report(results, out))
+    except EditError as exc:
+        fail(str(exc))
+
+
 @model_app.command("info")
 def model_info(model: str = typer.Argument("bundled:1.5b")) -> None:
     """Show where a model comes from and whether it is ready."""

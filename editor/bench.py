@@ -1,0 +1,286 @@
+"""The benchmark runner behind `editllm bench`: every case in every mode on one loaded model.
+
+Modes are paired per case (same prompt, same model), so speedups are ratios of the same work.
+`hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding. Modes that are not
+built yet are reported with an error, never faked. Tests of the edited code run in a subprocess
+with a timeout, because model output is untrusted code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from editllm.editor.decode import DecodeStats, TailStop, eos_ids
+from editllm.editor.edit import EditOptions, budget, edit_file, finish_text, prompt_ids
+from editllm.editor.errors import EditError
+from editllm.editor.models import LoadedModel
+from editllm.editor.prompt import end_of_file, rewrite_prompt
+from editllm.editor.source import SourceFile, restore_line_endings
+from editllm.editor.wholefile import ensure_whole
+
+ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld")
+BUCKETS = ((0, 60), (60, 120), (120, 200), (200, 10**9))
+
+TEST_SCRIPT = """
+import json, sys
+source, tests = json.loads(sys.stdin.read())
+for t in tests:
+    ns = {}
+    exec(compile(source, "edited.py", "exec"), ns)
+    exec(t["test"], ns)
+    ns["check"](ns[t["entry_point"]])
+"""
+
+
+@dataclass
+class Case:
+    id: str
+    path: str
+    instruction: str
+    before: str
+    after: str | None = None
+    tests: list[dict] = field(default_factory=list)
+    kind: str = "edit"
+
+    @property
+    def lines(self) -> int:
+        return self.before.count("\n") + (0 if self.before.endswith("\n") or not self.before else 1)
+
+
+def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | None = None) -> list[Case]:
+    """Read JSONL cases; keep the given kinds; take `limit` spread evenly over file sizes."""
+    cases = []
+    for path in paths:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+                cases.append(Case(d["id"], d["path"], d["instruction"], d["before"], d.get("after"),
+                                  d.get("tests") or [], d.get("kind", "edit")))
+            except (KeyError, json.JSONDecodeError) as exc:
+                raise EditError(f"{path}:{n}: not a bench case ({exc})") from exc
+    if kinds:
+        cases = [c for c in cases if c.kind in kinds]
+    if limit is not None and limit < len(cases):
+        by_size = sorted(cases, key=lambda c: c.lines)
+        step = len(by_size) / limit
+        cases = [by_size[int(i * step)] for i in range(limit)]
+    return cases
+
+
+def run_tests(source: str, tests: list[dict], timeout: float = 30.0) -> bool | None:
+    """All of a case's tests pass on `source` (None when the case has no tests)."""
+    if not tests:
+        return None
+    try:
+        res = subprocess.run([sys.executable, "-c", TEST_SCRIPT], input=json.dumps([source, tests]),
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False
+    return res.returncode == 0
+
+
+class ForwardCounter:
+    """Counts model forwards (for hf-pld, whose loop we do not own)."""
+
+    def __init__(self, model) -> None:
+        self.count = 0
+        self.handle = model.register_forward_hook(self._hook)
+
+    def _hook(self, *args) -> None:
+        self.count += 1
+
+    def close(self) -> None:
+        self.handle.remove()
+
+
+def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_tokens: int | None):
+    """transformers' prompt lookup decoding (10 tokens), same prompt, same stop, same merge."""
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction)
+    ids = prompt_ids(lm, prompt)
+    max_new = budget(lm, src, len(ids), max_new_tokens)
+    tail = TailStop(lm.tokenizer, lambda t: end_of_file(t, prompt.fence) is not None)
+
+    class Fence(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            return torch.tensor([tail(input_ids[0, len(ids):].tolist())], device=input_ids.device)
+
+    counter = ForwardCounter(lm.model)
+    start = time.perf_counter()
+    try:
+        with torch.inference_mode():
+            seq = lm.model.generate(
+                torch.tensor([ids], device=lm.device), max_new_tokens=max_new, do_sample=False,
+                prompt_lookup_num_tokens=10, stopping_criteria=StoppingCriteriaList([Fence()]),
+                eos_token_id=sorted(eos_ids(lm.model, lm.tokenizer)), pad_token_id=lm.tokenizer.pad_token_id,
+            )
+    finally:
+        counter.close()
+    seconds = time.perf_counter() - start
+    out = [t for t in seq[0, len(ids):].tolist() if t not in eos_ids(lm.model, lm.tokenizer)]
+    stats = DecodeStats("hf-pld", len(ids), len(out), counter.count, 0.0, seconds)
+    stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
+    output = lm.tokenizer.decode(out, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    whole = ensure_whole(src.text, finish_text(src, output, prompt.fence, stats.stop_reason, max_new), instruction)
+    return restore_line_endings(src, whole.text), stats, whole
+
+
+def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> dict:
+    """One (case, mode) record; errors are recorded, not raised."""
+    src = SourceFile(case.path, case.before)
+    rec: dict = {"id": case.id, "kind": case.kind, "mode": mode, "lines": case.lines, "seconds": None,
+                 "prompt_tokens": None, "output_tokens": None, "forwards": None, "tokens_per_forward": None,
+                 "copied_share": None, "exact_match": None, "tests_passed": None, "identical_to_rewrite": None,
+                 "complete_output": None, "merged": None, "error": None, "text": None}
+    start = time.perf_counter()
+    try:
+        if mode in ("rewrite", "spec"):
+            result = edit_file(lm, src, case.instruction, EditOptions(**{**opts.__dict__, "mode": mode}))
+            text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
+        elif mode == "hf-pld":
+            text, stats, whole = run_hf_pld(lm, src, case.instruction, opts.max_new_tokens)
+            complete, merged = whole.complete, whole.merged
+        else:
+            raise EditError(f"mode {mode} is not built yet")
+    except EditError as exc:
+        rec["error"] = str(exc)
+        return rec
+    rec.update(
+        seconds=round(time.perf_counter() - start, 3), prompt_tokens=stats.prompt_tokens,
+        output_tokens=stats.output_tokens, forwards=stats.forwards,
+        tokens_per_forward=round(stats.tokens_per_forward, 3), copied_share=round(stats.copied_share, 3),
+        exact_match=(text == case.after) if case.after is not None else None,
+        tests_passed=run_tests(text, case.tests), complete_output=complete, merged=merged, text=text,
+    )
+    return rec
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def rate(records: list[dict], key: str) -> float | None:
+    values = [r[key] for r in records if r[key] is not None]
+    return round(sum(bool(v) for v in values) / len(values), 3) if values else None
+
+
+def summarize(records: list[dict], modes: list[str]) -> dict:
+    """Per mode: speedup over rewrite paired per case (geomean and total-time ratio), quality rates."""
+    base = {r["id"]: r for r in records if r["mode"] == "rewrite" and r["error"] is None}
+    out = {}
+    for mode in modes:
+        recs = [r for r in records if r["mode"] == mode]
+        ok = [r for r in recs if r["error"] is None]
+        paired = [r for r in ok if r["id"] in base]
+        entry = {
+            "cases": len(recs), "errors": len(recs) - len(ok),
+            "seconds_total": round(sum(r["seconds"] for r in ok), 2),
+            "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in paired])),
+            "speedup_total": _round(sum(base[r["id"]]["seconds"] for r in paired) / sum(r["seconds"] for r in paired))
+            if paired else None,
+            "tokens_per_forward": _round(
+                sum(r["output_tokens"] for r in ok) / max(1, sum(r["forwards"] - 1 for r in ok))) if ok else None,
+            "copied_share": _round(sum(r["copied_share"] * r["output_tokens"] for r in ok)
+                                   / max(1, sum(r["output_tokens"] for r in ok))) if ok else None,
+            "exact_match": rate(ok, "exact_match"), "tests_passed": rate(ok, "tests_passed"),
+            "identical_to_rewrite": rate(ok, "identical_to_rewrite"), "complete_output": rate(ok, "complete_output"),
+            "merged": rate(ok, "merged"),
+            "by_size": {},
+        }
+        for lo, hi in BUCKETS:
+            sub = [r for r in paired if lo <= r["lines"] < hi]
+            if sub:
+                entry["by_size"][f"{lo}-{hi if hi < 10**9 else ''}"] = {
+                    "cases": len(sub),
+                    "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in sub])),
+                    "tests_passed": rate(sub, "tests_passed"),
+                }
+        out[mode] = entry
+    return out
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOptions,
+              on_record: Callable[[dict], None] | None = None) -> dict:
+    """Run every case in every mode (rewrite first, so the others can be compared with it)."""
+    modes = sorted(modes, key=lambda m: (m != "rewrite", ALL_MODES.index(m)))
+    warm = SourceFile("warmup.py", "x = 1\n")
+    try:
+        edit_file(lm, warm, "rename x to y", EditOptions(mode="rewrite", max_new_tokens=8))
+    except EditError:
+        pass
+    records = []
+    for case in cases:
+        texts: dict[str, str] = {}
+        for mode in modes:
+            rec = run_case_mode(lm, case, mode, opts)
+            if rec["text"] is not None:
+                texts[mode] = rec["text"]
+            if "rewrite" in texts and rec["text"] is not None:
+                rec["identical_to_rewrite"] = rec["text"] == texts["rewrite"]
+            records.append(rec)
+            if on_record:
+                on_record(rec)
+    return {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
+            "modes": modes, "cases": len(cases), "records": records, "summary": summarize(records, modes)}
+
+
+def kernel_bench(lm: LoadedModel, sizes: tuple[int, ...] = (1, 8, 32, 128, 512), context: int = 300,
+                 max_steps: int = 32) -> list[dict]:
+    """Appending N tokens in one forward vs N single-token steps (the cost a copy span saves).
+
+    Single steps beyond `max_steps` are extrapolated from the measured per-step time and marked.
+    """
+    vocab = lm.model.config.vocab_size
+    gen = torch.Generator().manual_seed(0)
+    ctx = torch.randint(0, min(vocab, 150000), (1, context), generator=gen).to(lm.device)
+    rows = []
+
+    def timed(fn) -> float:
+        if lm.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        if lm.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter() - t
+
+    with torch.inference_mode():
+        for n in sizes:
+            toks = torch.randint(0, min(vocab, 150000), (1, n), generator=gen).to(lm.device)
+            one, many, steps = _time_append(lm, ctx, toks, min(n, max_steps), timed)
+            many = many * n / steps
+            rows.append({"tokens": n, "one_forward_ms": round(one * 1000, 1), "single_steps_ms": round(many * 1000, 1),
+                         "ratio": round(many / one, 1), "estimated": steps < n})
+    return rows
+
+
+def _time_append(lm: LoadedModel, ctx: torch.Tensor, toks: torch.Tensor, steps: int, timed) -> tuple[float, float, int]:
+    """Seconds for one forward of `toks` after `ctx`, and for `steps` single-token forwards."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=lm.model.config)
+    lm.model(input_ids=ctx, past_key_values=cache, logits_to_keep=1)
+    one = timed(lambda: lm.model(input_ids=toks, past_key_values=cache, logits_to_keep=1))
+    cache.crop(-toks.shape[1])
+
+    def single() -> None:
+        for i in range(steps):
+            lm.model(input_ids=toks[:, i:i + 1], past_key_values=cache, logits_to_keep=1)
+
+    return one, timed(single), steps

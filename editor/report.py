@@ -1,0 +1,123 @@
+"""Bench reports: results.json, a Markdown table and PNG plots, written to one folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+COLUMNS = [
+    ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),
+    ("speedup_total", "speedup (total time)"), ("seconds_total", "seconds"),
+    ("tokens_per_forward", "tokens/forward"), ("copied_share", "copied share"), ("exact_match", "exact match"),
+    ("tests_passed", "tests passed"), ("identical_to_rewrite", "identical to rewrite"),
+    ("complete_output", "complete output"), ("merged", "merged"),
+]
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def markdown(results: dict) -> str:
+    """The summary table per mode, the per-size speedups and, if present, the kernel table."""
+    lines = [f"# editllm bench — {results.get('model')} on {results.get('device')} ({results.get('dtype')})", ""]
+    summary = results.get("summary", {})
+    if summary:
+        lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case.")
+        lines.append("")
+        lines.append("| mode | " + " | ".join(title for _, title in COLUMNS) + " |")
+        lines.append("|---" * (len(COLUMNS) + 1) + "|")
+        for mode, entry in summary.items():
+            lines.append(f"| {mode} | " + " | ".join(_cell(entry.get(k)) for k, _ in COLUMNS) + " |")
+        buckets = sorted({b for e in summary.values() for b in e.get("by_size", {})},
+                         key=lambda b: int(b.split("-")[0]))
+        if buckets:
+            lines += ["", "Speedup (geomean) by file size in lines:", ""]
+            lines.append("| mode | " + " | ".join(buckets) + " |")
+            lines.append("|---" * (len(buckets) + 1) + "|")
+            for mode, entry in summary.items():
+                cells = [entry["by_size"].get(b, {}).get("speedup_geomean") for b in buckets]
+                lines.append(f"| {mode} | " + " | ".join(_cell(c) for c in cells) + " |")
+        errors = [r for r in results.get("records", []) if r.get("error")]
+        if errors:
+            lines += ["", "Errors:", ""]
+            seen = set()
+            for r in errors:
+                key = (r["mode"], r["error"])
+                if key not in seen:
+                    seen.add(key)
+                    lines.append(f"- {r['mode']} ({r['id']}): {r['error']}")
+    if results.get("kernel"):
+        lines += ["", "Copy kernel: appending N tokens in one forward vs N single steps", "",
+                  "| N | one forward (ms) | N single steps (ms) | ratio |", "|---|---|---|---|"]
+        for row in results["kernel"]:
+            est = " (est.)" if row["estimated"] else ""
+            lines.append(f"| {row['tokens']} | {row['one_forward_ms']} | {row['single_steps_ms']}{est} "
+                         f"| {row['ratio']} |")
+    return "\n".join(lines) + "\n"
+
+
+def plots(results: dict, out: Path) -> list[Path]:
+    """speedup_vs_size.png, tokens_per_forward.png and kernel.png, as far as the data allows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    records = [r for r in results.get("records", []) if r.get("error") is None]
+    base = {r["id"]: r["seconds"] for r in records if r["mode"] == "rewrite"}
+    modes = [m for m in results.get("modes", []) if m != "rewrite"]
+    if records and base and modes:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for mode in modes:
+            pts = [(r["lines"], base[r["id"]] / r["seconds"]) for r in records if r["mode"] == mode and r["id"] in base]
+            if pts:
+                ax.scatter(*zip(*pts, strict=True), label=mode)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set(xlabel="file size (lines)", ylabel="speedup over rewrite", title="Speedup vs file size")
+        ax.legend()
+        written.append(_save(fig, out / "speedup_vs_size.png"))
+    if records:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for mode in results.get("modes", []):
+            pts = [(r["lines"], r["tokens_per_forward"]) for r in records if r["mode"] == mode]
+            if pts:
+                ax.scatter(*zip(*pts, strict=True), label=mode)
+        ax.set(xlabel="file size (lines)", ylabel="output tokens per forward", title="Tokens per forward")
+        ax.legend()
+        written.append(_save(fig, out / "tokens_per_forward.png"))
+    if results.get("kernel"):
+        rows = results["kernel"]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.plot([r["tokens"] for r in rows], [r["one_forward_ms"] for r in rows], "o-", label="one forward")
+        ax.plot([r["tokens"] for r in rows], [r["single_steps_ms"] for r in rows], "o-", label="N single steps")
+        ax.set(xscale="log", yscale="log", xlabel="tokens appended N", ylabel="ms", title="Copy kernel")
+        ax.legend()
+        written.append(_save(fig, out / "kernel.png"))
+    return written
+
+
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+def write_report(results: dict, out: Path) -> str:
+    """Write results.json (texts dropped), report.md and the plots; return the Markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    slim = dict(results)
+    slim["records"] = [{k: v for k, v in r.items() if k != "text"} for r in results.get("records", [])]
+    (out / "results.json").write_text(json.dumps(slim, indent=2) + "\n")
+    md = markdown(results)
+    (out / "report.md").write_text(md)
+    plots(results, out)
+    return md

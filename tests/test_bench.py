@@ -1,0 +1,73 @@
+"""`editllm bench` end to end on small models: records, summary and report files are consistent."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+from editllm.editor.bench import Case, kernel_bench, load_cases, run_bench, run_tests
+from editllm.editor.decode import Decoder
+from editllm.editor.edit import EditOptions
+from editllm.editor.report import write_report
+
+BUGGY = "def add(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n"
+GOLD = BUGGY.replace("a - b", "a + b")
+TESTS = [{"test": "def check(f):\n    assert f(2, 3) == 5\n", "entry_point": "add"},
+         {"test": "def check(f):\n    assert f(2) == -2\n", "entry_point": "neg"}]
+
+
+def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_lm):
+    lm = scripted_lm(GOLD + "```\n")  # a deterministic fake that writes the gold fix
+    cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS, "bugfix"),
+             Case("c2", "n.py", "fix add", BUGGY, GOLD, TESTS, "bugfix")]
+    results = run_bench(lm, cases, ["spec", "rewrite", "copy", "oracle"], EditOptions())
+    md = write_report(results, tmp_path)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert (tmp_path / "report.md").read_text() == md and (tmp_path / "speedup_vs_size.png").stat().st_size > 0
+    recs = {(r["id"], r["mode"]): r for r in saved["records"]}
+    assert len(recs) == 8 and saved["modes"][0] == "rewrite"
+    for cid in ("c1", "c2"):
+        rw, sp = recs[(cid, "rewrite")], recs[(cid, "spec")]
+        assert rw["identical_to_rewrite"] is True and sp["identical_to_rewrite"] is True
+        assert rw["exact_match"] and sp["exact_match"] and rw["tests_passed"] and sp["tests_passed"]
+        assert sp["forwards"] < rw["forwards"] and sp["output_tokens"] == rw["output_tokens"]
+        assert recs[(cid, "copy")]["error"] == "mode copy is not built yet"
+    summary = saved["summary"]
+    assert summary["rewrite"]["speedup_geomean"] == 1.0 and summary["rewrite"]["exact_match"] == 1.0
+    assert summary["copy"]["errors"] == 2 and summary["copy"]["speedup_geomean"] is None
+    assert "| spec |" in md and "not built yet" in md
+
+
+def test_run_tests_detects_failures_and_hangs():
+    assert run_tests(GOLD, TESTS) is True
+    assert run_tests(BUGGY, TESTS) is False
+    assert run_tests("def add(a, b):\n    while True: pass\n", TESTS[:1], timeout=2) is False
+    assert run_tests(GOLD, []) is None
+
+
+def test_hf_pld_peer_matches_our_rewrite_tokens(tiny_lm):
+    """The peer is configured to produce exactly greedy output, so speed is compared on equal work."""
+    prompt = [101, 102, 103, 104, 101, 102, 103, 104, 101, 102]
+    ours, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer).run(prompt, 24, lambda ids: False)
+    with torch.inference_mode():
+        seq = tiny_lm.model.generate(torch.tensor([prompt]), max_new_tokens=24, do_sample=False,
+                                     prompt_lookup_num_tokens=10, eos_token_id=[151645, 151643])
+    assert seq[0, len(prompt):].tolist()[: len(ours)] == ours
+
+
+def test_bench_on_tiny_model_records_errors_not_crashes(tmp_path, tiny_lm):
+    cases = [Case("t1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
+    results = run_bench(tiny_lm, cases, ["rewrite", "spec", "hf-pld"], EditOptions(max_new_tokens=6))
+    results["kernel"] = kernel_bench(tiny_lm, sizes=(1, 8), context=16, max_steps=4)
+    write_report(results, tmp_path)
+    assert all("did not finish" in r["error"] for r in results["records"])
+    assert [r["tokens"] for r in results["kernel"]] == [1, 8] and results["kernel"][1]["single_steps_ms"] > 0
+    assert (tmp_path / "kernel.png").exists()
+
+
+def test_load_cases_limit_spreads_over_sizes(tmp_path):
+    f = tmp_path / "c.jsonl"
+    f.write_text("\n".join(json.dumps({"id": str(n), "path": "a.py", "instruction": "x", "before": "x\n" * n})
+                           for n in range(1, 11)))
+    picked = load_cases([f], limit=3)
+    assert [c.lines for c in picked] == [1, 4, 7]
