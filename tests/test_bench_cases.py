@@ -1,0 +1,119 @@
+"""The benchmark cases in benchmarks/cases/*.jsonl (built by benchmarks/build_cases.py) are well formed:
+`after` passes every test of its case and `before` fails at least one. One subprocess per case."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
+FILES = {"humaneval_bugfix.jsonl": "bugfix", "rename.jsonl": "rename"}
+TIMEOUT = 30.0
+
+# exec the module into a fresh namespace, exec the test into the same one, call check(namespace[entry_point])
+_DRIVER = r"""
+import io, json, random, sys
+jobs = json.load(sys.stdin)
+real_stdout = sys.stdout
+results = []
+for job in jobs:
+    row = []
+    for t in job["tests"]:
+        sys.stdout = io.StringIO()
+        try:
+            ns = {"__name__": "__bench__"}
+            exec(compile(job["source"], "module.py", "exec"), ns)
+            exec(compile(t["test"], "test.py", "exec"), ns)
+            random.seed(0)
+            ns["check"](ns[t["entry_point"]])
+            row.append(True)
+        except BaseException:
+            row.append(False)
+        finally:
+            sys.stdout = real_stdout
+    results.append(row)
+real_stdout.write(json.dumps(results))
+"""
+
+
+def run_sources(sources: list[str], tests: list[dict], timeout: float = TIMEOUT) -> list[list[bool]]:
+    """For each source, whether each test passes; all in one subprocess."""
+    jobs = [{"source": s, "tests": tests} for s in sources]
+    proc = subprocess.run([sys.executable, "-I", "-c", _DRIVER], input=json.dumps(jobs), capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "PYTHONHASHSEED": "0"})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _load() -> list:
+    params = []
+    for name, kind in FILES.items():
+        path = CASES_DIR / name
+        if not path.exists():
+            params.append(pytest.param(name, None, id=name, marks=pytest.mark.skip(reason=f"{path} is missing")))
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            case = json.loads(line)
+            params.append(pytest.param(kind, case, id=f"{name}:{n}:{case.get('id')}"))
+    return params
+
+
+CASES = _load()
+
+
+def test_ids_and_paths_unique():
+    cases = [p.values[1] for p in CASES if p.values[1] is not None]
+    if not cases:
+        pytest.skip("no benchmark cases")
+    assert len({c["id"] for c in cases}) == len(cases)
+    assert len({c["path"] for c in cases}) == len(cases)
+
+
+@pytest.mark.parametrize("kind, case", CASES)
+def test_case(kind: str, case: dict):
+    assert set(case) == {"id", "kind", "path", "instruction", "before", "after", "tests", "lines"}
+    assert case["kind"] == kind
+    assert isinstance(case["id"], str) and case["id"]
+    assert re.fullmatch(r"module_\d\d+\.py", case["path"])
+    assert isinstance(case["instruction"], str) and case["instruction"]
+    assert isinstance(case["before"], str) and isinstance(case["after"], str)
+    assert case["before"] != case["after"]
+    assert case["lines"] == len(case["before"].splitlines())
+    assert 30 <= case["lines"] <= 300
+    assert isinstance(case["tests"], list) and case["tests"]
+    for t in case["tests"]:
+        assert set(t) == {"test", "entry_point"}
+        assert "def check(candidate)" in t["test"]
+        assert t["entry_point"].isidentifier()
+    compile(case["before"], case["path"], "exec")
+    compile(case["after"], case["path"], "exec")
+
+    before, after = case["before"].splitlines(), case["after"].splitlines()
+    if kind == "bugfix":
+        names = re.findall(r"`(\w+)`", case["instruction"])
+        assert case["instruction"].startswith("Fix the bug") and 1 <= len(names) <= 2
+        assert len(before) == len(after)
+        changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        assert len(changed) == len(names)  # one changed line per bug
+        assert {t["entry_point"] for t in case["tests"]} >= set(names)
+    else:
+        old, new = re.fullmatch(r"Rename the function `(\w+)` to `(\w+)` and update every call site\.",
+                                case["instruction"]).groups()
+        assert re.search(rf"^def {old}\(", case["before"], re.M)
+        assert re.search(rf"^def {new}\(", case["after"], re.M)
+        assert not re.search(rf"\b{new}\b", case["before"])
+        assert new in {t["entry_point"] for t in case["tests"]}
+
+    after_ok, before_ok = run_sources([case["after"], case["before"]], case["tests"])
+    failing = [t["entry_point"] for t, ok in zip(case["tests"], after_ok, strict=True) if not ok]
+    assert not failing, f"`after` fails the checks of {failing}"
+    assert not all(before_ok), "`before` passes every test"
+    if kind == "bugfix":
+        broken = {t["entry_point"] for t, ok in zip(case["tests"], before_ok, strict=True) if not ok}
+        assert broken == set(names)
