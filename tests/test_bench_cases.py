@@ -4,51 +4,19 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from editllm.editor.bench import run_checks
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
 FILES = {"humaneval_bugfix.jsonl": "bugfix", "rename.jsonl": "rename"}
 TIMEOUT = 30.0
 
-# exec the module into a fresh namespace, exec the test into the same one, call check(namespace[entry_point])
-_DRIVER = r"""
-import io, json, random, sys
-jobs = json.load(sys.stdin)
-real_stdout = sys.stdout
-results = []
-for job in jobs:
-    row = []
-    for t in job["tests"]:
-        sys.stdout = io.StringIO()
-        try:
-            ns = {"__name__": "__bench__"}
-            exec(compile(job["source"], "module.py", "exec"), ns)
-            exec(compile(t["test"], "test.py", "exec"), ns)
-            random.seed(0)
-            ns["check"](ns[t["entry_point"]])
-            row.append(True)
-        except BaseException:
-            row.append(False)
-        finally:
-            sys.stdout = real_stdout
-    results.append(row)
-real_stdout.write(json.dumps(results))
-"""
-
-
 def run_sources(sources: list[str], tests: list[dict], timeout: float = TIMEOUT) -> list[list[bool]]:
-    """For each source, whether each test passes; all in one subprocess."""
-    jobs = [{"source": s, "tests": tests} for s in sources]
-    proc = subprocess.run([sys.executable, "-I", "-c", _DRIVER], input=json.dumps(jobs), capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "PYTHONHASHSEED": "0"})
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    """For each source, whether each test passes: the bench's own runner."""
+    return run_checks(sources, tests, timeout)
 
 
 def _load() -> list:
