@@ -123,6 +123,8 @@ def fix(
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
     stats: bool = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    monotonic: bool = typer.Option(True, "--monotonic/--no-monotonic",
+                                   help="copy mode: spans must move forward through the file (off allows moves)."),
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     started = time.perf_counter()
@@ -133,13 +135,15 @@ def fix(
 
         if mode not in MODES:
             raise EditError(f"unknown --mode {mode!r}; choose one of {', '.join(MODES)}")
-        opts = EditOptions(mode, max_new_tokens, temperature, seed, draft)
+        opts = EditOptions(mode, max_new_tokens, temperature, seed, draft, monotonic=monotonic)
         with Progress(not quiet) as progress:
             lm = load(model, device, dtype, adapter, trust_remote_code, progress)
             results = []
             for src in sources:
                 progress.say(f"{src.path} ({mode})")
                 result = edit_file(lm, src, instruction, opts, progress.tokens)
+                if result.fallback and not quiet:
+                    err.print(f"{src.path}: copy mode fell back to spec mode ({result.fallback})", markup=False)
                 if result.merged and not quiet:
                     err.print(f"{src.path}: the model wrote only part of the file; merged it into place",
                               markup=False)

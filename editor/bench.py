@@ -1,8 +1,8 @@
 """The benchmark runner behind `editllm bench`: every case in every mode on one loaded model.
 
 Modes are paired per case (same prompt, same model), so speedups are ratios of the same work.
-`hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding. Modes that are not
-built yet are reported with an error, never faked. Tests of the edited code run in a subprocess
+`hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding; `oracle` feeds the
+gold program through copy mode's runtime (copy mode's ceiling). Tests of the edited code run in a subprocess
 with a timeout, because model output is untrusted code.
 """
 
@@ -14,10 +14,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
+from editllm.editor.copymode import ProgramFailed, run_oracle
 from editllm.editor.decode import DecodeStats, TailStop, eos_ids
 from editllm.editor.edit import EditOptions, budget, edit_file, finish_text, prompt_ids
 from editllm.editor.errors import EditError
@@ -25,6 +26,7 @@ from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import end_of_file, rewrite_prompt
 from editllm.editor.source import SourceFile, restore_line_endings
 from editllm.editor.wholefile import ensure_whole
+from editllm.grammar.program import ProgramError, oracle
 
 ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld")
 BUCKETS = ((0, 60), (60, 120), (120, 200), (200, 10**9))
@@ -162,15 +164,25 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
     rec: dict = {"id": case.id, "kind": case.kind, "mode": mode, "lines": case.lines, "seconds": None,
                  "prompt_tokens": None, "output_tokens": None, "forwards": None, "tokens_per_forward": None,
                  "copied_share": None, "exact_match": None, "tests_passed": None, "identical_to_rewrite": None,
-                 "complete_output": None, "merged": None, "error": None, "text": None}
+                 "complete_output": None, "merged": None, "fallback": None, "error": None, "text": None}
     start = time.perf_counter()
     try:
-        if mode in ("rewrite", "spec"):
-            result = edit_file(lm, src, case.instruction, EditOptions(**{**opts.__dict__, "mode": mode}))
+        if mode in ("rewrite", "spec", "copy"):
+            result = edit_file(lm, src, case.instruction, replace(opts, mode=mode))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
+            rec["fallback"] = result.fallback
         elif mode == "hf-pld":
             text, stats, whole = run_hf_pld(lm, src, case.instruction, opts.max_new_tokens)
             complete, merged = whole.complete, whole.merged
+        elif mode == "oracle":
+            if case.after is None:
+                raise EditError("the case has no gold text for an oracle program")
+            try:
+                text, stats = run_oracle(lm, case.path, case.before, case.instruction,
+                                         oracle(case.before, case.after))
+            except (ProgramError, ProgramFailed) as exc:
+                raise EditError(f"oracle program failed: {exc}") from exc
+            complete, merged = True, False
         else:
             raise EditError(f"mode {mode} is not built yet")
     except EditError as exc:

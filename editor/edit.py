@@ -6,7 +6,7 @@ and the stats, or raises EditError with a one-line reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import CopyDrafter, DraftSchedule
@@ -29,6 +29,7 @@ class EditOptions:
     seed: int = 0
     draft: str = "adaptive:16,2,128,10"
     gamma: int = 3
+    monotonic: bool = True  # copy mode: spans must move forward through the file
 
 
 @dataclass
@@ -41,10 +42,11 @@ class EditResult:
     raw_output: str  # the model's text, for the bench and debugging
     complete_output: bool = True  # the model wrote the whole file
     merged: bool = False  # it wrote a fragment, which was merged into the original
+    fallback: str | None = None  # why copy mode fell back to spec mode
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
-                                       "merged": self.merged}
+                                       "merged": self.merged, "fallback": self.fallback}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -89,8 +91,10 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
 
 def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, on_progress=None) -> EditResult:
     """Run one file through the chosen mode and return its new text."""
-    if opts.mode not in ("rewrite", "spec"):
-        raise EditError(f"mode {opts.mode!r} is not available yet; use rewrite or spec")
+    if opts.mode not in MODES:
+        raise EditError(f"unknown mode {opts.mode!r}; choose one of {', '.join(MODES)}")
+    if opts.mode == "copy":
+        return edit_copy(lm, src, instruction, opts, on_progress)
     prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction)
     ids = prompt_ids(lm, prompt)
     max_new = budget(lm, src, len(ids), opts.max_new_tokens)
@@ -104,6 +108,27 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
     text = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
+    return finish_edit(src, text, instruction, stats, output)
+
+
+def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str) -> EditResult:
+    """Whole-file check (merge fragments), then the file's own line endings."""
     whole = ensure_whole(src.text, text, instruction)
     new_text = restore_line_endings(src, whole.text)
     return EditResult(src, new_text, stats, output, whole.complete, whole.merged)
+
+
+def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, on_progress=None) -> EditResult:
+    """Copy mode; an unusable program falls back to spec mode (the reason is kept in the result)."""
+    from editllm.editor.copymode import ProgramFailed, copy_prompt_ids, run_copy
+
+    n_prompt = len(copy_prompt_ids(lm, src.path, src.text, instruction))
+    max_tokens = budget(lm, src, n_prompt, opts.max_new_tokens)
+    try:
+        text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft)
+        return finish_edit(src, text, instruction, stats, stats.program)
+    except (ProgramFailed, EditError) as exc:
+        reason = str(exc)
+    result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)
+    result.fallback = reason
+    return result

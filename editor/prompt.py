@@ -73,3 +73,38 @@ def end_of_file(output: str, fence: str) -> int | None:
         return 0
     idx = output.find("\n" + fence)
     return None if idx < 0 else idx + 1
+
+
+COPY_SYSTEM = (
+    "You are a precise code editor. You edit a file by writing an edit program, not the file itself. "
+    "The program is a sequence of two operations:\n"
+    '<copy lines="I-J"/> copies input lines I to J (inclusive) unchanged.\n'
+    "<gen>TEXT</gen> writes new text (whole lines, each ending with a newline).\n"
+    "Copy every line that does not change; write with <gen> only the lines you change or add; "
+    "leave out lines you delete. Line ranges must increase through the file."
+)
+
+COPY_EXAMPLE = (
+    "Example: to change line 3 of a 5-line file, write\n"
+    '<copy lines="1-2"/><gen>    return a + b\n</gen><copy lines="4-5"/>'
+)
+
+
+def numbered(file_text: str) -> str:
+    """The file with right-aligned line numbers, as the copy prompt shows it."""
+    lines = file_text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    width = len(str(max(1, len(lines))))
+    return "".join(f"{k:>{width}}| {line}\n" for k, line in enumerate(lines, 1))
+
+
+def copy_prompt(tokenizer, path: str, file_text: str, instruction: str) -> str:
+    """Prompt for copy mode (and for training/, which must see exactly what the decoder sees)."""
+    n = len(file_text.split("\n")) - (1 if file_text.endswith("\n") or not file_text else 0)
+    user = (
+        f"File: {path} ({n} lines)\n\n{numbered(file_text)}\n"
+        f"Instruction: {instruction.strip()}\n\n{COPY_EXAMPLE}\n\nWrite the edit program for {path}."
+    )
+    messages = [{"role": "system", "content": COPY_SYSTEM}, {"role": "user", "content": user}]
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

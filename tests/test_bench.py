@@ -31,11 +31,12 @@ def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_
         assert rw["identical_to_rewrite"] is True and sp["identical_to_rewrite"] is True
         assert rw["exact_match"] and sp["exact_match"] and rw["tests_passed"] and sp["tests_passed"]
         assert sp["forwards"] < rw["forwards"] and sp["output_tokens"] == rw["output_tokens"]
-        assert recs[(cid, "copy")]["error"] == "mode copy is not built yet"
+        orc = recs[(cid, "oracle")]
+        assert orc["exact_match"] and orc["tests_passed"] and orc["forwards"] < sp["forwards"]
     summary = saved["summary"]
     assert summary["rewrite"]["speedup_geomean"] == 1.0 and summary["rewrite"]["exact_match"] == 1.0
-    assert summary["copy"]["errors"] == 2 and summary["copy"]["speedup_geomean"] is None
-    assert "| spec |" in md and "not built yet" in md
+    assert summary["oracle"]["exact_match"] == 1.0 and summary["copy"]["cases"] == 2
+    assert "| spec |" in md and "| oracle |" in md
 
 
 def test_run_tests_detects_failures_and_hangs():

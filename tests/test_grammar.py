@@ -1,0 +1,196 @@
+"""Programs: parse/render/resolve, the oracle round trip, and the FSM against an independent reference."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+import torch
+from editllm.grammar import Copy, Gen, ProgramError, check, oracle, parse, render, resolve
+from editllm.grammar.matcher import ProgramMatcher, number_can_reach
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+LINE = st.sampled_from(["a", "b", "def f():", "    return 1", "", "é 中", "x </ge y", "<copy>", "\t"])
+
+
+@st.composite
+def texts(draw) -> str:
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    text = "".join(line + ending for line in draw(st.lists(LINE, max_size=15)))
+    if text and draw(st.booleans()):
+        text = text[: -len(ending)]
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts(), texts())
+def test_oracle_round_trip(before, after):
+    from editllm.editor.source import split_lines
+
+    ops = oracle(before, after)
+    assert resolve(ops, split_lines(before)) == after
+    check(ops, len(split_lines(before)), monotonic=True)
+    assert parse(render(ops)) == ops
+
+
+def test_parse_errors_say_where():
+    with pytest.raises(ProgramError, match="offset 19"):
+        parse('<copy lines="1-2"/>oops')
+    with pytest.raises(ProgramError, match="never closed"):
+        parse("<gen>abc")
+    with pytest.raises(ProgramError, match="out of range"):
+        check([Copy(2, 1)], 5)
+    with pytest.raises(ProgramError, match="copied already"):
+        check([Copy(1, 3), Copy(2, 4)], 5)
+    check([Copy(1, 3), Copy(2, 4)], 5, monotonic=False)
+
+
+def test_oracle_refuses_gen_close_in_text():
+    with pytest.raises(ProgramError):
+        oracle("a\n", "</gen>\n")
+
+
+def test_number_can_reach():
+    assert number_can_reach("1", 10, 12) and number_can_reach("", 3, 3)
+    assert not number_can_reach("2", 10, 12) and not number_can_reach("13", 1, 12)
+
+
+# --- the FSM ---------------------------------------------------------------------------------------
+
+STRUCT = ["<", "copy", " lines", '="', "-", '"/>', '"/><', "</", "gen", ">", "<gen>", "</gen>", "\n", "x", " =",
+          "0", "1", "2", "3", "4", "5", "7", "9"]
+
+
+@pytest.fixture(scope="module")
+def pieces(tokenizer):
+    """Every token's text, decoded once (the reference works on text)."""
+    return [tokenizer.decode([i], skip_special_tokens=False) for i in range(len(tokenizer))]
+
+
+def reference_ok(prefix: str, n: int, monotonic: bool = True) -> bool:
+    """An independent, slow statement of the language: is `prefix` a prefix of a valid program?"""
+    last = 0
+    s = prefix
+    while s:
+        if s.startswith("<gen>"):
+            end = s.find("</gen>", 5)
+            if end < 0:
+                return True
+            s = s[end + 6:]
+            continue
+        lo = last + 1 if monotonic else 1
+        m = re.match(r'<copy lines="([1-9]\d*)-([1-9]\d*)"/>', s)
+        if m:
+            i, j = int(m.group(1)), int(m.group(2))
+            if not lo <= i <= j <= n:
+                return False
+            last = j
+            s = s[m.end():]
+            continue
+        if "<gen>".startswith(s):
+            return True
+        head = '<copy lines="'
+        if head.startswith(s):
+            return lo <= n or not s.startswith("<c")
+        if not s.startswith(head):
+            return False
+        rest = s[len(head):]
+        m = re.fullmatch(r"([1-9]\d*)?", rest)
+        if m:
+            return lo <= n and (not rest or any(lo <= v <= n for v in _completions(rest, n)))
+        m = re.fullmatch(r"([1-9]\d*)-([1-9]\d*)?(\"/?)?", rest)
+        if m:
+            i = int(m.group(1))
+            if not lo <= i <= n:
+                return False
+            if m.group(2) is None:
+                return m.group(3) is None
+            if m.group(3):
+                return i <= int(m.group(2)) <= n
+            return any(i <= v <= n for v in _completions(m.group(2), n))
+        return False
+    return True
+
+
+def _completions(prefix: str, n: int):
+    return [v for v in range(1, n + 1) if str(v).startswith(prefix)]
+
+
+def reference_allowed(matcher_text: str, pieces, n: int, special_from: int) -> set[int]:
+    allowed = set()
+    for tok, piece in enumerate(pieces):
+        if tok >= special_from or not piece or "\ufffd" in piece:
+            continue  # partial UTF-8 bytes are judged by bytes, which this text reference cannot do
+        full = matcher_text + piece
+        if not reference_ok(full, n):
+            continue
+        # a token that closes a copy tag must end there (copied lines follow the tag at once)
+        closes = [m.end() for m in re.finditer(r'<copy lines="\d+-\d+"/>', full) if m.end() > len(matcher_text)]
+        if closes and closes[-1] < len(full):
+            continue
+        allowed.add(tok)
+    return allowed
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fsm_mask_matches_reference(tokenizer, pieces, seed):
+    rng = random.Random(seed)
+    n = rng.choice([3, 12, 40])
+    eos = [151645, 151643]
+    m = ProgramMatcher(tokenizer, n, 151936, eos)
+    struct = [tokenizer(s, add_special_tokens=False)["input_ids"][0] for s in STRUCT]
+    for _ in range(rng.randint(0, 25)):
+        logits = torch.randn(151936)
+        for t in struct:
+            logits[t] += rng.random() * 8
+        tok = m.pick(logits)
+        if tok is None or tok in eos:
+            break
+        m.advance(tok)
+    got = {int(t) for t in m.mask().nonzero().flatten() if int(t) < 151643 and "\ufffd" not in pieces[int(t)]}
+    want = reference_allowed(m.text, pieces, n, 151643)
+    assert got == want, (m.text, [pieces[t] for t in sorted(got ^ want)[:10]], len(got), len(want))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fsm_never_allows_an_invalid_program(tokenizer, seed):
+    """Adversarial random logits biased toward structure: every completed op stays valid."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 30)
+    eos = [151645, 151643]
+    m = ProgramMatcher(tokenizer, n, 151936, eos)
+    struct = [tokenizer(s, add_special_tokens=False)["input_ids"][0] for s in STRUCT]
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(80):
+        logits = torch.randn(151936, generator=gen)
+        for t in struct:
+            logits[t] += rng.random() * 10
+        logits[eos[0]] += rng.random() * 4
+        tok = m.pick(logits)
+        assert tok is not None, m.text
+        if tok in eos:
+            break
+        m.advance(tok)
+    done = m.text[: m.op_start]
+    ops = parse(done)
+    check(ops, n, monotonic=True)
+    assert all(isinstance(op, (Copy, Gen)) for op in ops)
+
+
+def test_rollback_restores_state(tokenizer):
+    m = ProgramMatcher(tokenizer, 10, 151936, [151645])
+    seq = tokenizer('<copy lines="2-3"/>', add_special_tokens=False)["input_ids"] + \
+        tokenizer("<gen>x\n</gen>", add_special_tokens=False)["input_ids"]
+    for t in seq[:9]:
+        m.advance(t)
+    text, start, last = m.text, m.op_start, m.last_j
+    for t in seq[9:]:
+        m.advance(t)
+    m.rollback(len(seq) - 9)
+    assert (m.text, m.op_start, m.last_j) == (text, start, last)
+    for t in seq[9:]:
+        assert m.allowed(t)
+        m.advance(t)
+    assert m.accepting()
