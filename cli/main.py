@@ -230,11 +230,12 @@ def bench(
     kernel: bool = typer.Option(False, "--kernel", help="Also time the copy kernel (N tokens in one forward)."),
     kernel_only: bool = typer.Option(False, "--kernel-only", help="Only the copy-kernel table."),
     out: Path = typer.Option(Path("bench-out"), "--out", help="Folder for results.json, report.md, plots."),
+    reuse: Path = typer.Option(None, "--reuse", help="Take (case, mode) records from an earlier --out folder."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
     from editllm.editor.bench import ALL_MODES, kernel_bench, load_cases, run_bench
     from editllm.editor.edit import EditOptions
-    from editllm.editor.report import write_report
+    from editllm.editor.report import load_previous, write_report
     from rich.progress import Progress as Bar
 
     try:
@@ -262,7 +263,8 @@ def bench(
                         err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
                                   f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
 
-                results = run_bench(lm, selected, modes, opts, advance)
+                previous = load_previous(reuse, lm.name) if reuse else None
+                results = run_bench(lm, selected, modes, opts, advance, previous)
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))

@@ -248,8 +248,12 @@ def _round(x: float | None) -> float | None:
 
 
 def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOptions,
-              on_record: Callable[[dict], None] | None = None) -> dict:
-    """Run every case in every mode (rewrite first, so the others can be compared with it)."""
+              on_record: Callable[[dict], None] | None = None,
+              previous: dict[tuple[str, str], dict] | None = None) -> dict:
+    """Run every case in every mode (rewrite first, so the others can be compared with it).
+
+    `previous` records (same model, from `--reuse`) are taken instead of running that pair again.
+    """
     modes = sorted(modes, key=lambda m: (m != "rewrite", ALL_MODES.index(m)))
     warm = SourceFile("warmup.py", "x = 1\n")
     try:
@@ -260,7 +264,8 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
     for case in cases:
         texts: dict[str, str] = {}
         for mode in modes:
-            rec = run_case_mode(lm, case, mode, opts)
+            rec = dict(previous[(case.id, mode)]) if previous and (case.id, mode) in previous else \
+                run_case_mode(lm, case, mode, opts)
             if rec["text"] is not None:
                 texts[mode] = rec["text"]
             if "rewrite" in texts and rec["text"] is not None:

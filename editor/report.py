@@ -111,12 +111,29 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def load_previous(folder: Path, model: str) -> dict[tuple[str, str], dict]:
+    """Records of an earlier run of the same model, keyed by (case id, mode), texts restored."""
+    results = json.loads((folder / "results.json").read_text())
+    if results.get("model") != model:
+        return {}
+    texts = {}
+    outputs = folder / "outputs.jsonl"
+    if outputs.exists():
+        for line in outputs.read_text().splitlines():
+            d = json.loads(line)
+            texts[(d["id"], d["mode"])] = d["text"]
+    return {(r["id"], r["mode"]): r | {"text": texts.get((r["id"], r["mode"]))} for r in results["records"]}
+
+
 def write_report(results: dict, out: Path) -> str:
     """Write results.json (texts dropped), report.md and the plots; return the Markdown."""
     out.mkdir(parents=True, exist_ok=True)
     slim = dict(results)
     slim["records"] = [{k: v for k, v in r.items() if k != "text"} for r in results.get("records", [])]
     (out / "results.json").write_text(json.dumps(slim, indent=2) + "\n")
+    with open(out / "outputs.jsonl", "w") as f:  # the edited texts, for inspection and --reuse
+        for r in results.get("records", []):
+            f.write(json.dumps({"id": r["id"], "mode": r["mode"], "text": r.get("text")}) + "\n")
     md = markdown(results)
     (out / "report.md").write_text(md)
     plots(results, out)

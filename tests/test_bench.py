@@ -72,3 +72,18 @@ def test_load_cases_limit_spreads_over_sizes(tmp_path):
                            for n in range(1, 11)))
     picked = load_cases([f], limit=3)
     assert [c.lines for c in picked] == [1, 4, 7]
+
+
+def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
+    from editllm.editor.report import load_previous
+
+    lm = scripted_lm(GOLD + "```\n")
+    cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
+    first = run_bench(lm, cases, ["rewrite"], EditOptions())
+    write_report(first, tmp_path)
+    previous = load_previous(tmp_path, lm.name)
+    previous[("c1", "rewrite")]["seconds"] = 123.0  # proves the record was reused, not re-run
+    second = run_bench(lm, cases, ["rewrite", "spec"], EditOptions(), previous=previous)
+    recs = {r["mode"]: r for r in second["records"]}
+    assert recs["rewrite"]["seconds"] == 123.0 and recs["spec"]["identical_to_rewrite"] is True
+    assert second["summary"]["spec"]["speedup_geomean"] > 10
