@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -19,6 +20,9 @@ from rich.console import Console
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
 model_app = typer.Typer(no_args_is_help=True, help="Show, assemble or convert the bundled model.")
 app.add_typer(model_app, name="model")
+hook_app = typer.Typer(no_args_is_help=True, help="Install or remove the git pre-commit hook.")
+app.add_typer(hook_app, name="hook")
+HOOK_MARK = "# installed by editllm hook install"
 
 err = Console(stderr=True, highlight=False)
 
@@ -59,12 +63,19 @@ def quiet_libraries() -> None:
 
 
 def display_path(path: str) -> str:
-    """The path as the diff shows it: relative to the working directory when inside it."""
-    p = Path(path)
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return p.as_posix().lstrip("/")
+    """The path as the diff shows it: relative to the repository root inside a git repository (so
+    `git apply` and `patch -p1` work from there), else to the working directory."""
+    from editllm.editor.gitio import repo_root
+
+    p = Path(path).resolve()
+    for base in (repo_root(p.parent), Path.cwd().resolve()):
+        if base is None:
+            continue
+        try:
+            return p.relative_to(base).as_posix()
+        except ValueError:
+            pass
+    return Path(path).as_posix().lstrip("/")
 
 
 class Progress:
@@ -104,85 +115,197 @@ def load(model: str, device: str, dtype: str, adapter: str | None, trust_remote_
                       log=lambda msg: err.print(msg, markup=False) if not progress.enabled else progress.say(msg))
 
 
+# Options shared by `fix` and `check`; None means "from the configuration, else the default".
+APPLY = typer.Option(False, "--apply", help="Write the edited files instead of printing a diff.")
+MODE = typer.Option(None, "--mode", help="rewrite | spec (lossless, faster; default) | copy")
+MODEL = typer.Option(None, "--model", "-m", envvar="EDITLLM_MODEL",
+                     help="bundled:1.5b (default), bundled:0.5b, an HF model directory, a .gguf file or a hub id.")
+DEVICE = typer.Option(None, "--device", help="auto | cpu | cuda")
+DTYPE = typer.Option(None, "--dtype", help="auto | float32 | bfloat16 | float16")
+MAX_NEW = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file.")
+ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model.")
+STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
+
+
+@dataclass
+class Request:
+    """Everything one edit run needs, resolved from flags and configuration."""
+
+    sources: list
+    instruction: str
+    mode: str
+    model: str
+    device: str
+    dtype: str
+    opts: object
+    adapter: str | None = None
+    trust_remote_code: bool = False
+
+
+def settings(mode, model, device, dtype, start: Path | None = None):
+    """The configuration with command-line flags applied on top."""
+    from editllm.editor.config import load_config
+
+    config = load_config(start)
+    for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype)):
+        config.override(key, value)
+    return config
+
+
+def run_edit(req: Request, apply: bool, stats: bool, quiet: bool, started: float, worktree: bool = False) -> bool:
+    """Edit every source, print the checked diff (or write), return whether anything changed."""
+    from editllm.editor.diff import apply_to_worktree, checked_diff, write_atomic
+    from editllm.editor.edit import MODES, edit_file
+
+    if req.mode not in MODES:
+        raise EditError(f"unknown --mode {req.mode!r}; choose one of {', '.join(MODES)}")
+    results = []
+    with Progress(not quiet) as progress:
+        lm = load(req.model, req.device, req.dtype, req.adapter, req.trust_remote_code, progress)
+        for src in req.sources:
+            progress.say(f"{src.path} ({req.mode})")
+            result = edit_file(lm, src, req.instruction, req.opts, progress.tokens)
+            if result.fallback and not quiet:
+                err.print(f"{src.path}: copy mode fell back to spec mode ({result.fallback})", markup=False)
+            if result.merged and not quiet:
+                err.print(f"{src.path}: the model wrote only part of the file; merged it into place", markup=False)
+            results.append(result)
+    changes = [(r.source, r.new_text) for r in results]
+    diff = checked_diff(changes)
+    if apply:
+        for src, new in changes:
+            if new != src.raw:
+                (apply_to_worktree if worktree else write_atomic)(src, new)
+    else:
+        sys.stdout.write(diff)
+        sys.stdout.flush()
+    if stats:
+        err.print(json.dumps(stats_record(lm, req.mode, results, started)), markup=False, soft_wrap=True)
+    changed = sum(1 for src, new in changes if new != src.raw)
+    if not quiet and err.is_terminal:
+        err.print(f"{changed} of {len(changes)} file(s) {'written' if apply else 'changed'}")
+    return changed > 0
+
+
 @app.command(context_settings={"allow_interspersed_args": True})
 def fix(
     args: list[str] = typer.Argument(..., metavar="FILE... INSTRUCTION",
-                                     help="Files to edit, then the instruction (quote it)."),
-    apply: bool = typer.Option(False, "--apply", help="Write the edited files instead of printing a diff."),
-    mode: str = typer.Option("spec", "--mode", help="rewrite | spec (lossless, faster) | copy"),
-    model: str = typer.Option("bundled:1.5b", "--model", "-m", envvar="EDITLLM_MODEL",
-                              help="bundled:1.5b, bundled:0.5b, an HF model directory, a .gguf file or a hub id."),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
-    dtype: str = typer.Option("auto", "--dtype", help="auto | float32 | bfloat16 | float16"),
-    max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file."),
+                                     help="Files to edit ('-' reads stdin), then the instruction (quote it)."),
+    apply: bool = APPLY,
+    mode: str = MODE,
+    model: str = MODEL,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
+    max_new_tokens: int = MAX_NEW,
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     seed: int = typer.Option(0, "--seed"),
     draft: str = typer.Option("adaptive:16,2,128,10", "--draft", hidden=True,
                               help="spec draft schedule: fixed:K or adaptive:START,GROW,MAX,AFTER_MISS"),
-    adapter: str = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model."),
+    adapter: str = ADAPTER,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
-    stats: bool = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    stats: bool = STATS,
+    quiet: bool = QUIET,
     monotonic: bool = typer.Option(True, "--monotonic/--no-monotonic",
                                    help="copy mode: spans must move forward through the file (off allows moves)."),
+    stdin_path: str = typer.Option("stdin", "--path", help="The path to show in the diff for '-' (stdin)."),
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
+    from editllm.editor.edit import EditOptions
+
     started = time.perf_counter()
     try:
-        sources, instruction = read_request(args)
-        from editllm.editor.diff import checked_diff, write_atomic
-        from editllm.editor.edit import MODES, EditOptions, edit_file
-
-        if mode not in MODES:
-            raise EditError(f"unknown --mode {mode!r}; choose one of {', '.join(MODES)}")
-        opts = EditOptions(mode, max_new_tokens, temperature, seed, draft, monotonic=monotonic)
-        with Progress(not quiet) as progress:
-            lm = load(model, device, dtype, adapter, trust_remote_code, progress)
-            results = []
-            for src in sources:
-                progress.say(f"{src.path} ({mode})")
-                result = edit_file(lm, src, instruction, opts, progress.tokens)
-                if result.fallback and not quiet:
-                    err.print(f"{src.path}: copy mode fell back to spec mode ({result.fallback})", markup=False)
-                if result.merged and not quiet:
-                    err.print(f"{src.path}: the model wrote only part of the file; merged it into place",
-                              markup=False)
-                results.append(result)
-        changes = [(r.source, r.new_text) for r in results]
-        diff = checked_diff(changes)
-        if apply:
-            for src, new in changes:
-                if new != src.raw:
-                    write_atomic(src, new)
-        else:
-            sys.stdout.write(diff)
-            sys.stdout.flush()
-        if stats:
-            err.print(json.dumps(stats_record(lm, mode, results, started)), markup=False, soft_wrap=True)
-        if not quiet and err.is_terminal:
-            changed = sum(1 for src, new in changes if new != src.raw)
-            err.print(f"{changed} of {len(changes)} file(s) {'written' if apply else 'changed'}")
+        if len(args) < 2:
+            raise EditError("usage: editllm fix FILE... INSTRUCTION")
+        *paths, instruction = args
+        sources = read_sources(paths, instruction, stdin_path)
+        if apply and any(s.disk_path is None for s in sources):
+            raise EditError("--apply cannot write stdin; drop --apply to get the diff")
+        conf = settings(mode, model, device, dtype)
+        opts = EditOptions(conf.get("mode"), max_new_tokens, temperature, seed, draft, monotonic=monotonic)
+        req = Request(sources, instruction, conf.get("mode"), conf.get("model"), conf.get("device"),
+                      conf.get("dtype"), opts, adapter, trust_remote_code)
+        run_edit(req, apply, stats, quiet, started)
     except EditError as exc:
         fail(str(exc))
 
 
-def read_request(args: list[str]):
-    """Split `FILE... INSTRUCTION` and read every file before any model is loaded."""
-    from editllm.editor.source import read_source
+@app.command(context_settings={"allow_interspersed_args": True})
+def check(
+    args: list[str] = typer.Argument(None, metavar="[PATHS]... [INSTRUCTION]",
+                                     help="Files to check, then the instruction unless -i or the config gives it."),
+    instruction_opt: str = typer.Option(None, "--instruction", "-i", help="The instruction (else from config)."),
+    staged: bool = typer.Option(False, "--staged", help="Check the staged content (the git index), not the files."),
+    apply: bool = APPLY,
+    mode: str = MODE,
+    model: str = MODEL,
+    device: str = DEVICE,
+    dtype: str = DTYPE,
+    max_new_tokens: int = MAX_NEW,
+    adapter: str = ADAPTER,
+    stats: bool = STATS,
+    quiet: bool = QUIET,
+) -> None:
+    """Propose an edit and exit 1 if there is one (0 if none, 2 on errors): the pre-commit convention.
 
-    if len(args) < 2:
-        raise EditError("usage: editllm fix FILE... INSTRUCTION")
-    *paths, instruction = args
+    With --apply the working tree is written and nothing is staged: review, then `git add`.
+    """
+    from editllm.editor.edit import EditOptions
+    from editllm.editor.gitio import open_repo, staged_sources
+
+    started = time.perf_counter()
+    try:
+        args = list(args or [])
+        conf = settings(mode, model, device, dtype)
+        instruction = instruction_opt or conf.get("instruction")
+        if instruction is None:
+            if not args:
+                raise EditError("no instruction: pass one, use -i, or set `instruction` in [tool.editllm]")
+            *args, instruction = args
+        if staged:
+            repo = open_repo()
+            if repo is None:
+                raise EditError("--staged: not inside a git repository")
+            sources, skipped = staged_sources(repo, args or None, conf.get("include"), conf.get("exclude"),
+                                              int(conf.get("max_file_size")))
+            for skip in skipped:
+                err.print(f"editllm: skipped {skip.path}: {skip.reason}", markup=False)
+            if not instruction.strip():
+                raise EditError("the instruction is empty")
+        else:
+            if not args:
+                raise EditError("name files to check, or use --staged")
+            sources = read_sources(args, instruction, "stdin")
+        if not sources:
+            if not quiet:
+                err.print("editllm: nothing to check", markup=False)
+            raise typer.Exit(0)
+        opts = EditOptions(conf.get("mode"), max_new_tokens)
+        req = Request(sources, instruction, conf.get("mode"), conf.get("model"), conf.get("device"),
+                      conf.get("dtype"), opts, adapter)
+        changed = run_edit(req, apply, stats, quiet, started, worktree=staged)
+    except EditError as exc:
+        fail(str(exc))
+    raise typer.Exit(1 if changed else 0)
+
+
+def read_sources(paths: list[str], instruction: str, stdin_path: str) -> list:
+    """Read every file (or stdin for '-') before any model is loaded."""
+    from editllm.editor.source import read_source, source_from_text
+
     if not instruction.strip():
         raise EditError("the instruction is empty")
     sources, seen = [], set()
     for path in paths:
-        key = os.path.realpath(path)
+        key = "-" if path == "-" else os.path.realpath(path)
         if key in seen:
             raise EditError(f"{path}: named twice")
         seen.add(key)
-        sources.append(read_source(path, display_path(path)))
-    return sources, instruction
+        if path == "-":
+            sources.append(source_from_text(sys.stdin.buffer.read(), stdin_path))
+        else:
+            sources.append(read_source(path, display_path(path)))
+    return sources
 
 
 def stats_record(lm, mode: str, results, started: float) -> dict:
@@ -270,6 +393,77 @@ def bench(
         sys.stdout.write(write_report(results, out))
     except EditError as exc:
         fail(str(exc))
+
+
+def hook_path():
+    from editllm.editor.gitio import open_repo
+
+    repo = open_repo()
+    if repo is None:
+        raise EditError("not inside a git repository")
+    hooks = repo.config_reader().get_value("core", "hooksPath", "") or str(Path(repo.git_dir) / "hooks")
+    base = Path(hooks) if Path(hooks).is_absolute() else Path(repo.working_tree_dir) / hooks
+    return base / "pre-commit"
+
+
+@hook_app.command("install")
+def hook_install(
+    instruction: str = typer.Option(None, "--instruction", "-i",
+                                    help="Instruction for the check (else `instruction` from the config)."),
+    force: bool = typer.Option(False, "--force", help="Replace a pre-commit hook editllm did not write."),
+) -> None:
+    """Write a pre-commit hook that runs `editllm check --staged` and blocks the commit on a proposal."""
+    import shlex
+
+    try:
+        path = hook_path()
+        if path.exists() and HOOK_MARK not in path.read_text(errors="replace") and not force:
+            raise EditError(f"{path} exists and was not written by editllm; use --force to replace it")
+        command = [sys.executable, "-m", "editllm.cli.main", "check", "--staged", "--quiet"]
+        if instruction:
+            command += ["-i", instruction]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            "#!/bin/sh\n"
+            f"{HOOK_MARK}\n"
+            "# Blocks the commit when editllm proposes a change to the staged files (exit 1) and prints\n"
+            "# the diff; apply it with `git apply`, stage, and commit again. Skip once: git commit --no-verify\n"
+            f"exec {shlex.join(command)}\n"
+        )
+        path.chmod(0o755)
+        err.print(f"installed {path}", markup=False)
+    except EditError as exc:
+        fail(str(exc))
+
+
+@hook_app.command("uninstall")
+def hook_uninstall() -> None:
+    """Remove the pre-commit hook if editllm wrote it; leave any other hook alone."""
+    try:
+        path = hook_path()
+        if not path.exists():
+            err.print("no pre-commit hook installed", markup=False)
+            return
+        if HOOK_MARK not in path.read_text(errors="replace"):
+            raise EditError(f"{path} was not written by editllm; leaving it alone")
+        path.unlink()
+        err.print(f"removed {path}", markup=False)
+    except EditError as exc:
+        fail(str(exc))
+
+
+@app.command("config")
+def show_config(
+    mode: str = MODE, model: str = MODEL, device: str = DEVICE, dtype: str = DTYPE,
+) -> None:
+    """Show the effective configuration and where each value comes from."""
+    try:
+        conf = settings(mode, model, device, dtype)
+    except EditError as exc:
+        fail(str(exc))
+    width = max(len(k) for k in conf.values)
+    for key, value in conf.values.items():
+        print(f"{key:<{width}}  {json.dumps(value)}  ({conf.sources[key]})")
 
 
 @model_app.command("info")

@@ -149,3 +149,25 @@ def write_atomic(src: SourceFile, new: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def apply_to_worktree(src: SourceFile, new: str) -> None:
+    """Write an edit computed on a staged blob into the working tree file.
+
+    If the file has unstaged changes, the edit's hunks are applied to them; when they do not apply
+    cleanly, nothing is written.
+    """
+    if src.disk_path is None:
+        raise EditError(f"{src.path}: not in the working tree; cannot --apply")
+    try:
+        current = Path(src.disk_path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EditError(f"{src.path}: cannot read the working tree file; nothing written") from exc
+    current = current.removeprefix("\ufeff") if src.bom else current
+    if current != src.raw:
+        patch = PatchSet(file_diff(src.path, src.raw, new))
+        try:
+            new = apply_diff(current, patch[0])
+        except EditError as exc:
+            raise EditError(f"{src.path}: the edit conflicts with unstaged changes; nothing written") from exc
+    write_atomic(src, new)

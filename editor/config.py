@@ -1,0 +1,77 @@
+"""Configuration: `[tool.editllm]` in pyproject.toml or a `.editllm.toml`; command-line flags win.
+
+Looked up from the working directory upwards to the repository root (or filesystem root); the
+nearest file that has a setting provides it. `editllm config` shows each value and where it came from.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from editllm.editor.errors import EditError
+
+DEFAULTS: dict[str, object] = {
+    "model": "bundled:1.5b",
+    "mode": "spec",
+    "instruction": None,
+    "include": [],
+    "exclude": [],
+    "max_file_size": 200_000,
+    "device": "auto",
+    "dtype": "auto",
+}
+TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
+         "max_file_size": int, "device": str, "dtype": str}
+
+
+@dataclass
+class Config:
+    """Effective settings and, for each, where it came from ('default', a file, or 'command line')."""
+
+    values: dict[str, object] = field(default_factory=lambda: dict(DEFAULTS))
+    sources: dict[str, str] = field(default_factory=lambda: {k: "default" for k in DEFAULTS})
+
+    def get(self, key: str):
+        return self.values[key]
+
+    def override(self, key: str, value) -> None:
+        """A command-line flag, when given, wins over every file."""
+        if value is not None:
+            self.values[key] = value
+            self.sources[key] = "command line"
+
+
+def _read(path: Path) -> dict:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise EditError(f"{path}: cannot read configuration ({exc})") from exc
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("editllm", {})
+    for key, value in data.items():
+        if key not in TYPES:
+            raise EditError(f"{path}: unknown editllm setting {key!r}; known: {', '.join(TYPES)}")
+        if not isinstance(value, TYPES[key]):
+            raise EditError(f"{path}: setting {key!r} must be {TYPES[key].__name__}")
+    return data
+
+
+def load_config(start: Path | None = None) -> Config:
+    """Merge config files from `start` upwards; the nearest file wins per key."""
+    config = Config()
+    here = (start or Path.cwd()).resolve()
+    chain = [here, *here.parents]
+    found: list[Path] = []
+    for folder in chain:
+        for name in (".editllm.toml", "pyproject.toml"):
+            if (folder / name).is_file():
+                found.append(folder / name)
+        if (folder / ".git").exists():
+            break
+    for path in reversed(found):  # farthest first, so nearer files overwrite
+        for key, value in _read(path).items():
+            config.values[key] = value
+            config.sources[key] = str(path)
+    return config

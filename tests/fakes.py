@@ -1,0 +1,50 @@
+"""Test doubles. `ScriptedModel` stands in for a model only where a test must force one specific edit.
+
+Also importable from a subprocess (the pre-commit hook test) through `sitecustomize.py` beside it.
+"""
+
+from __future__ import annotations
+
+import torch
+from editllm.editor.models import LoadedModel
+
+
+class ScriptedModel(torch.nn.Module):
+    """A fake causal LM that writes a fixed token script after the prompt, whatever it is shown.
+
+    Its prediction depends only on the position, so it behaves identically under plain decoding,
+    verified drafts and cache crops. Only for tests that must force a specific edit.
+    """
+
+    def __init__(self, script: list[int], vocab: int, eos: int) -> None:
+        super().__init__()
+        self.script, self.vocab, self.eos = script, vocab, eos
+        self.prompt_len: int | None = None
+        self.dummy = torch.nn.Parameter(torch.zeros(1))
+        from transformers import GenerationConfig, Qwen2Config
+
+        self.config = Qwen2Config(vocab_size=vocab, hidden_size=8, num_hidden_layers=1,
+                                  num_attention_heads=1, num_key_value_heads=1, max_position_embeddings=32768)
+        self.generation_config = GenerationConfig(eos_token_id=eos)
+
+    def forward(self, input_ids, past_key_values, use_cache=True, logits_to_keep=1):
+        past = past_key_values.get_seq_length()
+        n = input_ids.shape[1]
+        if past == 0:
+            self.prompt_len = n
+        kv = torch.zeros(1, 1, n, 1)
+        past_key_values.update(kv, kv, 0)
+        logits = torch.zeros(1, logits_to_keep, self.vocab)
+        for row in range(logits_to_keep):
+            pos = past + n - logits_to_keep + row  # absolute position of this row's input token
+            j = pos + 1 - self.prompt_len
+            target = self.script[j] if 0 <= j < len(self.script) else self.eos
+            logits[0, row, target] = 1.0
+        return type("Out", (), {"logits": logits})()
+
+
+def scripted_model(tokenizer, text: str) -> LoadedModel:
+    """A LoadedModel whose output is exactly `text` (then EOS)."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    model = ScriptedModel(ids, 151936, tokenizer.convert_tokens_to_ids("<|im_end|>"))
+    return LoadedModel(model, tokenizer, "scripted", "cpu", torch.float32, 0.0)

@@ -1,0 +1,197 @@
+"""The git workflow with real repositories (real `git`): staged checks, the hook, piping, config.
+
+The model is the scripted fake wherever the decision matters (a test must force one specific edit);
+each such test says so by using `fake_model` / EDITLLM_FAKE_SCRIPT.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from editllm.cli.main import app
+from editllm.editor.gitio import open_repo, staged_paths
+from typer.testing import CliRunner
+
+TESTS = Path(__file__).resolve().parent
+BUGGY = "def average(xs):\n    return sum(xs) / (len(xs) - 1)\n"
+FIXED = "def average(xs):\n    return sum(xs) / len(xs)\n"
+runner = CliRunner()
+
+
+def git(repo: Path, *args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e", **kw.pop("env", {})}
+    return subprocess.run(["git", *args], cwd=repo, check=check, capture_output=True, text=True, env=env, **kw)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    return tmp_path
+
+
+@pytest.fixture
+def fake_model(monkeypatch, scripted_lm):
+    def use(text: str):
+        monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(text))
+
+    return use
+
+
+def invoke(cwd: Path, *args: str, input: str | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(app, list(args), input=input)
+    finally:
+        os.chdir(old)
+
+
+def test_staged_check_ignores_unstaged_edits(repo, fake_model):
+    (repo / "m.py").write_text(BUGGY)
+    git(repo, "add", "m.py")
+    (repo / "m.py").write_text(BUGGY + "UNSTAGED = 1\n")  # must not leak into the check
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "fix average")
+    assert res.exit_code == 1, res.stderr
+    assert "UNSTAGED" not in res.stdout and "+    return sum(xs) / len(xs)" in res.stdout
+    assert (repo / "m.py").read_text() == BUGGY + "UNSTAGED = 1\n"
+
+
+def test_check_apply_merges_into_unstaged_worktree_and_stages_nothing(repo, fake_model):
+    (repo / "m.py").write_text(BUGGY)
+    git(repo, "add", "m.py")
+    (repo / "m.py").write_text(BUGGY + "\n\nUNSTAGED = 1\n")
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "--apply", "fix average")
+    assert res.exit_code == 1, res.stderr
+    assert (repo / "m.py").read_text() == FIXED + "\n\nUNSTAGED = 1\n"
+    assert git(repo, "show", ":m.py").stdout == BUGGY  # the index is untouched
+
+
+def test_check_exit_0_when_nothing_to_change(repo, fake_model):
+    (repo / "m.py").write_text(FIXED)
+    git(repo, "add", "m.py")
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "-i", "fix average")
+    assert res.exit_code == 0 and res.stdout == ""
+
+
+def test_staged_paths_renames_deletions_detached_and_unborn(repo):
+    (repo / "a.py").write_text("a = 1\n" * 5)
+    (repo / "c.py").write_text("c = 1\n")
+    git(repo, "add", ".")
+    assert staged_paths(open_repo(repo)) == ["a.py", "c.py"]  # no commits yet
+    git(repo, "commit", "-qm", "init")
+    git(repo, "mv", "a.py", "b.py")
+    git(repo, "rm", "-q", "c.py")
+    assert staged_paths(open_repo(repo)) == ["b.py"]
+    git(repo, "commit", "-qm", "two")
+    git(repo, "checkout", "-q", "--detach")
+    (repo / "b.py").write_text("b = 2\n")
+    git(repo, "add", "b.py")
+    assert staged_paths(open_repo(repo)) == ["b.py"]
+
+
+def test_skips_are_listed(repo, fake_model):
+    (repo / "ok.py").write_text(FIXED)
+    (repo / "bin.dat").write_bytes(b"\x00\x01\x02")
+    (repo / "big.txt").write_text("x" * 300)
+    os.symlink("ok.py", repo / "link.py")
+    (repo / "pyproject.toml").write_text("[tool.editllm]\nmax_file_size = 200\nexclude = ['*.toml']\n")
+    git(repo, "add", ".")
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "fix")
+    assert res.exit_code == 0, res.stderr
+    for line in ("skipped bin.dat: binary", "skipped big.txt: larger than max_file_size",
+                 "skipped link.py: symbolic link", "skipped pyproject.toml: excluded by configuration"):
+        assert line in res.stderr
+
+
+def test_stdin_to_stdout_pipe_applies_with_patch(repo, fake_model):
+    (repo / "m.py").write_text(BUGGY)
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "fix", "-", "fix average", "--path", "m.py", input=BUGGY)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("diff --git a/m.py b/m.py")
+    subprocess.run(["patch", "-p1", "--quiet"], cwd=repo, input=res.stdout, text=True, check=True)
+    assert (repo / "m.py").read_text() == FIXED
+    res = invoke(repo, "fix", "-", "fix average", input=BUGGY)
+    assert "a/stdin b/stdin" in res.stdout
+
+
+def test_diff_paths_are_relative_to_the_repo_root(repo, fake_model):
+    sub = repo / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    (sub / "m.py").write_text(BUGGY)
+    fake_model(FIXED + "```\n")
+    res = invoke(sub, "fix", "m.py", "fix average")
+    assert res.stdout.startswith("diff --git a/pkg/sub/m.py b/pkg/sub/m.py")
+    git(repo, "apply", input=res.stdout)
+    assert (sub / "m.py").read_text() == FIXED
+
+
+def test_config_files_and_flags(repo):
+    (repo / "pyproject.toml").write_text('[tool.editllm]\nmode = "rewrite"\nmodel = "bundled:0.5b"\n')
+    (repo / ".editllm.toml").write_text('mode = "copy"\ninstruction = "fix typos"\n')
+    res = invoke(repo, "config", "--model", "some/dir")
+    assert res.exit_code == 0
+    lines = {line.split()[0]: line for line in res.stdout.splitlines()}
+    assert '"copy"' in lines["mode"] and ".editllm.toml" in lines["mode"]
+    assert '"some/dir"' in lines["model"] and "command line" in lines["model"]
+    assert '"fix typos"' in lines["instruction"] and "(default)" in lines["dtype"]
+    (repo / ".editllm.toml").write_text("colour = 1\n")
+    res = invoke(repo, "config")
+    assert res.exit_code == 2 and "unknown editllm setting 'colour'" in res.stderr
+
+
+def test_hook_install_refuses_foreign_and_uninstall_keeps_it(repo):
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\necho mine\n")
+    res = invoke(repo, "hook", "install")
+    assert res.exit_code == 2 and "--force" in res.stderr and hook.read_text() == "#!/bin/sh\necho mine\n"
+    res = invoke(repo, "hook", "uninstall")
+    assert res.exit_code == 2 and hook.exists()
+    assert invoke(repo, "hook", "install", "--force", "-i", "fix it").exit_code == 0
+    assert "check --staged" in hook.read_text() and os.access(hook, os.X_OK)
+    assert invoke(repo, "hook", "uninstall").exit_code == 0 and not hook.exists()
+
+
+def test_hook_blocks_commit_then_passes_after_git_apply(repo, tmp_path_factory, tokenizer_dir):
+    """Real `git commit` runs the hook in a subprocess; EDITLLM_FAKE_SCRIPT makes its model the scripted
+    fake (via tests/sitecustomize.py), because this test must force one specific edit."""
+    script = tmp_path_factory.mktemp("script") / "out.txt"
+    script.write_text(FIXED + "```\n")
+    env = {"PYTHONPATH": f"{TESTS}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "EDITLLM_FAKE_SCRIPT": str(script), "EDITLLM_FAKE_TOKENIZER": str(tokenizer_dir)}
+    assert invoke(repo, "hook", "install", "-i", "fix average").exit_code == 0
+    (repo / "m.py").write_text(BUGGY)
+    git(repo, "add", "m.py")
+    blocked = git(repo, "commit", "-qm", "add m", check=False, env=env)
+    assert blocked.returncode != 0, blocked.stderr
+    shown = blocked.stderr  # git passes a hook's stdout to the user's terminal on stderr
+    assert "+    return sum(xs) / len(xs)" in shown
+    assert git(repo, "rev-parse", "--verify", "HEAD", check=False).returncode != 0  # nothing committed
+    git(repo, "apply", input=shown)
+    git(repo, "add", "m.py")
+    ok = git(repo, "commit", "-qm", "add m", check=False, env=env)
+    assert ok.returncode == 0, ok.stderr + ok.stdout
+    assert git(repo, "show", "HEAD:m.py").stdout == FIXED
+
+
+def test_pre_commit_manifest_loads():
+    clientlib = pytest.importorskip("pre_commit.clientlib")
+    hooks = clientlib.load_manifest(str(TESTS.parent / ".pre-commit-hooks.yaml"))
+    assert hooks[0]["id"] == "editllm-check" and hooks[0]["language"] == "python"
+    assert hooks[0]["entry"].startswith("editllm check --staged")
+
+
+def test_check_outside_git_is_a_clean_error(tmp_path):
+    res = invoke(tmp_path, "check", "--staged", "x")
+    assert res.exit_code == 2 and "not inside a git repository" in res.stderr
+    assert sys.executable  # the hook command uses this interpreter
