@@ -23,6 +23,8 @@ app.add_typer(model_app, name="model")
 hook_app = typer.Typer(no_args_is_help=True, help="Install or remove the git pre-commit hook.")
 app.add_typer(hook_app, name="hook")
 HOOK_MARK = "# installed by editllm hook install"
+train_app = typer.Typer(no_args_is_help=True, help="Build training data, fine-tune, evaluate (copy mode).")
+app.add_typer(train_app, name="train")
 
 err = Console(stderr=True, highlight=False)
 
@@ -464,6 +466,107 @@ def show_config(
     width = max(len(k) for k in conf.values)
     for key, value in conf.values.items():
         print(f"{key:<{width}}  {json.dumps(value)}  ({conf.sources[key]})")
+
+
+@train_app.command("data")
+def train_data(
+    out: Path = typer.Option(..., "--out", help="JSONL file to write."),
+    repo: Path = typer.Option(None, "--repo", help="Mine (before, after, message) pairs from this git history."),
+    rev_range: str = typer.Option(None, "--rev-range", help="e.g. v1.0..main (default: all of HEAD)."),
+    synthetic: int = typer.Option(0, "--synthetic", min=0, help="Add N programmatic edits of public code."),
+    seed: int = typer.Option(0, "--seed"),
+    model: str = typer.Option("bundled:1.5b", "--model", help="Whose tokenizer/chat template builds the prompts."),
+) -> None:
+    """Write copy-mode training examples (prompt + oracle program); refuses bench (HumanEval) overlap."""
+    from editllm.training.data import humaneval_fingerprints, mine_git, overlaps_eval, synthesize, write_jsonl
+
+    try:
+        examples = mine_git(repo, rev_range) if repo else []
+        if synthetic:
+            examples += synthesize(synthetic, seed)
+        prints = humaneval_fingerprints()
+        kept = [ex for ex in examples if not overlaps_eval(ex, prints)]
+        if len(kept) < len(examples):
+            err.print(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
+                      "HumanEval cases (evaluation data)", markup=False)
+        if not kept:
+            raise EditError("no training examples (give --repo and/or --synthetic N)")
+        from editllm.editor.models import resolve_model
+        from transformers import AutoTokenizer
+
+        quiet_libraries()
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(model, log=lambda m: err.print(m, markup=False)))
+        write_jsonl(kept, out, tokenizer)
+        err.print(f"wrote {len(kept)} example(s) to {out}", markup=False)
+    except EditError as exc:
+        fail(str(exc))
+
+
+@train_app.command("run")
+def train_run(
+    data: Path = typer.Option(..., "--data", help="JSONL from `editllm train data`."),
+    out: Path = typer.Option(..., "--out", help="Folder for the adapter (or full weights) and checkpoints."),
+    model: str = typer.Option("bundled:1.5b", "--model", "-m"),
+    lora: int = typer.Option(16, "--lora", min=0, help="LoRA rank; 0 = full fine-tuning."),
+    steps: int = typer.Option(100, "--steps", min=1),
+    lr: float = typer.Option(2e-4, "--lr"),
+    batch_tokens: int = typer.Option(4096, "--batch-tokens", min=64),
+    max_len: int = typer.Option(4096, "--max-len", min=64),
+    save_every: int = typer.Option(50, "--save-every", min=1),
+    device: str = typer.Option("auto", "--device"),
+    dtype: str = typer.Option("auto", "--dtype"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Supervised fine-tuning on program tokens (copied text and prompt masked); resumes from --out."""
+    from editllm.training.data import read_jsonl
+    from editllm.training.sft import TrainConfig, train
+    from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress as Bar
+
+    try:
+        if not data.is_file():
+            raise EditError(f"{data}: no such file")
+        examples = read_jsonl(data)
+        lm = load(model, device, dtype, None, False, Progress(False))
+        cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every)
+        columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                   TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn()]
+        with Bar(*columns, console=err, disable=not err.is_terminal) as bar:
+            task = bar.add_task("train", total=steps, loss="–")
+
+            def on_step(step: int, loss: float) -> None:
+                bar.update(task, completed=step, loss=f"{loss:.4f}")
+                if not err.is_terminal:
+                    err.print(f"step {step}/{steps} loss {loss:.4f}", markup=False)
+
+            _, history = train(lm.model, lm.tokenizer, examples, cfg, out, on_step)
+        if history:
+            err.print(f"saved to {out}: loss {history[0]['loss']} -> {history[-1]['loss']}", markup=False)
+    except (EditError, ValueError) as exc:
+        fail(str(exc))
+
+
+@train_app.command("eval")
+def train_eval(
+    adapter: str = typer.Option(..., "--adapter", help="The fine-tuned adapter (or full-weights directory)."),
+    model: str = typer.Option("bundled:1.5b", "--model", "-m"),
+    cases: list[Path] = typer.Option(None, "--cases"),
+    kind: list[str] = typer.Option(None, "--kind"),
+    limit: int = typer.Option(None, "--limit", min=1),
+    device: str = typer.Option("auto", "--device"),
+    dtype: str = typer.Option("auto", "--dtype"),
+) -> None:
+    """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
+    from editllm.editor.bench import load_cases
+    from editllm.training.evaluate import compare, table
+
+    try:
+        selected = load_cases(list(cases or default_cases()), kind or None, limit)
+        base = load(model, device, dtype, None, False, Progress(False))
+        tuned = load(model, device, dtype, adapter, False, Progress(False))
+        sys.stdout.write(table(compare(base, tuned, selected)))
+    except EditError as exc:
+        fail(str(exc))
 
 
 @model_app.command("info")

