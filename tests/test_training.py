@@ -65,7 +65,8 @@ def test_loss_mask_covers_exactly_prompt_and_copied_text(tokenizer):
     assert masked_tail.endswith("\n\n\ndef g():\n    return 2\n")  # the last copied lines, masked
     from editllm.editor.prompt import copy_prompt
 
-    n_prompt = len(tokenizer(copy_prompt(tokenizer, "m.py", BEFORE, "make f add two"), add_special_tokens=False)["input_ids"])
+    prompt = copy_prompt(tokenizer, "m.py", BEFORE, "make f add two")
+    n_prompt = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
     assert set(labels[:n_prompt]) == {IGNORE} and labels[n_prompt] != IGNORE  # prompt masked, program starts
 
 
