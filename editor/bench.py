@@ -164,13 +164,16 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
     rec: dict = {"id": case.id, "kind": case.kind, "mode": mode, "lines": case.lines, "seconds": None,
                  "prompt_tokens": None, "output_tokens": None, "forwards": None, "tokens_per_forward": None,
                  "copied_share": None, "exact_match": None, "tests_passed": None, "identical_to_rewrite": None,
-                 "complete_output": None, "merged": None, "fallback": None, "error": None, "text": None}
+                 "complete_output": None, "merged": None, "tests_passed_unmerged": None, "fallback": None,
+                 "layout": opts.layout, "error": None, "text": None}
     start = time.perf_counter()
     try:
         if mode in ("rewrite", "spec", "copy"):
             result = edit_file(lm, src, case.instruction, replace(opts, mode=mode))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
             rec["fallback"] = result.fallback
+            if merged and case.tests:  # what the user would have got without the merge
+                rec["tests_passed_unmerged"] = run_tests(result.unmerged_text, case.tests)
         elif mode == "hf-pld":
             text, stats, whole = run_hf_pld(lm, src, case.instruction, opts.max_new_tokens)
             complete, merged = whole.complete, whole.merged
@@ -195,6 +198,8 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
         exact_match=(text == case.after) if case.after is not None else None,
         tests_passed=run_tests(text, case.tests), complete_output=complete, merged=merged, text=text,
     )
+    if not merged:
+        rec["tests_passed_unmerged"] = rec["tests_passed"]
     return rec
 
 
@@ -228,7 +233,7 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
                                    / max(1, sum(r["output_tokens"] for r in ok))) if ok else None,
             "exact_match": rate(ok, "exact_match"), "tests_passed": rate(ok, "tests_passed"),
             "identical_to_rewrite": rate(ok, "identical_to_rewrite"), "complete_output": rate(ok, "complete_output"),
-            "merged": rate(ok, "merged"),
+            "merged": rate(ok, "merged"), "tests_passed_unmerged": rate(ok, "tests_passed_unmerged"),
             "by_size": {},
         }
         for lo, hi in BUCKETS:

@@ -12,7 +12,7 @@ from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import CopyDrafter, DraftSchedule
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
-from editllm.editor.prompt import Prompt, end_of_file, rewrite_prompt
+from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
 from editllm.editor.source import SourceFile, restore_line_endings
 from editllm.editor.wholefile import ensure_whole
 
@@ -30,6 +30,7 @@ class EditOptions:
     draft: str = "adaptive:16,2,128,10"
     gamma: int = 3
     monotonic: bool = True  # copy mode: spans must move forward through the file
+    layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
 
 
 @dataclass
@@ -43,6 +44,7 @@ class EditResult:
     complete_output: bool = True  # the model wrote the whole file
     merged: bool = False  # it wrote a fragment, which was merged into the original
     fallback: str | None = None  # why copy mode fell back to spec mode
+    unmerged_text: str | None = None  # what a diff against the raw output would have produced
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
@@ -95,11 +97,21 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         raise EditError(f"unknown mode {opts.mode!r}; choose one of {', '.join(MODES)}")
     if opts.mode == "copy":
         return edit_copy(lm, src, instruction, opts, on_progress)
-    prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction)
+    if opts.layout not in LAYOUTS:
+        raise EditError(f"unknown layout {opts.layout!r}; choose one of {', '.join(LAYOUTS)}")
+    prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction, LAYOUTS[opts.layout])
     ids = prompt_ids(lm, prompt)
     max_new = budget(lm, src, len(ids), opts.max_new_tokens)
+    if not prompt.prefilled:
+        max_new = min(max_new + 64, lm.context_length - len(ids))  # room for the model's own fence line
     decoder = Decoder(lm.model, lm.tokenizer, opts.temperature, opts.seed)
-    stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None)
+    if prompt.prefilled:
+        stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None)
+    else:  # the opening fence is in the output too: look at all of it (slower; bench layouts only)
+        def stop(ids: list[int]) -> bool:
+            text = lm.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            body = strip_opening_fence(text, prompt.fence)
+            return body is not None and end_of_file(body, prompt.fence) is not None
     drafter = None
     if opts.mode == "spec":
         drafter = CopyDrafter(opts.gamma, DraftSchedule.parse(opts.draft))
@@ -107,7 +119,10 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress
     )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-    text = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
+    body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
+    if body is None:
+        raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
+    text = finish_text(src, body, prompt.fence, stats.stop_reason, max_new)
     return finish_edit(src, text, instruction, stats, output)
 
 
@@ -115,7 +130,8 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     """Whole-file check (merge fragments), then the file's own line endings."""
     whole = ensure_whole(src.text, text, instruction)
     new_text = restore_line_endings(src, whole.text)
-    return EditResult(src, new_text, stats, output, whole.complete, whole.merged)
+    unmerged = restore_line_endings(src, text) if whole.merged else new_text
+    return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)
 
 
 def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, on_progress=None) -> EditResult:

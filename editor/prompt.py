@@ -39,28 +39,59 @@ def fence_for(text: str) -> str:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """How the rewrite prompt is laid out; the bench compares these (`--layout`)."""
+
+    instruction_last: bool = True  # the instruction after the code (better for the 0.5B model)
+    complete_wording: bool = True  # ask explicitly for every line of the file
+    prefill_fence: bool = True  # the assistant turn starts with the opening fence
+    system: bool = True  # our system prompt (else the model's default)
+
+
+LAYOUTS = {
+    "default": Layout(),
+    "instruction-first": Layout(instruction_last=False),
+    "no-complete-wording": Layout(complete_wording=False),
+    "no-prefill": Layout(prefill_fence=False),
+    "no-system": Layout(system=False),
+}
+
+
+@dataclass(frozen=True)
 class Prompt:
     """A rendered prompt and how to recognise the end of the model's file in its output."""
 
-    text: str  # the full prompt, ending with the assistant's opening fence line
+    text: str  # the full prompt (ending with the assistant's opening fence line when prefilled)
     fence: str  # the closing fence the output must end with
     file_text: str  # the file as shown to the model (LF endings)
+    prefilled: bool = True  # False: the model must open the fenced block itself
 
 
-def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str, system: str = SYSTEM) -> Prompt:
+def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
+                   layout: Layout = LAYOUTS["default"]) -> Prompt:
     """Prompt for rewrite and spec modes: the model writes the whole file back."""
     fence = fence_for(file_text)
     lang = language(path)
     body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
-    user = (
-        f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
-        f"Instruction: {instruction.strip()}\n\n"
-        "Output the complete updated file in one fenced code block: every line, changed or not. "
-        "Change only what the instruction asks for."
-    )
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    code = f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
+    ask = f"Instruction: {instruction.strip()}\n\n"
+    tail = ("Output the complete updated file in one fenced code block: every line, changed or not. "
+            "Change only what the instruction asks for.") if layout.complete_wording else \
+        "Output the updated file in a fenced code block."
+    user = code + ask + tail if layout.instruction_last else ask + code + tail
+    messages = [{"role": "user", "content": user}]
+    if layout.system:
+        messages.insert(0, {"role": "system", "content": SYSTEM})
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text)
+    if layout.prefill_fence:
+        return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text)
+    return Prompt(text=head, fence=fence, file_text=file_text, prefilled=False)
+
+
+def strip_opening_fence(output: str, fence: str) -> str | None:
+    """Without a prefilled fence the model opens the block itself (after any prose): drop up to it."""
+    m = re.search(rf"(?m)^{re.escape(fence)}[^\n`]*\n", output)
+    return None if m is None else output[m.end():]
 
 
 def end_of_file(output: str, fence: str) -> int | None:

@@ -11,6 +11,7 @@ COLUMNS = [
     ("tokens_per_forward", "tokens/forward"), ("copied_share", "copied share"), ("exact_match", "exact match"),
     ("tests_passed", "tests passed"), ("identical_to_rewrite", "identical to rewrite"),
     ("complete_output", "complete output"), ("merged", "merged"),
+    ("tests_passed_unmerged", "tests passed without merge"),
 ]
 
 

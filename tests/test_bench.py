@@ -87,3 +87,20 @@ def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
     recs = {r["mode"]: r for r in second["records"]}
     assert recs["rewrite"]["seconds"] == 123.0 and recs["spec"]["identical_to_rewrite"] is True
     assert second["summary"]["spec"]["speedup_geomean"] > 10
+
+
+def test_merge_columns_show_what_the_merge_saved(scripted_lm):
+    lm = scripted_lm("def add(a, b):\n    return a + b\n```\n")  # a fragment: neg() left out
+    cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
+    rec = run_bench(lm, cases, ["rewrite"], EditOptions())["records"][0]
+    assert rec["merged"] is True and rec["complete_output"] is False
+    assert rec["tests_passed"] is True and rec["tests_passed_unmerged"] is False and rec["exact_match"]
+
+
+def test_unprefilled_layout_finds_the_models_own_fence(scripted_lm):
+    from editllm.editor.edit import edit_file
+    from editllm.editor.source import SourceFile
+
+    lm = scripted_lm("Here is the fixed file:\n\n```python\n" + GOLD + "```\n\nI changed add.")
+    result = edit_file(lm, SourceFile("m.py", BUGGY), "fix add", EditOptions(mode="spec", layout="no-prefill"))
+    assert result.new_text == GOLD and result.stats.stop_reason == "stop"
