@@ -136,7 +136,6 @@ class Request:
 
     sources: list
     instruction: str
-    mode: str
     model: str
     device: str
     dtype: str
@@ -160,13 +159,14 @@ def run_edit(req: Request, apply: bool, stats: bool, quiet: bool, started: float
     from editllm.editor.diff import apply_to_worktree, checked_diff, write_atomic
     from editllm.editor.edit import MODES, edit_file
 
-    if req.mode not in MODES:
-        raise EditError(f"unknown --mode {req.mode!r}; choose one of {', '.join(MODES)}")
+    mode = req.opts.mode
+    if mode not in MODES:
+        raise EditError(f"unknown --mode {mode!r}; choose one of {', '.join(MODES)}")
     results = []
     with Progress(not quiet) as progress:
         lm = load(req.model, req.device, req.dtype, req.adapter, req.trust_remote_code, progress)
         for src in req.sources:
-            progress.say(f"{src.path} ({req.mode})")
+            progress.say(f"{src.path} ({mode})")
             result = edit_file(lm, src, req.instruction, req.opts, progress.tokens)
             if result.fallback and not quiet:
                 err.print(f"{src.path}: copy mode fell back to spec mode ({result.fallback})", markup=False)
@@ -183,7 +183,7 @@ def run_edit(req: Request, apply: bool, stats: bool, quiet: bool, started: float
         sys.stdout.write(diff)
         sys.stdout.flush()
     if stats:
-        err.print(json.dumps(stats_record(lm, req.mode, results, started)), markup=False, soft_wrap=True)
+        err.print(json.dumps(stats_record(lm, mode, results, started)), markup=False, soft_wrap=True)
     changed = sum(1 for src, new in changes if new != src.raw)
     if not quiet and err.is_terminal:
         err.print(f"{changed} of {len(changes)} file(s) {'written' if apply else 'changed'}")
@@ -225,8 +225,8 @@ def fix(
             raise EditError("--apply cannot write stdin; drop --apply to get the diff")
         conf = settings(mode, model, device, dtype)
         opts = EditOptions(conf.get("mode"), max_new_tokens, temperature, seed, draft, monotonic=monotonic)
-        req = Request(sources, instruction, conf.get("mode"), conf.get("model"), conf.get("device"),
-                      conf.get("dtype"), opts, adapter, trust_remote_code)
+        req = Request(sources, instruction, conf.get("model"), conf.get("device"), conf.get("dtype"), opts,
+                      adapter, trust_remote_code)
         run_edit(req, apply, stats, quiet, started)
     except EditError as exc:
         fail(str(exc))
@@ -283,8 +283,7 @@ def check(
                 err.print("editllm: nothing to check", markup=False)
             raise typer.Exit(0)
         opts = EditOptions(conf.get("mode"), max_new_tokens)
-        req = Request(sources, instruction, conf.get("mode"), conf.get("model"), conf.get("device"),
-                      conf.get("dtype"), opts, adapter)
+        req = Request(sources, instruction, conf.get("model"), conf.get("device"), conf.get("dtype"), opts, adapter)
         changed = run_edit(req, apply, stats, quiet, started, worktree=staged)
     except EditError as exc:
         fail(str(exc))
