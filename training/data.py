@@ -123,17 +123,27 @@ def functions(text: str) -> list[ast.FunctionDef]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.end_lineno]
 
 
+def string_lines(text: str) -> set[int]:
+    """0-based indexes of lines inside string literals (docstrings): no bug is injected there."""
+    inside: set[int] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno:
+            inside.update(range(node.lineno - 1, node.end_lineno))
+    return inside
+
+
 def inject_bug(text: str, rng: random.Random) -> tuple[str, str] | None:
-    """Break one line inside a function; the instruction names the function (gold = the original)."""
+    """Break one code line inside a function; the instruction names the function (gold = the original)."""
     funcs = functions(text)
     rng.shuffle(funcs)
     lines = split_lines(text)
+    strings = string_lines(text) if funcs else set()
     for fn in funcs:
         body = list(range(fn.lineno, fn.end_lineno))  # 0-based line indexes after the def line
         rng.shuffle(body)
         for k in body:
             line = lines[k]
-            if line.lstrip().startswith(("#", '"', "'")):
+            if k in strings or line.lstrip().startswith("#"):
                 continue
             for old, new in rng.sample(SWAPS, len(SWAPS)):
                 if old in line:
