@@ -172,6 +172,7 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
             result = edit_file(lm, src, case.instruction, replace(opts, mode=mode))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
             rec["fallback"] = result.fallback
+            rec["program"] = getattr(result.stats, "program", None)
             if merged and case.tests:  # what the user would have got without the merge
                 rec["tests_passed_unmerged"] = run_tests(result.unmerged_text, case.tests)
         elif mode == "hf-pld":

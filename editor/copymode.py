@@ -66,7 +66,9 @@ class CopyRun:
         logits = self.decoder.forward(self.prompt, self.cache, keep=1)[-1]
         self.stats.forwards = 1
         self.stats.prefill_seconds = time.perf_counter() - start
-        self.drafter.reset(self.prompt)
+        # The prompt shows numbered lines, which break every γ-gram at a line start; the drafter also
+        # indexes the plain file, so a gen span that rewrites many lines drafts across them.
+        self.drafter.reset(self.source.all_tokens() + self.prompt)
         self.started = start
         return logits
 

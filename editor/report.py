@@ -130,11 +130,12 @@ def write_report(results: dict, out: Path) -> str:
     """Write results.json (texts dropped), report.md and the plots; return the Markdown."""
     out.mkdir(parents=True, exist_ok=True)
     slim = dict(results)
-    slim["records"] = [{k: v for k, v in r.items() if k != "text"} for r in results.get("records", [])]
+    slim["records"] = [{k: v for k, v in r.items() if k not in ("text", "program")} for r in results.get("records", [])]
     (out / "results.json").write_text(json.dumps(slim, indent=2) + "\n")
     with open(out / "outputs.jsonl", "w") as f:  # the edited texts, for inspection and --reuse
         for r in results.get("records", []):
-            f.write(json.dumps({"id": r["id"], "mode": r["mode"], "text": r.get("text")}) + "\n")
+            f.write(json.dumps({"id": r["id"], "mode": r["mode"], "text": r.get("text"),
+                                "program": r.get("program")}) + "\n")
     md = markdown(results)
     (out / "report.md").write_text(md)
     plots(results, out)

@@ -26,6 +26,10 @@ class CopySource:
         self.lines = split_lines(source_text)
         self._cache: dict[tuple[int, int], list[int]] = {}
 
+    def all_tokens(self) -> list[int]:
+        """The whole file, tokenized as one chunk (the drafter's extra source in copy mode)."""
+        return self.tokens(Copy(1, len(self.lines))) if self.lines else []
+
     def text(self, copy: Copy) -> str:
         return "".join(self.lines[copy.i - 1 : copy.j])
 
