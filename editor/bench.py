@@ -210,7 +210,7 @@ def geomean(values: list[float]) -> float | None:
 
 
 def rate(records: list[dict], key: str) -> float | None:
-    values = [r[key] for r in records if r[key] is not None]
+    values = [r.get(key) for r in records if r.get(key) is not None]  # reused records may predate a column
     return round(sum(bool(v) for v in values) / len(values), 3) if values else None
 
 
