@@ -357,6 +357,8 @@ def bench(
     reuse: Path = typer.Option(None, "--reuse", help="Take the rewrite baseline from an earlier --out folder."),
     layout: str = typer.Option("default", "--layout", help="rewrite/spec prompt layout: default, instruction-first, "
                                "no-complete-wording, no-prefill, no-system."),
+    copy_prefill: bool = typer.Option(True, "--copy-prefill/--no-copy-prefill",
+                                      help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
     from editllm.editor.bench import ALL_MODES, kernel_bench, load_cases, run_bench
@@ -377,7 +379,7 @@ def bench(
                 raise EditError(f"{p}: no such case file")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit)
         lm = load(model, device, dtype, adapter, False, Progress(False))
-        opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout)
+        opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch.")}
         if selected:
             with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:

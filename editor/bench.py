@@ -183,7 +183,7 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
                 raise EditError("the case has no gold text for an oracle program")
             try:
                 text, stats = run_oracle(lm, case.path, case.before, case.instruction,
-                                         oracle(case.before, case.after))
+                                         oracle(case.before, case.after), opts.prefill_copies)
             except (ProgramError, ProgramFailed) as exc:
                 raise EditError(f"oracle program failed: {exc}") from exc
             complete, merged = True, False

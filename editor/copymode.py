@@ -47,8 +47,9 @@ class CopyRun:
     """One copy-mode decode over one file: state shared by the model-driven and the oracle paths."""
 
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
-                 draft: str = "adaptive:16,2,128,10", mode: str = "copy") -> None:
+                 draft: str = "adaptive:16,2,128,10", mode: str = "copy", prefill_copies: bool = True) -> None:
         self.lm = lm
+        self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
         self.source = CopySource(lm.tokenizer, text)
         self.text = text
         self.eos = sorted(eos_ids(lm.model, lm.tokenizer))
@@ -94,12 +95,14 @@ class CopyRun:
         if self.matcher.closed is not None:
             copy = self.matcher.closed
             ids = self.source.tokens(copy)
-            for t in ids:
-                self.drafter.append(t)
+            if self.prefill_copies:
+                for t in ids:
+                    self.drafter.append(t)
             self.stats.spans += 1
             self.stats.copied_lines += copy.j - copy.i + 1
-            self.stats.prefilled_tokens += len(ids)
-            extra += ids
+            if self.prefill_copies:
+                self.stats.prefilled_tokens += len(ids)
+                extra += ids
         return extra
 
     def finish(self) -> tuple[str, list[Op]]:
@@ -176,16 +179,18 @@ class CopyRun:
 
 
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
-             monotonic: bool = True, draft: str = "adaptive:16,2,128,10") -> tuple[str, CopyStats]:
+             monotonic: bool = True, draft: str = "adaptive:16,2,128,10",
+             prefill_copies: bool = True) -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable."""
-    run = CopyRun(lm, path, text, instruction, monotonic, draft)
+    run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies)
     new_text, _ = run.run_model(max_tokens)
     return new_text, run.stats
 
 
-def run_oracle(lm: LoadedModel, path: str, text: str, instruction: str, ops: list[Op]) -> tuple[str, CopyStats]:
+def run_oracle(lm: LoadedModel, path: str, text: str, instruction: str, ops: list[Op],
+               prefill_copies: bool = True) -> tuple[str, CopyStats]:
     """The gold program through the copy-mode runtime (the bench's `oracle` mode: copy mode's ceiling)."""
-    run = CopyRun(lm, path, text, instruction, monotonic=True, mode="oracle")
+    run = CopyRun(lm, path, text, instruction, monotonic=True, mode="oracle", prefill_copies=prefill_copies)
     new_text, _ = run.run_oracle(ops)
     return new_text, run.stats
 

@@ -31,6 +31,7 @@ class EditOptions:
     gamma: int = 3
     monotonic: bool = True  # copy mode: spans must move forward through the file
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
+    prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
 
 
 @dataclass
@@ -141,7 +142,8 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     n_prompt = len(copy_prompt_ids(lm, src.path, src.text, instruction))
     max_tokens = budget(lm, src, n_prompt, opts.max_new_tokens)
     try:
-        text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft)
+        text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
+                               opts.prefill_copies)
         return finish_edit(src, text, instruction, stats, stats.program)
     except (ProgramFailed, EditError) as exc:
         reason = str(exc)

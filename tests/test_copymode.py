@@ -83,3 +83,12 @@ def test_failed_program_falls_back_to_spec(monkeypatch, scripted_lm):
     result = edit_file(lm, SourceFile("m.py", body), "return 2", EditOptions(mode="copy"))
     assert result.fallback == "the program exceeded 5 tokens"
     assert result.stats.mode == "spec" and result.new_text == body.replace("1", "2")
+
+
+def test_oracle_without_copy_prefill_resolves_the_same_text_with_a_shorter_cache(tiny_lm):
+    before, after = "a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n"
+    ops = oracle(before, after)
+    text, stats = run_oracle(tiny_lm, "m.py", before, "b is 20", ops, prefill_copies=False)
+    full, full_stats = run_oracle(tiny_lm, "m.py", before, "b is 20", ops)
+    assert text == full == after
+    assert stats.prefilled_tokens == 0 < full_stats.prefilled_tokens and stats.spans == full_stats.spans == 2
