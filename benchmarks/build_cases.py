@@ -11,6 +11,10 @@ problems, a problem's helper functions kept next to it). Two kinds are written:
   HumanEval ``check`` and passes every other check; the clean module passes all of them.
 * ``cases/rename.jsonl``: ``before`` is a clean module, ``after`` renames one function and every
   call site (including call-like mentions in docstrings and the HumanEval tests).
+* ``cases/humaneval_single.jsonl``: like the bugfix cases, but each module holds a single HumanEval
+  problem (10-40 lines) with one bug, injected and verified the same way. Its problems are drawn with
+  their own seeded ``random.Random`` (seed + 2) from those whose functions no bugfix or rename
+  instruction names, so the other two files do not change.
 
 Run ``python benchmarks/build_cases.py``; the output is identical on every run for the same seed.
 """
@@ -37,6 +41,8 @@ HERE = Path(__file__).resolve().parent
 BUCKETS = [(30, 59), (60, 119), (120, 199), (200, 300)]  # module sizes in lines, inclusive
 BUGFIX_PER_BUCKET = 6  # the 3rd and 6th case of each bucket get two bugs
 RENAME_PER_BUCKET = 2
+SINGLE_CASES = 8  # single-problem bug-fix modules
+SINGLE_LINES = (10, 40)  # their sizes in lines, inclusive
 TIMEOUT = 10.0
 EXTRA_SEEDS = (1, 2)
 # A bug must make its check fail with a wrong result or a plausible runtime error, not a type/name crash.
@@ -586,6 +592,54 @@ def build_rename(problems: list[Problem], seed: int, timeout: float, log, first_
     return cases
 
 
+def instruction_names(cases: list[dict]) -> set[str]:
+    """Every function name that an instruction of these cases mentions (bug targets, renamed functions)."""
+    return {name for case in cases for name in re.findall(r"`(\w+)`", case["instruction"])}
+
+
+def build_single(problems: list[Problem], seed: int, timeout: float, log, exclude: set[str],
+                 first_index: int) -> list[dict]:
+    """Bug-fix cases of one problem each (its helpers included), one verified bug in its entry point.
+
+    Problems that define a name in `exclude` are skipped. Uses its own `random.Random(seed)`.
+    """
+    rng = random.Random(seed)
+    lo, hi = SINGLE_LINES
+    pool = [p for p in problems if not (p.names & exclude) and lo <= n_lines(assemble([p])) <= hi]
+    rng.shuffle(pool)
+    kind_usage: Counter = Counter()
+    names: set[str] = set()
+    cases = []
+    for p in pool:
+        if len(cases) == SINGLE_CASES:
+            break
+        if p.names & names:
+            continue  # distinct function names across the cases
+        after = assemble([p])
+        tests = tests_of([p])
+        res = run_jobs([{"source": after, "tests": tests}], timeout)
+        if res is None or not all(r is True for r in res[0]):
+            raise RuntimeError(f"clean module fails its tests: {p.task_id}")
+        m = try_inject(rng, after, tests, p.entry_point, kind_usage, timeout)
+        if m is None:
+            continue
+        before = m.apply(after)
+        if not verify_bug(before, tests, {p.entry_point}, timeout):
+            continue
+        names |= p.names
+        kind_usage[m.kind] += 1
+        idx = len(cases) + 1
+        cases.append({
+            "id": f"humaneval_single_{idx:02d}", "kind": "bugfix-single", "path": f"module_{first_index + idx:02d}.py",
+            "instruction": instruction_bugfix([p.entry_point]), "before": before, "after": after, "tests": tests,
+            "lines": n_lines(before),
+        })
+        log(f"single {idx:02d} {n_lines(before):4d} lines  {p.task_id} {m.function}:{m.lineno} {m.kind}")
+    if len(cases) < SINGLE_CASES:
+        raise RuntimeError(f"only {len(cases)} single-problem bug-fix cases")
+    return cases
+
+
 def write_jsonl(path: Path, cases: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
@@ -606,9 +660,14 @@ def main(argv: list[str] | None = None) -> int:
     problems = load_problems()
     bugfix = build_bugfix(problems, args.seed, args.timeout, log)
     rename = build_rename(problems, args.seed + 1, args.timeout, log, first_index=len(bugfix))
+    # Own seed and random.Random, built last: adding it leaves the other two files unchanged.
+    single = build_single(problems, args.seed + 2, args.timeout, log, exclude=instruction_names(bugfix + rename),
+                          first_index=len(bugfix) + len(rename))
     write_jsonl(args.out_dir / "humaneval_bugfix.jsonl", bugfix)
     write_jsonl(args.out_dir / "rename.jsonl", rename)
-    log(f"wrote {len(bugfix)} bugfix and {len(rename)} rename cases to {args.out_dir}")
+    write_jsonl(args.out_dir / "humaneval_single.jsonl", single)
+    log(f"wrote {len(bugfix)} bugfix, {len(rename)} rename and {len(single)} single-problem bugfix cases "
+        f"to {args.out_dir}")
     return 0
 
 

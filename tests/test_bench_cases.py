@@ -11,7 +11,9 @@ import pytest
 from editllm.editor.bench import run_checks
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
-FILES = {"humaneval_bugfix.jsonl": "bugfix", "rename.jsonl": "rename"}
+FILES = {"humaneval_bugfix.jsonl": "bugfix", "rename.jsonl": "rename", "humaneval_single.jsonl": "bugfix-single"}
+BUGFIX_KINDS = {"bugfix", "bugfix-single"}
+LINES = {"bugfix": (30, 300), "rename": (30, 300), "bugfix-single": (10, 40)}  # module sizes, inclusive
 TIMEOUT = 30.0
 
 def run_sources(sources: list[str], tests: list[dict], timeout: float = TIMEOUT) -> list[list[bool]]:
@@ -43,6 +45,18 @@ def test_ids_and_paths_unique():
     assert len({c["path"] for c in cases}) == len(cases)
 
 
+def test_single_cases_use_fresh_functions():
+    """No function of a single-problem module is the target of a bugfix or rename instruction."""
+    cases = [p.values[1] for p in CASES if p.values[1] is not None]
+    single = [c for c in cases if c["kind"] == "bugfix-single"]
+    if not single:
+        pytest.skip("no single-problem bug-fix cases")
+    named = {n for c in cases if c["kind"] != "bugfix-single" for n in re.findall(r"`(\w+)`", c["instruction"])}
+    for c in single:
+        defined = set(re.findall(r"^def (\w+)\(", c["after"], re.M))
+        assert not defined & named, c["id"]
+
+
 @pytest.mark.parametrize("kind, case", CASES)
 def test_case(kind: str, case: dict):
     assert set(case) == {"id", "kind", "path", "instruction", "before", "after", "tests", "lines"}
@@ -53,7 +67,8 @@ def test_case(kind: str, case: dict):
     assert isinstance(case["before"], str) and isinstance(case["after"], str)
     assert case["before"] != case["after"]
     assert case["lines"] == len(case["before"].splitlines())
-    assert 30 <= case["lines"] <= 300
+    lo, hi = LINES[kind]
+    assert lo <= case["lines"] <= hi
     assert isinstance(case["tests"], list) and case["tests"]
     for t in case["tests"]:
         assert set(t) == {"test", "entry_point"}
@@ -63,13 +78,16 @@ def test_case(kind: str, case: dict):
     compile(case["after"], case["path"], "exec")
 
     before, after = case["before"].splitlines(), case["after"].splitlines()
-    if kind == "bugfix":
+    if kind in BUGFIX_KINDS:
         names = re.findall(r"`(\w+)`", case["instruction"])
         assert case["instruction"].startswith("Fix the bug") and 1 <= len(names) <= 2
         assert len(before) == len(after)
         changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
         assert len(changed) == len(names)  # one changed line per bug
         assert {t["entry_point"] for t in case["tests"]} >= set(names)
+        if kind == "bugfix-single":  # one HumanEval problem, one bug
+            assert case["instruction"] == f"Fix the bug in `{names[0]}`: its tests fail."
+            assert [t["entry_point"] for t in case["tests"]] == names
     else:
         old, new = re.fullmatch(r"Rename the function `(\w+)` to `(\w+)` and update every call site\.",
                                 case["instruction"]).groups()
@@ -82,6 +100,6 @@ def test_case(kind: str, case: dict):
     failing = [t["entry_point"] for t, ok in zip(case["tests"], after_ok, strict=True) if not ok]
     assert not failing, f"`after` fails the checks of {failing}"
     assert not all(before_ok), "`before` passes every test"
-    if kind == "bugfix":
+    if kind in BUGFIX_KINDS:
         broken = {t["entry_point"] for t, ok in zip(case["tests"], before_ok, strict=True) if not ok}
         assert broken == set(names)
