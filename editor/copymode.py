@@ -47,7 +47,7 @@ class CopyRun:
     """One copy-mode decode over one file: state shared by the model-driven and the oracle paths."""
 
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
-                 draft: str = "adaptive:16,2,128,10", mode: str = "copy", prefill_copies: bool = True) -> None:
+                 draft: str = "adaptive:32,2,256,16", mode: str = "copy", prefill_copies: bool = True) -> None:
         self.lm = lm
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
         self.source = CopySource(lm.tokenizer, text)
@@ -179,7 +179,7 @@ class CopyRun:
 
 
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
-             monotonic: bool = True, draft: str = "adaptive:16,2,128,10",
+             monotonic: bool = True, draft: str = "adaptive:32,2,256,16",
              prefill_copies: bool = True) -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable."""
     run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies)

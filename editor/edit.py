@@ -27,7 +27,7 @@ class EditOptions:
     max_new_tokens: int | None = None
     temperature: float = 0.0
     seed: int = 0
-    draft: str = "adaptive:16,2,128,10"
+    draft: str = "adaptive:32,2,256,16"
     gamma: int = 3
     monotonic: bool = True  # copy mode: spans must move forward through the file
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
