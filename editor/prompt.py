@@ -115,15 +115,24 @@ COPY_SYSTEM = (
     "leave out lines you delete. Line ranges must increase through the file."
 )
 
-def copy_example(n: int) -> str:
-    """A worked example sized to this file: measured, the untrained 1.5B model imitates the example's
-    span lengths (a generic `1-2` example made it write two-line copies all the way down)."""
-    if n < 3:
-        return 'Example: <copy lines="1-1"/><gen>new text\n</gen>'
-    k = (n + 1) // 2
-    return (f"Example for this {n}-line file: if only line {k} had to change, the whole program would be\n"
-            f'<copy lines="1-{k - 1}"/><gen>the new line {k}\n</gen><copy lines="{k + 1}-{n}"/>\n'
-            "One copy tag can copy any number of lines: use as few tags as possible.")
+EXAMPLE_FILE = (
+    'def area(w, h):\n    """Area of a rectangle."""\n    return w + h\n\n\n'
+    'def perimeter(w, h):\n    """Perimeter of a rectangle."""\n    return 2 * (w + h)\n'
+)
+
+
+def copy_example() -> str:
+    """One complete worked example, on a file of its own.
+
+    Measured with the untrained 1.5B model: a bare `1-2` example made it copy two lines per tag all the
+    way down, and an example with placeholder text made it write that placeholder; a real file, a real
+    instruction and the real program did neither.
+    """
+    return (
+        f"Example. File (8 lines):\n{numbered(EXAMPLE_FILE)}Instruction: Fix the bug in area.\n"
+        'Program: <copy lines="1-2"/><gen>    return w * h\n</gen><copy lines="4-8"/>\n'
+        "One copy tag can copy any number of lines: use as few tags as possible."
+    )
 
 
 def numbered(file_text: str) -> str:
@@ -140,7 +149,7 @@ def copy_prompt(tokenizer, path: str, file_text: str, instruction: str) -> str:
     n = len(file_text.split("\n")) - (1 if file_text.endswith("\n") or not file_text else 0)
     user = (
         f"File: {path} ({n} lines)\n\n{numbered(file_text)}\n"
-        f"Instruction: {instruction.strip()}\n\n{copy_example(n)}\n\nWrite the edit program for {path}."
+        f"Instruction: {instruction.strip()}\n\n{copy_example()}\n\nNow write the edit program for {path}."
     )
     messages = [{"role": "system", "content": COPY_SYSTEM}, {"role": "user", "content": user}]
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

@@ -194,3 +194,11 @@ def test_rollback_restores_state(tokenizer):
         assert m.allowed(t)
         m.advance(t)
     assert m.accepting()
+
+
+def test_copy_prompt_example_is_a_true_oracle_program():
+    """The worked example the model reads must itself be right, or the model learns a wrong pattern."""
+    from editllm.editor.prompt import EXAMPLE_FILE, copy_example
+
+    fixed = EXAMPLE_FILE.replace("return w + h", "return w * h")
+    assert f"Program: {render(oracle(EXAMPLE_FILE, fixed))}\n" in copy_example()
