@@ -14,6 +14,13 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from editllm.editor.models import LoadedModel  # noqa: E402
 from fakes import scripted_model  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# CI gets the same hypothesis examples on every run (a red CI must be reproducible); locally each
+# run explores new ones.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def _part1() -> Path:
