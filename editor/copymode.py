@@ -47,7 +47,8 @@ class CopyRun:
     """One copy-mode decode over one file: state shared by the model-driven and the oracle paths."""
 
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
-                 draft: str = "adaptive:32,2,256,16", mode: str = "copy", prefill_copies: bool = True) -> None:
+                 draft: str = "adaptive:32,2,256,16", mode: str = "copy", prefill_copies: bool = True,
+                 prompt_ids: list[int] | None = None) -> None:
         self.lm = lm
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
         self.source = CopySource(lm.tokenizer, text)
@@ -56,7 +57,7 @@ class CopyRun:
         vocab = int(lm.model.config.vocab_size)
         self.matcher = ProgramMatcher(lm.tokenizer, len(self.source.lines), vocab, self.eos, monotonic)
         self.decoder = Decoder(lm.model, lm.tokenizer)
-        self.prompt = copy_prompt_ids(lm, path, text, instruction)
+        self.prompt = prompt_ids if prompt_ids is not None else copy_prompt_ids(lm, path, text, instruction)
         self.stats = CopyStats(mode=mode, prompt_tokens=len(self.prompt))
         self.drafter = CopyDrafter(3, DraftSchedule.parse(draft))
         self.cache = DynamicCache(config=lm.model.config)
@@ -180,9 +181,9 @@ class CopyRun:
 
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
              monotonic: bool = True, draft: str = "adaptive:32,2,256,16",
-             prefill_copies: bool = True) -> tuple[str, CopyStats]:
+             prefill_copies: bool = True, prompt_ids: list[int] | None = None) -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable."""
-    run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies)
+    run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies, prompt_ids=prompt_ids)
     new_text, _ = run.run_model(max_tokens)
     return new_text, run.stats
 

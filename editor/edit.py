@@ -139,11 +139,11 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     """Copy mode; an unusable program falls back to spec mode (the reason is kept in the result)."""
     from editllm.editor.copymode import ProgramFailed, copy_prompt_ids, run_copy
 
-    n_prompt = len(copy_prompt_ids(lm, src.path, src.text, instruction))
-    max_tokens = budget(lm, src, n_prompt, opts.max_new_tokens)
+    ids = copy_prompt_ids(lm, src.path, src.text, instruction)
+    max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
     try:
         text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
-                               opts.prefill_copies)
+                               opts.prefill_copies, prompt_ids=ids)
         return finish_edit(src, text, instruction, stats, stats.program)
     except (ProgramFailed, EditError) as exc:
         reason = str(exc)
