@@ -138,6 +138,7 @@ def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_token
         def __call__(self, input_ids, scores, **kwargs):
             return torch.tensor([tail(input_ids[0, len(ids):].tolist())], device=input_ids.device)
 
+    eos = eos_ids(lm.model, lm.tokenizer)
     counter = ForwardCounter(lm.model)
     start = time.perf_counter()
     try:
@@ -145,12 +146,12 @@ def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_token
             seq = lm.model.generate(
                 torch.tensor([ids], device=lm.device), max_new_tokens=max_new, do_sample=False,
                 prompt_lookup_num_tokens=10, stopping_criteria=StoppingCriteriaList([Fence()]),
-                eos_token_id=sorted(eos_ids(lm.model, lm.tokenizer)), pad_token_id=lm.tokenizer.pad_token_id,
+                eos_token_id=sorted(eos), pad_token_id=lm.tokenizer.pad_token_id,
             )
     finally:
         counter.close()
     seconds = time.perf_counter() - start
-    out = [t for t in seq[0, len(ids):].tolist() if t not in eos_ids(lm.model, lm.tokenizer)]
+    out = [t for t in seq[0, len(ids):].tolist() if t not in eos]
     stats = DecodeStats("hf-pld", len(ids), len(out), counter.count, 0.0, seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
     output = lm.tokenizer.decode(out, skip_special_tokens=False, clean_up_tokenization_spaces=False)

@@ -166,9 +166,7 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     out: list[Block] = list(inserts.get(-1, []))
     for i, b in enumerate(old):
         out.append(replaced.get(i, b))
-        for ins in inserts.get(i, []):
-            if out[-1].blank == [] and b.blank:
-                out[-1] = Block(out[-1].name, out[-1].lines, list(b.blank))
+        for ins in inserts.get(i, []):  # new definitions take the spacing of their neighbour
             out.append(Block(ins.name, ins.lines, list(b.blank) or ins.blank))
     return out
 
@@ -214,7 +212,7 @@ def merge_code(old: list[str], new: list[str], instruction: str) -> list[str] | 
     i, parent = parents[0]
     wrapped = Block(parent.name, [parent.lines[0]] + new, parent.blank)
     blocks = split_blocks(old, 0)
-    blocks[i] = merge_pair(parent, wrapped, instruction + " ", "the file")
+    blocks[i] = merge_pair(parent, wrapped, instruction, "the file")
     return [line for b in blocks for line in b.lines + b.blank]
 
 
