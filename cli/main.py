@@ -521,6 +521,7 @@ def train_run(
     device: str = typer.Option("auto", "--device"),
     dtype: str = typer.Option("auto", "--dtype"),
     seed: int = typer.Option(0, "--seed"),
+    max_minutes: float = typer.Option(None, "--max-minutes", min=0, help="Stop early and save after this long."),
 ) -> None:
     """Supervised fine-tuning on program tokens (copied text and prompt masked); resumes from --out."""
     from editllm.training.data import read_jsonl
@@ -533,7 +534,8 @@ def train_run(
             raise EditError(f"{data}: no such file")
         examples = read_jsonl(data)
         lm = load(model, device, dtype, None, False, Progress(False))
-        cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every)
+        cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every,
+                          max_seconds=None if max_minutes is None else 60 * max_minutes)
         columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                    TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn()]
         with Bar(*columns, console=err, disable=not err.is_terminal) as bar:

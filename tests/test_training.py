@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import os
+import re
 import subprocess
 
 import pytest
 import torch
 from editllm.grammar import Copy, parse
-from editllm.training.data import Example, humaneval_fingerprints, mine_git, overlaps_eval, synthesize
+from editllm.training.data import (
+    Example,
+    humaneval_fingerprints,
+    mine_git,
+    overlaps_eval,
+    read_jsonl,
+    synthesize,
+    write_jsonl,
+)
+from editllm.training.mutate import instruction_bugfix
 from editllm.training.sft import IGNORE, TrainConfig, add_lora, batch_loss, encode_example, train
 
 BEFORE = "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 2\n"
@@ -39,11 +50,22 @@ def test_mine_git_history(tmp_path):
 
 
 def test_synthetic_edits_are_real_and_deterministic():
-    a = synthesize(6, seed=1)
-    b = synthesize(6, seed=1)
-    assert [(e.before, e.after) for e in a] == [(e.before, e.after) for e in b] and len(a) == 6
+    a = synthesize(40, seed=1, packages=["rich", "click", "stdlib"])
+    b = synthesize(40, seed=1, packages=["rich", "click", "stdlib"])
+    assert [(e.before, e.after) for e in a] == [(e.before, e.after) for e in b] and len(a) == 40
     assert all(e.before != e.after and e.program for e in a)
     assert {e.source.split(":")[1] for e in a} == {"bugfix", "rename", "typo"}
+    for e in a:
+        changed = [x for x, y in zip(e.before.splitlines(), e.after.splitlines(), strict=True) if x != y] \
+            if e.before.count("\n") == e.after.count("\n") else None
+        if e.source.startswith("synthetic:bugfix"):  # one line per named function, in the bench's words
+            names = re.findall(r"`(\w+)`", e.instruction)
+            assert changed is not None and len(changed) == len(names) in (1, 2), e.source
+            assert e.instruction == instruction_bugfix(names)
+            assert ast.parse(e.before) and ast.dump(ast.parse(e.before)) != ast.dump(ast.parse(e.after))
+        elif e.source.startswith("synthetic:rename"):
+            old, new = re.findall(r"`(\w+)`", e.instruction)
+            assert re.search(rf"\bdef {new}\(", e.after) and not re.search(rf"\bdef {old}\(", e.after)
 
 
 def test_humaneval_overlap_is_refused():
@@ -102,3 +124,32 @@ def test_add_lora_trains_only_adapters(tiny_lm):
     model = add_lora(copy.deepcopy(tiny_lm.model), 4)
     names = [n for n, p in model.named_parameters() if p.requires_grad]
     assert names and all("lora_" in n for n in names)
+
+
+def test_batch_loss_equals_full_logits_cross_entropy(tiny_lm):
+    """Only trained positions go through the LM head; the loss must be what full logits give."""
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    ids, labels = encode_example(tiny_lm.tokenizer, ex, 151645)
+    model = copy.deepcopy(tiny_lm.model).float()
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0, :-1]
+        ref = torch.nn.functional.cross_entropy(logits, torch.tensor(labels[1:]), ignore_index=IGNORE)
+        got = batch_loss(model, [(ids, labels)], "cpu")
+    torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["train.jsonl", "train.jsonl.gz"])
+def test_jsonl_round_trip(tmp_path, name):
+    examples = [Example("m.py", "make f add two", BEFORE, AFTER, "t").finish(),
+                Example("n.py", "ünïcode", "a\r\nb\n", "a\r\nc\n", "t").finish()]
+    write_jsonl(examples, tmp_path / name)
+    assert read_jsonl(tmp_path / name) == examples
+    if name.endswith(".gz"):
+        assert (tmp_path / name).read_bytes()[:2] == b"\x1f\x8b"
+
+
+def test_time_budget_stops_early_and_saves(tiny_lm, tmp_path):
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    cfg = TrainConfig(steps=50, lora_r=4, save_every=100, max_seconds=0.0)
+    _, history = train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], cfg, tmp_path / "a")
+    assert [h["step"] for h in history] == [1] and (tmp_path / "a" / "adapter_model.safetensors").exists()

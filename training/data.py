@@ -14,11 +14,14 @@ import gzip
 import json
 import random
 import re
+import tokenize
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from editllm.editor.source import decode_bytes, split_lines
 from editllm.grammar.program import ProgramError, oracle, render
+from editllm.training.mutate import instruction_bugfix, mutation_sites, rename_identifier
 
 TEXT_SUFFIXES = {".py", ".md", ".rst", ".txt", ".toml", ".cfg", ".js", ".ts", ".go", ".rs", ".c", ".h",
                  ".java", ".sh", ".yaml", ".yml", ".json", ".html", ".css"}
@@ -89,28 +92,41 @@ def mine_git(repo_path: Path, rev_range: str | None = None, max_bytes: int = 60_
 
 # --- synthetic edits --------------------------------------------------------------------------------
 
-SWAPS = [(" < ", " <= "), (" <= ", " < "), (" > ", " >= "), (" >= ", " > "), (" == ", " != "),
-         (" != ", " == "), (" + 1", " - 1"), (" - 1", " + 1"), (" and ", " or "), (" or ", " and ")]
 TYPOS = [("the ", "teh "), ("and ", "adn "), ("with ", "wiht "), ("return", "retrun"), ("which", "wich")]
+RENAME_SUFFIXES = ["_impl", "_value", "_checked", "_all", "_safe", "_items"]
+PACKAGES = ["rich", "typer", "click", "unidiff", "git", "safetensors", "peft", "transformers", "torch", "numpy",
+            "hypothesis", "_pytest", "jinja2", "yaml", "packaging", "tqdm", "huggingface_hub", "gguf", "outlines",
+            "pygments", "markdown_it", "setuptools", "accelerate", "idna", "gitdb", "smmap", "llguidance", "stdlib"]
 
 
-def public_sources(packages: list[str], max_bytes: int = 20_000) -> list[tuple[str, str]]:
-    """(label, text) of Python files in installed packages, 30..400 lines, sorted for determinism."""
+def public_sources(packages: list[str], max_bytes: int = 12_000,
+                   lines: tuple[int, int] = (30, 300)) -> list[tuple[str, str]]:
+    """(label, text) of Python files in installed packages (or "stdlib": Python's own library, its tests
+    left out), sized like the bench's modules, sorted for determinism."""
     import importlib.util
+    import sysconfig
 
     out = []
     for name in packages:
-        spec = importlib.util.find_spec(name)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        root = Path(spec.submodule_search_locations[0])
+        if name == "stdlib":
+            root = Path(sysconfig.get_paths()["stdlib"])
+        else:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                continue
+            if spec is None or not spec.submodule_search_locations:
+                continue
+            root = Path(spec.submodule_search_locations[0])
         for f in sorted(root.rglob("*.py")):
+            if name == "stdlib" and {"site-packages", "test", "tests", "idle_test"} & set(f.relative_to(root).parts):
+                continue
             try:
                 data = f.read_bytes()
                 text, _ = decode_bytes(data, str(f))
             except Exception:
                 continue
-            if len(data) <= max_bytes and 30 <= text.count("\n") <= 400:
+            if len(data) <= max_bytes and lines[0] <= text.count("\n") <= lines[1]:
                 out.append((f"{name}/{f.relative_to(root).as_posix()}", text))
     return out
 
@@ -123,45 +139,48 @@ def functions(text: str) -> list[ast.FunctionDef]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.end_lineno]
 
 
-def string_lines(text: str) -> set[int]:
-    """0-based indexes of lines inside string literals (docstrings): no bug is injected there."""
-    inside: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno:
-            inside.update(range(node.lineno - 1, node.end_lineno))
-    return inside
-
-
-def inject_bug(text: str, rng: random.Random) -> tuple[str, str] | None:
-    """Break one code line inside a function; the instruction names the function (gold = the original)."""
-    funcs = functions(text)
+def inject_bugs(text: str, rng: random.Random, kind_usage: Counter) -> tuple[str, str] | None:
+    """Break one line in one or (a third of the time) two functions with the bench's mutation kinds,
+    least-used kind first; the instruction is the bench's template (gold = the original text)."""
+    funcs = [f for f in functions(text) if f.end_lineno - f.lineno >= 2]
     rng.shuffle(funcs)
-    lines = split_lines(text)
-    strings = string_lines(text) if funcs else set()
+    want = 2 if len(funcs) >= 2 and rng.random() < 1 / 3 else 1
+    broken, names, used_lines = text, [], set()
     for fn in funcs:
-        body = list(range(fn.lineno, fn.end_lineno))  # 0-based line indexes after the def line
-        rng.shuffle(body)
-        for k in body:
-            line = lines[k]
-            if k in strings or line.lstrip().startswith("#"):
-                continue
-            for old, new in rng.sample(SWAPS, len(SWAPS)):
-                if old in line:
-                    broken = lines[:k] + [line.replace(old, new, 1)] + lines[k + 1:]
-                    return "".join(broken), f"Fix the bug in `{fn.name}`."
-    return None
+        sites = [m for m in mutation_sites(text, fn) if m.lineno not in used_lines]
+        if not sites:
+            continue
+        kind = min({m.kind for m in sites}, key=lambda k: (kind_usage[k], rng.random()))
+        m = rng.choice([m for m in sites if m.kind == kind])
+        broken = m.apply(broken)  # distinct lines: the byte offsets of the other mutation stay valid
+        used_lines.add(m.lineno)
+        kind_usage[kind] += 1
+        names.append(fn.name)
+        if len(names) == want:
+            break
+    if not names or len(set(names)) < len(names):
+        return None
+    return broken, instruction_bugfix(names)
 
 
 def rename(text: str, rng: random.Random) -> tuple[str, str] | None:
-    """Rename a function and its uses (word-boundary, outside nothing clever)."""
-    names = sorted({f.name for f in functions(text) if not f.name.startswith("__")})
+    """Rename a top-level function and its uses, in the bench's words."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    names = sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("__"))
     if not names:
         return None
     old = rng.choice(names)
-    new = old + rng.choice(["_impl", "_v2", "_safe", "_value"])
+    new = old + rng.choice(RENAME_SUFFIXES)
     if re.search(rf"\b{re.escape(new)}\b", text):
         return None
-    return re.sub(rf"\b{re.escape(old)}\b", new, text), f"Rename `{old}` to `{new}` everywhere in this file."
+    try:
+        renamed = rename_identifier(text, old, new)
+    except (tokenize.TokenError, IndentationError):
+        return None
+    return renamed, f"Rename the function `{old}` to `{new}` and update every call site."
 
 
 def add_typo(text: str, rng: random.Random) -> tuple[str, str] | None:
@@ -185,22 +204,31 @@ def _in_docstring(lines: list[str], k: int) -> bool:
     return quotes % 2 == 1
 
 
-def synthesize(n: int, seed: int = 0, packages: list[str] | None = None) -> list[Example]:
-    """`n` programmatic edits on public code: bug fixes, renames and typo fixes, in rotation."""
+# Share of each kind, like the bench: mostly bug fixes, some renames, a few typo fixes.
+MIX = [("bugfix", 0.75), ("rename", 0.2), ("typo", 0.05)]
+
+
+def synthesize(n: int, seed: int = 0, packages: list[str] | None = None, passes: int = 3) -> list[Example]:
+    """`n` programmatic edits on public code (up to `passes` per file): bug fixes, renames and typo fixes."""
     rng = random.Random(seed)
-    pool = public_sources(packages or ["rich", "typer", "click", "unidiff", "git", "safetensors", "peft"])
+    pool = public_sources(packages or PACKAGES)
     rng.shuffle(pool)
-    makers = [("bugfix", inject_bug), ("rename", rename), ("typo", add_typo)]
+    kind_usage: Counter = Counter()
     examples: list[Example] = []
-    for k, (label, text) in enumerate(pool):
+    seen: set[tuple[str, str]] = set()
+    for label, text in [item for _ in range(passes) for item in pool]:  # later passes: other edits, same files
         if len(examples) >= n:
             break
-        kind, maker = makers[k % len(makers)]
-        made = maker(text, rng)
+        kind = rng.choices([k for k, _ in MIX], [w for _, w in MIX])[0]
+        made = inject_bugs(text, rng, kind_usage) if kind == "bugfix" else rename(text, rng) if kind == "rename" \
+            else add_typo(text, rng)
         if not made:
             continue
         changed, instruction = made
-        before, after = (changed, text) if kind in ("bugfix", "typo") else (text, changed)
+        before, after = (text, changed) if kind == "rename" else (changed, text)
+        if (label, before) in seen:
+            continue
+        seen.add((label, before))
         ex = Example(Path(label).name, instruction, before, after, f"synthetic:{kind}:{label}").finish()
         if ex:
             examples.append(ex)
@@ -239,7 +267,7 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
     from editllm.editor.prompt import copy_prompt
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
+    with _open_text(out, "w") as f:
         for ex in examples:
             record = asdict(ex)
             if tokenizer is not None:
@@ -249,5 +277,12 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
 
 def read_jsonl(path: Path) -> list[Example]:
     fields = set(Example.__dataclass_fields__)
-    return [Example(**{k: v for k, v in json.loads(line).items() if k in fields})
-            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with _open_text(path, "r") as f:
+        return [Example(**{k: v for k, v in json.loads(line).items() if k in fields}) for line in f if line.strip()]
+
+
+def _open_text(path: Path, mode: str):
+    """A `.gz` name is gzip-compressed: training sets of a few thousand files compress ~5x."""
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")

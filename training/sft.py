@@ -54,6 +54,7 @@ class TrainConfig:
     seed: int = 0
     save_every: int = 50
     warmup: int = 10
+    max_seconds: float | None = None  # stop early (and save) once a step ends past this wall-clock budget
 
 
 def add_lora(model, r: int):
@@ -69,14 +70,16 @@ def batch_loss(model, batch: list[tuple[list[int], list[int]]], device) -> torch
     """Mean token loss over the unmasked labels of a batch, one sequence at a time (no padding)."""
     total, count = None, 0
     for ids, labels in batch:
-        x = torch.tensor([ids], device=device)
-        y = torch.tensor([labels], device=device)
-        logits = model(input_ids=x).logits[0, :-1].float()
-        target = y[0, 1:]
-        n = int((target != IGNORE).sum())
+        y = torch.tensor(labels[1:], device=device)
+        keep = (y != IGNORE).nonzero().squeeze(1)  # the positions whose next token is trained
+        n = int(keep.numel())
         if n == 0:
             continue
-        loss = torch.nn.functional.cross_entropy(logits, target, ignore_index=IGNORE, reduction="sum")
+        # Only those positions go through the LM head: the prompt is most of the sequence, and
+        # 151k-wide logits for every prompt token would dominate memory and time.
+        x = torch.tensor([ids], device=device)
+        logits = model(input_ids=x, logits_to_keep=keep).logits[0].float()
+        loss = torch.nn.functional.cross_entropy(logits, y[keep], reduction="sum")
         total = loss if total is None else total + loss
         count += n
     if total is None:
@@ -137,6 +140,7 @@ def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path
         rng.setstate(state["rng"])
     batches = make_batches(encoded, cfg, rng)
     history = []
+    start = time.time()
     while step < cfg.steps:
         loss = batch_loss(model, next(batches), device)
         opt.zero_grad()
@@ -155,6 +159,8 @@ def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path
             trainable = {k: v for k, v in weights.items() if "lora_" in k} if cfg.lora_r else weights
             torch.save({"model": trainable, "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
                         "step": step, "rng": rng.getstate()}, ckpt / "state.pt")
+        if cfg.max_seconds is not None and time.time() - start > cfg.max_seconds:
+            break  # a lent GPU has a fixed lease: keep what was learned rather than lose it all
     model.eval()
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
