@@ -126,6 +126,9 @@ DEVICE = typer.Option(None, "--device", help="auto | cpu | cuda")
 DTYPE = typer.Option(None, "--dtype", help="auto | float32 | bfloat16 | float16")
 MAX_NEW = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file.")
 ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model.")
+FOCUS = typer.Option(True, "--focus/--no-focus",
+                     help="rewrite/spec: when the instruction names functions, show the model only those "
+                          "(and the imports), then merge them back.")
 STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
@@ -211,6 +214,7 @@ def fix(
     monotonic: bool = typer.Option(True, "--monotonic/--no-monotonic",
                                    help="copy mode: spans must move forward through the file (off allows moves)."),
     stdin_path: str = typer.Option("stdin", "--path", help="The path to show in the diff for '-' (stdin)."),
+    focus: bool = FOCUS,
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     from editllm.editor.edit import EditOptions
@@ -224,7 +228,8 @@ def fix(
         if apply and any(s.disk_path is None for s in sources):
             raise EditError("--apply cannot write stdin; drop --apply to get the diff")
         conf = settings(mode, model, device, dtype)
-        opts = EditOptions(conf.get("mode"), max_new_tokens, temperature, seed, draft, monotonic=monotonic)
+        opts = EditOptions(conf.get("mode"), max_new_tokens, temperature, seed, draft, monotonic=monotonic,
+                           focus=focus)
         req = Request(sources, instruction, conf.get("model"), conf.get("device"), conf.get("dtype"), opts,
                       adapter, trust_remote_code)
         run_edit(req, apply, stats, quiet, started)
@@ -247,6 +252,7 @@ def check(
     adapter: str = ADAPTER,
     stats: bool = STATS,
     quiet: bool = QUIET,
+    focus: bool = FOCUS,
 ) -> None:
     """Propose an edit and exit 1 if there is one (0 if none, 2 on errors): the pre-commit convention.
 
@@ -282,7 +288,7 @@ def check(
             if not quiet:
                 err.print("editllm: nothing to check", markup=False)
             raise typer.Exit(0)
-        opts = EditOptions(conf.get("mode"), max_new_tokens)
+        opts = EditOptions(conf.get("mode"), max_new_tokens, focus=focus)
         req = Request(sources, instruction, conf.get("model"), conf.get("device"), conf.get("dtype"), opts, adapter)
         changed = run_edit(req, apply, stats, quiet, started, worktree=staged)
     except EditError as exc:
@@ -359,6 +365,7 @@ def bench(
                                "no-complete-wording, no-prefill, no-system."),
     copy_prefill: bool = typer.Option(True, "--copy-prefill/--no-copy-prefill",
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
+    focus: bool = FOCUS,
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
     from editllm.editor.bench import ALL_MODES, kernel_bench, load_cases, run_bench
@@ -379,7 +386,8 @@ def bench(
                 raise EditError(f"{p}: no such case file")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit)
         lm = load(model, device, dtype, adapter, False, Progress(False))
-        opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill)
+        opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
+                           focus=focus)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch.")}
         if selected:
             with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -395,6 +403,8 @@ def bench(
                 if reuse:  # only the expensive baseline: every other mode runs with today's settings
                     previous = {k: v for k, v in load_previous(reuse, lm.name).items() if k[1] == "rewrite"}
                 results = run_bench(lm, selected, modes, opts, advance, previous)
+        results["adapter"] = adapter  # the same base model name with and without one
+        results["focus"] = focus
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))

@@ -22,6 +22,7 @@ from editllm.editor.copymode import ProgramFailed, run_oracle
 from editllm.editor.decode import DecodeStats, TailStop, eos_ids
 from editllm.editor.edit import EditOptions, budget, edit_file, finish_text, prompt_ids
 from editllm.editor.errors import EditError
+from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import end_of_file, rewrite_prompt
 from editllm.editor.source import SourceFile, restore_line_endings
@@ -125,13 +126,15 @@ class ForwardCounter:
         self.handle.remove()
 
 
-def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_tokens: int | None):
-    """transformers' prompt lookup decoding (10 tokens), same prompt, same stop, same merge."""
+def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_tokens: int | None, focus: bool = True):
+    """transformers' prompt lookup decoding (10 tokens), same prompt, same focus, same stop, same merge."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction)
+    part = focus_of(src.text, instruction) if focus else None
+    text = part.text if part else src.text
+    prompt = rewrite_prompt(lm.tokenizer, src.path, text, instruction)
     ids = prompt_ids(lm, prompt)
-    max_new = budget(lm, src, len(ids), max_new_tokens)
+    max_new = budget(lm, src, len(ids), max_new_tokens, text)
     tail = TailStop(lm.tokenizer, lambda t: end_of_file(t, prompt.fence) is not None)
 
     class Fence(StoppingCriteria):
@@ -155,7 +158,10 @@ def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_token
     stats = DecodeStats("hf-pld", len(ids), len(out), counter.count, 0.0, seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
     output = lm.tokenizer.decode(out, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-    whole = ensure_whole(src.text, finish_text(src, output, prompt.fence, stats.stop_reason, max_new), instruction)
+    edited = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
+    if part:
+        edited = merge_focus(src.text, edited, instruction)
+    whole = ensure_whole(src.text, edited, instruction)
     return restore_line_endings(src, whole.text), stats, whole
 
 
@@ -166,18 +172,19 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
                  "prompt_tokens": None, "output_tokens": None, "forwards": None, "tokens_per_forward": None,
                  "copied_share": None, "exact_match": None, "tests_passed": None, "identical_to_rewrite": None,
                  "complete_output": None, "merged": None, "tests_passed_unmerged": None, "fallback": None,
-                 "layout": opts.layout, "error": None, "text": None}
+                 "layout": opts.layout, "focused": None, "error": None, "text": None}
     start = time.perf_counter()
     try:
         if mode in ("rewrite", "spec", "copy"):
             result = edit_file(lm, src, case.instruction, replace(opts, mode=mode))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
             rec["fallback"] = result.fallback
+            rec["focused"] = list(result.focused)
             rec["program"] = getattr(result.stats, "program", None)
             if merged and case.tests:  # what the user would have got without the merge
                 rec["tests_passed_unmerged"] = run_tests(result.unmerged_text, case.tests)
         elif mode == "hf-pld":
-            text, stats, whole = run_hf_pld(lm, src, case.instruction, opts.max_new_tokens)
+            text, stats, whole = run_hf_pld(lm, src, case.instruction, opts.max_new_tokens, opts.focus)
             complete, merged = whole.complete, whole.merged
         elif mode == "oracle":
             if case.after is None:

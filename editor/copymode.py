@@ -17,7 +17,7 @@ from editllm.editor.drafter import CopyDrafter, DraftSchedule
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
-from editllm.grammar.program import Op, ProgramError, parse
+from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Op, ProgramError, parse
 from editllm.resolver.resolve import CopySource, resolve_program
 from transformers import DynamicCache
 
@@ -62,6 +62,7 @@ class CopyRun:
         self.drafter = CopyDrafter(3, DraftSchedule.parse(draft))
         self.cache = DynamicCache(config=lm.model.config)
         self.program: list[int] = []
+        self.tag_ids: dict[str, list[int]] = {}
 
     def prefill(self):
         start = time.perf_counter()
@@ -106,6 +107,30 @@ class CopyRun:
                 extra += ids
         return extra
 
+    def tag_draft(self) -> list[int]:
+        """Between ops, the tag the model most likely writes next, drafted like copied text and
+        verified in the same forward (so the program is the model's own greedy choice either way):
+        `<copy lines="1-` to start, `<gen>` after a copy (consecutive copies would be one), and after
+        a gen span the copy of the rest of the file, starting past the lines that span replaced.
+        The draft stops before the token that closes a copy tag (see `ProgramMatcher.validate_tag`)."""
+        if self.matcher.partial:
+            return []
+        text, n = self.matcher.text, self.matcher.n
+        if not text:
+            tag = '<copy lines="1-'
+        elif text.endswith(GEN_CLOSE):
+            replaced = text[text.rfind(GEN_OPEN) + len(GEN_OPEN):-len(GEN_CLOSE)].count("\n")
+            start = self.matcher.last_j + 1 + replaced
+            if start > n:
+                return []
+            tag = f'<copy lines="{start}-{n}"/>'
+        else:
+            tag = GEN_OPEN
+        ids = self.tag_ids.get(tag)
+        if ids is None:
+            ids = self.tag_ids[tag] = self.lm.tokenizer(tag, add_special_tokens=False)["input_ids"]
+        return ids[: self.matcher.validate_tag(ids)]
+
     def finish(self) -> tuple[str, list[Op]]:
         s = self.stats
         s.output_tokens = s.program_tokens + s.prefilled_tokens
@@ -137,6 +162,8 @@ class CopyRun:
             if self.matcher.in_gen() and len(feed) == 1:
                 draft = self.drafter.propose()
                 draft = draft[: self.matcher.validate(draft)]
+            elif not self.matcher.in_gen():
+                draft = self.tag_draft()
             rows = self.decoder.forward(feed + draft, self.cache, keep=len(draft) + 1)
             self.stats.forwards += 1
             accepted = 0
@@ -147,6 +174,8 @@ class CopyRun:
                 self.program.append(d)
                 self.drafter.append(d)
                 self.stats.program_tokens += 1
+                if not self.matcher.in_gen():
+                    self.stats.tag_tokens += 1
                 accepted = k + 1
             if draft:
                 self.stats.copy_attempts += 1

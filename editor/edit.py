@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import CopyDrafter, DraftSchedule
 from editllm.editor.errors import EditError
+from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
 from editllm.editor.source import SourceFile, restore_line_endings
@@ -32,6 +33,7 @@ class EditOptions:
     monotonic: bool = True  # copy mode: spans must move forward through the file
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
+    focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
 
 
 @dataclass
@@ -46,10 +48,12 @@ class EditResult:
     merged: bool = False  # it wrote a fragment, which was merged into the original
     fallback: str | None = None  # why copy mode fell back to spec mode
     unmerged_text: str | None = None  # what a diff against the raw output would have produced
+    focused: tuple[str, ...] = ()  # the definitions the model was shown alone (editor.focus)
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
-                                       "merged": self.merged, "fallback": self.fallback}
+                                       "merged": self.merged, "fallback": self.fallback,
+                                       "focused": list(self.focused)}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -62,9 +66,11 @@ def source_offset(lm: LoadedModel, prompt: Prompt) -> int:
     return len(lm.tokenizer(head, add_special_tokens=False)["input_ids"])
 
 
-def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | None) -> int:
-    """Output token budget; refuse when the file cannot fit in the context even once more."""
-    file_tokens = len(lm.tokenizer(src.text, add_special_tokens=False)["input_ids"])
+def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | None,
+           text: str | None = None) -> int:
+    """Output token budget for regenerating `text` (default: the file); refuse when it cannot fit in
+    the context even once more."""
+    file_tokens = len(lm.tokenizer(src.text if text is None else text, add_special_tokens=False)["input_ids"])
     room = lm.context_length - n_prompt
     needed = file_tokens + 8
     if needed > room:
@@ -100,9 +106,24 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         return edit_copy(lm, src, instruction, opts, on_progress)
     if opts.layout not in LAYOUTS:
         raise EditError(f"unknown layout {opts.layout!r}; choose one of {', '.join(LAYOUTS)}")
-    prompt = rewrite_prompt(lm.tokenizer, src.path, src.text, instruction, LAYOUTS[opts.layout])
+    focus = focus_of(src.text, instruction) if opts.focus else None
+    if focus is None:
+        text, stats, output = regenerate(lm, src, src.text, instruction, opts, on_progress)
+        return finish_edit(src, text, instruction, stats, output)
+    edited, stats, output = regenerate(lm, src, focus.text, instruction, opts, on_progress)
+    whole = merge_focus(src.text, edited, instruction)
+    result = finish_edit(src, whole, instruction, stats, output)
+    result.focused = focus.names
+    return result
+
+
+def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, opts: EditOptions,
+               on_progress=None) -> tuple[str, DecodeStats, str]:
+    """Have the model rewrite `text` (the file, or its focus) in rewrite or spec mode: (LF text,
+    stats, raw output)."""
+    prompt = rewrite_prompt(lm.tokenizer, src.path, text, instruction, LAYOUTS[opts.layout])
     ids = prompt_ids(lm, prompt)
-    max_new = budget(lm, src, len(ids), opts.max_new_tokens)
+    max_new = budget(lm, src, len(ids), opts.max_new_tokens, text)
     if not prompt.prefilled:
         max_new = min(max_new + 64, lm.context_length - len(ids))  # room for the model's own fence line
     decoder = Decoder(lm.model, lm.tokenizer, opts.temperature, opts.seed)
@@ -123,8 +144,7 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    text = finish_text(src, body, prompt.fence, stats.stop_reason, max_new)
-    return finish_edit(src, text, instruction, stats, output)
+    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new), stats, output
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str) -> EditResult:

@@ -25,7 +25,9 @@ def _cell(v) -> str:
 
 def markdown(results: dict) -> str:
     """The summary table per mode, the per-size speedups and, if present, the kernel table."""
-    lines = [f"# editllm bench — {results.get('model')} on {results.get('device')} ({results.get('dtype')})", ""]
+    adapter = f" + adapter {results['adapter']}" if results.get("adapter") else ""
+    lines = [f"# editllm bench — {results.get('model')}{adapter} on {results.get('device')} ({results.get('dtype')})",
+             ""]
     summary = results.get("summary", {})
     if summary:
         lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case.")

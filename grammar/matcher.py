@@ -196,6 +196,21 @@ class ProgramMatcher:
                 return k + 1 if end + len(GEN_CLOSE) == len(text) else k
         return n
 
+    def validate_tag(self, draft: list[int]) -> int:
+        """How many leading tokens of a drafted tag are legal, stopping before the token that would
+        close a copy tag (its lines must join that token's forward, which a draft cannot do)."""
+        n = 0
+        for token in draft:
+            if not self.allowed(token):
+                break
+            self.advance(token)
+            n += 1
+            if self.closed is not None:
+                break
+        closes = self.closed is not None
+        self.rollback(n)
+        return n - 1 if closes else n
+
     def rollback(self, k: int) -> None:
         if k <= 0:
             return

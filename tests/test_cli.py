@@ -135,13 +135,25 @@ def test_fragment_output_becomes_a_diff_of_the_edited_function_only(tmp_path, fa
     module = BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n"
     (tmp_path / "m.py").write_text(module)
     fake_model(FIXED + "```\n")  # the model "forgets" total()
-    res = invoke("fix", "m.py", "fix average", "--stats", cwd=tmp_path)
+    res = invoke("fix", "m.py", "fix average", "--stats", "--no-focus", cwd=tmp_path)  # the model sees the file
     assert res.exit_code == 0, res.stderr
     assert "-    return sum(xs) / (len(xs) - 1)\n+    return sum(xs) / len(xs)\n" in res.stdout
     assert "-def total" not in res.stdout and "-    return sum(xs)\n" not in res.stdout  # total() kept
     assert "merged it into place" in res.stderr
     stats = json.loads(res.stderr.strip().splitlines()[-1])
     assert stats["files"][0]["merged"] is True and stats["files"][0]["complete_output"] is False
+
+
+def test_focus_shows_the_named_function_and_keeps_the_rest(tmp_path, fake_model):
+    module = BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n\n\ndef count(xs):\n    return len(xs)\n"
+    (tmp_path / "m.py").write_text(module)
+    fake_model(FIXED + "```\n")  # what the model is shown: average() alone
+    res = invoke("fix", "m.py", "fix average", "--stats", cwd=tmp_path)
+    assert res.exit_code == 0, res.stderr
+    assert "-    return sum(xs) / (len(xs) - 1)\n+    return sum(xs) / len(xs)\n" in res.stdout
+    assert "-def total" not in res.stdout and "-def count" not in res.stdout  # the rest is kept
+    stats = json.loads(res.stderr.strip().splitlines()[-1])
+    assert stats["files"][0]["focused"] == ["average"] and stats["files"][0]["merged"] is False
 
 
 def test_empty_output_for_a_nonempty_file_is_refused(tmp_path, fake_model):

@@ -92,3 +92,23 @@ def test_oracle_without_copy_prefill_resolves_the_same_text_with_a_shorter_cache
     full, full_stats = run_oracle(tiny_lm, "m.py", before, "b is 20", ops)
     assert text == full == after
     assert stats.prefilled_tokens == 0 < full_stats.prefilled_tokens and stats.spans == full_stats.spans == 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tag_drafts_do_not_change_the_program(tiny_lm, seed, monkeypatch):
+    """Drafted tags are verified like copied text: the model's greedy program is the same without them."""
+    rng = random.Random(seed)
+    text = "".join(f"x{rng.randrange(9)} = {k}\n" for k in range(rng.randint(3, 20)))
+    results = []
+    for drafting in (True, False):
+        if not drafting:
+            monkeypatch.setattr(CopyRun, "tag_draft", lambda self: [])
+        run = CopyRun(tiny_lm, "f.py", text, "change something")
+        try:
+            run.run_model(max_tokens=30)
+        except ProgramFailed:
+            pass
+        s = run.stats
+        assert run.cache.get_seq_length() == s.prompt_tokens + s.program_tokens + s.prefilled_tokens
+        results.append((run.program, s.forwards))
+    assert results[0][0] == results[1][0] and results[0][1] <= results[1][1]

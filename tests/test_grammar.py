@@ -218,3 +218,18 @@ def test_copy_prompt_example_is_a_true_oracle_program():
 
     fixed = EXAMPLE_FILE.replace("return w + h", "return w * h")
     assert f"Program: {render(oracle(EXAMPLE_FILE, fixed))}\n" in copy_example()
+
+
+def test_validate_tag_stops_before_a_copy_closes_and_leaves_no_trace(tokenizer):
+    m = ProgramMatcher(tokenizer, 10, 151936, [151645])
+    tag = tokenizer('<copy lines="3-10"/>', add_special_tokens=False)["input_ids"]
+    n = m.validate_tag(tag)
+    assert n == len(tag) - 1 and m.text == "" and m.closed is None  # all but the closing token
+    for t in tag[:n]:
+        m.advance(t)
+    assert m.closed is None and m.allowed(tag[n])
+    m.advance(tag[n])
+    assert m.closed is not None and m.closed.i == 3 and m.closed.j == 10
+    again = tokenizer('<copy lines="1-', add_special_tokens=False)["input_ids"]
+    assert m.validate_tag(again) < len(again)  # monotonic: line 1 cannot be copied after line 10
+    assert m.validate_tag(tokenizer("<gen>", add_special_tokens=False)["input_ids"]) > 0

@@ -1,0 +1,109 @@
+"""editor/focus.py: the model sees only the definitions the instruction names; the rest is kept."""
+
+from __future__ import annotations
+
+import pytest
+from editllm.editor.edit import EditOptions, edit_file
+from editllm.editor.errors import EditError
+from editllm.editor.focus import focus_of, merge_focus
+from editllm.editor.source import SourceFile
+from fakes import scripted_model
+
+MODULE = '''import math
+from typing import List
+
+
+def first(xs: List[int]) -> int:
+    """The first item."""
+    return xs[0]
+
+
+def mean(xs: List[float]) -> float:
+    """Average of xs."""
+    return sum(xs) / (len(xs) + 1)
+
+
+def norm(xs: List[float]) -> float:
+    return math.sqrt(sum(x * x for x in xs))
+
+
+def last(xs: List[int]) -> int:
+    return xs[-1]
+'''
+
+FIXED_MEAN = '''def mean(xs: List[float]) -> float:
+    """Average of xs."""
+    return sum(xs) / len(xs)
+'''
+
+
+def test_focus_holds_imports_and_the_named_definition_only():
+    focus = focus_of(MODULE, "Fix the bug in `mean`: its tests fail.")
+    assert focus is not None and focus.names == ("mean",)
+    assert focus.text == "import math\nfrom typing import List\n\n\n" + FIXED_MEAN.replace("len(xs)", "(len(xs) + 1)")
+
+
+def test_two_named_definitions_keep_file_order():
+    focus = focus_of(MODULE, "Fix the bugs in `last` and `first`.")
+    assert focus is not None and focus.names == ("first", "last")
+    assert focus.text.index("def first") < focus.text.index("def last") and "def mean" not in focus.text
+
+
+@pytest.mark.parametrize("instruction", [
+    "Rename `mean` to `average` and update every call site.",  # reaches the callers
+    "Remove `mean`.",  # a removal must see what it removes
+    "Add type hints everywhere.",  # names nothing
+    "Fix `mean`, `first`, `norm` and `last`.",  # most of the file: nothing to gain
+    "Make `mean` use math.fsum and update the imports.",  # file-wide words
+])
+def test_no_focus_when_it_could_miss_the_edit(instruction):
+    assert focus_of(MODULE, instruction) is None
+
+
+def test_no_focus_when_a_name_is_defined_twice():
+    twice = MODULE + "\n\ndef mean(xs):\n    return 0\n"
+    assert focus_of(twice, "Fix `mean`.") is None
+
+
+def test_merge_back_replaces_only_the_named_definition():
+    focus = focus_of(MODULE, "Fix the bug in `mean`.")
+    edited = focus.text.replace("(len(xs) + 1)", "len(xs)")
+    merged = merge_focus(MODULE, edited, "Fix the bug in `mean`.")
+    assert merged == MODULE.replace("(len(xs) + 1)", "len(xs)")
+
+
+def test_merge_back_keeps_new_helpers_and_imports():
+    edited = ("import math\nimport statistics\nfrom typing import List\n\n\n" + FIXED_MEAN +
+              "\n\ndef _count(xs):\n    return len(xs)\n")
+    merged = merge_focus(MODULE, edited, "Fix the bug in `mean`.")
+    assert "import statistics\n" in merged and "def _count(xs)" in merged
+    assert merged.index("def mean") < merged.index("def _count") < merged.index("def norm")
+    assert "def first" in merged and "def last" in merged and FIXED_MEAN in merged
+
+
+def test_edit_file_shows_the_model_the_focus_and_merges_it_back(tokenizer):
+    """End to end with a scripted model: the prompt lacks the other functions, the diff touches one."""
+    instruction = "Fix the bug in `mean`: its tests fail."
+    focus = focus_of(MODULE, instruction)
+    lm = scripted_model(tokenizer, focus.text.replace("(len(xs) + 1)", "len(xs)") + "```\n")
+    whole = edit_file(scripted_model(tokenizer, MODULE + "```\n"), SourceFile("m.py", MODULE), instruction,
+                      EditOptions(mode="spec", focus=False))
+    for mode in ("rewrite", "spec"):
+        result = edit_file(lm, SourceFile("m.py", MODULE.replace("\n", "\r\n")), instruction, EditOptions(mode=mode))
+        assert result.new_text == MODULE.replace("(len(xs) + 1)", "len(xs)").replace("\n", "\r\n")
+        assert result.focused == ("mean",)
+        # the prompt held the focus, not the file: fewer tokens by about the other functions' size
+        assert whole.stats.prompt_tokens - result.stats.prompt_tokens > 40
+
+
+def test_no_focus_option_shows_the_whole_file(tokenizer):
+    instruction = "Fix the bug in `mean`: its tests fail."
+    lm = scripted_model(tokenizer, MODULE.replace("(len(xs) + 1)", "len(xs)") + "```\n")
+    result = edit_file(lm, SourceFile("m.py", MODULE), instruction, EditOptions(mode="spec", focus=False))
+    assert result.new_text == MODULE.replace("(len(xs) + 1)", "len(xs)") and result.focused == ()
+
+
+def test_unplaceable_focus_output_is_refused(tokenizer):
+    lm = scripted_model(tokenizer, "print('hello')\n```\n")
+    with pytest.raises(EditError, match="nothing written"):
+        edit_file(lm, SourceFile("m.py", MODULE), "Fix the bug in `mean`.", EditOptions(mode="spec"))
