@@ -75,14 +75,18 @@ class CopyRun:
         self.started = start
         return logits
 
-    def take(self, token: int, use_forced: bool = True) -> list[int]:
-        """Consume one model token; return what else joins it in the next forward (copy or forced)."""
+    def record(self, token: int) -> None:
+        """One token the model wrote (picked or an accepted draft) joins the program."""
         self.matcher.advance(token)
         self.program.append(token)
         self.drafter.append(token)
         self.stats.program_tokens += 1
         if not self.matcher.in_gen():
             self.stats.tag_tokens += 1
+
+    def take(self, token: int, use_forced: bool = True) -> list[int]:
+        """Consume one model token; return what else joins it in the next forward (copy or forced)."""
+        self.record(token)
         extra: list[int] = []
         if use_forced and self.matcher.closed is None and not self.matcher.in_gen():
             forced = self.matcher.forced()
@@ -170,12 +174,7 @@ class CopyRun:
             for k, d in enumerate(draft):
                 if self.matcher.pick(rows[k]) != d:
                     break
-                self.matcher.advance(d)
-                self.program.append(d)
-                self.drafter.append(d)
-                self.stats.program_tokens += 1
-                if not self.matcher.in_gen():
-                    self.stats.tag_tokens += 1
+                self.record(d)
                 accepted = k + 1
             if draft:
                 self.stats.copy_attempts += 1
