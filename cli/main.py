@@ -168,13 +168,19 @@ def run_edit(req: Request, apply: bool, stats: bool, quiet: bool, started: float
     results = []
     with Progress(not quiet) as progress:
         lm = load(req.model, req.device, req.dtype, req.adapter, req.trust_remote_code, progress)
+        if mode == "copy" and req.adapter is None and lm.name.startswith("bundled:") and not quiet:
+            err.print("copy mode on the bundled model without --adapter: the untrained model writes poor "
+                      "programs (0 of 24 bench fixes right); train one with `editllm train` or use spec",
+                      markup=False, soft_wrap=True)
         for src in req.sources:
             progress.say(f"{src.path} ({mode})")
             result = edit_file(lm, src, req.instruction, req.opts, progress.tokens)
             if result.fallback and not quiet:
-                err.print(f"{src.path}: copy mode fell back to spec mode ({result.fallback})", markup=False)
+                err.print(f"{src.path}: copy mode fell back to spec mode ({result.fallback})", markup=False,
+                          soft_wrap=True)
             if result.merged and not quiet:
-                err.print(f"{src.path}: the model wrote only part of the file; merged it into place", markup=False)
+                err.print(f"{src.path}: the model wrote only part of the file; merged it into place", markup=False,
+                          soft_wrap=True)
             results.append(result)
     changes = [(r.source, r.new_text) for r in results]
     diff = checked_diff(changes)

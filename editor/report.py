@@ -7,7 +7,8 @@ from pathlib import Path
 
 COLUMNS = [
     ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),
-    ("speedup_total", "speedup (total time)"), ("seconds_total", "seconds"),
+    ("speedup_total", "speedup (total time)"), ("speedup_after_prompt", "speedup after the prompt (geomean)"),
+    ("seconds_total", "seconds"),
     ("tokens_per_forward", "tokens/forward"), ("copied_share", "copied share"), ("exact_match", "exact match"),
     ("tests_passed", "tests passed"), ("identical_to_rewrite", "identical to rewrite"),
     ("complete_output", "complete output"), ("merged", "merged"),

@@ -33,6 +33,7 @@ def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_
         assert sp["forwards"] < rw["forwards"] and sp["output_tokens"] == rw["output_tokens"]
         orc = recs[(cid, "oracle")]
         assert orc["exact_match"] and orc["tests_passed"] and orc["forwards"] < sp["forwards"]
+        assert orc["identical_to_rewrite"] is None  # oracle and copy make no claim to rewrite's text
     summary = saved["summary"]
     assert summary["rewrite"]["speedup_geomean"] == 1.0 and summary["rewrite"]["exact_match"] == 1.0
     assert summary["oracle"]["exact_match"] == 1.0 and summary["copy"]["cases"] == 2
@@ -105,3 +106,17 @@ def test_unprefilled_layout_finds_the_models_own_fence(scripted_lm):
     lm = scripted_lm("Here is the fixed file:\n\n```python\n" + GOLD + "```\n\nI changed add.")
     result = edit_file(lm, SourceFile("m.py", BUGGY), "fix add", EditOptions(mode="spec", layout="no-prefill"))
     assert result.new_text == GOLD and result.stats.stop_reason == "stop"
+
+
+def test_speedup_after_prompt_leaves_out_each_modes_prompt():
+    from editllm.editor.bench import summarize
+
+    def rec(mode, seconds, prefill):
+        return {"id": "c1", "mode": mode, "lines": 10, "seconds": seconds, "prefill_seconds": prefill,
+                "error": None, "output_tokens": 100, "forwards": 5, "copied_share": 0.5}
+
+    records = [rec("rewrite", 101.0, 1.0), rec("oracle", 14.0, 4.0), rec("hf-pld", 50.0, None)]
+    summary = summarize(records, ["rewrite", "oracle", "hf-pld"])
+    assert summary["oracle"]["speedup_geomean"] == round(101 / 14, 3)
+    assert summary["oracle"]["speedup_after_prompt"] == 10.0  # (101 - 1) / (14 - 4)
+    assert summary["hf-pld"]["speedup_after_prompt"] is None  # its prompt time is not known

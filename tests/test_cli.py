@@ -163,3 +163,17 @@ def test_empty_output_for_a_nonempty_file_is_refused(tmp_path, fake_model):
     res = invoke("fix", "m.py", "fix it", "--apply", cwd=tmp_path)
     assert res.exit_code == 2 and "nothing written" in res.stderr
     assert f.read_text() == BUGGY
+
+
+def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkeypatch, scripted_lm):
+    from dataclasses import replace
+
+    lm = replace(scripted_lm('<copy lines="1-2"/>'), name="bundled:1.5b")
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
+    (tmp_path / "m.py").write_text(BUGGY)
+    res = invoke("fix", "m.py", "fix the division", "--mode", "copy", cwd=tmp_path)
+    assert res.exit_code == 0, res.stderr
+    assert "copy mode on the bundled model without --adapter:" in res.stderr.splitlines()[0]
+    (tmp_path / "adapter").mkdir()
+    res = invoke("fix", "m.py", "fix the division", "--mode", "copy", "--adapter", "adapter", cwd=tmp_path)
+    assert res.exit_code == 0 and "without --adapter" not in res.stderr
