@@ -42,8 +42,7 @@ def main() -> None:
     lm = load_model("bundled:1.5b", dtype="bfloat16", adapter=args.adapter)
     cases = load_cases([Path("benchmarks/cases/humaneval_bugfix.jsonl")], limit=args.limit)
     modes = ["rewrite"] + args.mode.split(",")
-    previous = {key: rec for key, rec in load_previous(args.reuse, lm.name).items() if key[1] == "rewrite"}
-    results = run_bench(lm, cases, modes, EditOptions(focus=False), previous=previous,
+    results = run_bench(lm, cases, modes, EditOptions(focus=False), previous=load_previous(args.reuse, lm.name),
                         on_record=lambda r: print(r["id"], r["mode"], r["seconds"], r["prompt_tokens"],
                                                   r["exact_match"], r["tests_passed"], r["error"], flush=True))
     results["adapter"] = args.adapter

@@ -14,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import typer
+from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
 from rich.console import Console
 
@@ -211,7 +212,7 @@ def fix(
     max_new_tokens: int = MAX_NEW,
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     seed: int = typer.Option(0, "--seed"),
-    draft: str = typer.Option("adaptive:32,2,256,16", "--draft", hidden=True,
+    draft: str = typer.Option(DEFAULT_DRAFT, "--draft", hidden=True,
                               help="spec draft schedule: fixed:K or adaptive:START,GROW,MAX,AFTER_MISS"),
     adapter: str = ADAPTER,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
@@ -361,7 +362,7 @@ def bench(
     device: str = typer.Option("auto", "--device"),
     dtype: str = typer.Option("auto", "--dtype"),
     adapter: str = typer.Option(None, "--adapter"),
-    draft: str = typer.Option("adaptive:32,2,256,16", "--draft", help="spec draft schedule."),
+    draft: str = typer.Option(DEFAULT_DRAFT, "--draft", help="spec draft schedule."),
     max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1),
     kernel: bool = typer.Option(False, "--kernel", help="Also time the copy kernel (N tokens in one forward)."),
     kernel_only: bool = typer.Option(False, "--kernel-only", help="Only the copy-kernel table."),
@@ -406,8 +407,8 @@ def bench(
                                   f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
 
                 previous = None
-                if reuse:  # only the expensive baseline: every other mode runs with today's settings
-                    previous = {k: v for k, v in load_previous(reuse, lm.name).items() if k[1] == "rewrite"}
+                if reuse:
+                    previous = load_previous(reuse, lm.name)
                 results = run_bench(lm, selected, modes, opts, advance, previous)
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus

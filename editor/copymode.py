@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from editllm.editor.decode import Decoder, DecodeStats, eos_ids
-from editllm.editor.drafter import CopyDrafter, DraftSchedule
+from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
@@ -47,7 +47,7 @@ class CopyRun:
     """One copy-mode decode over one file: state shared by the model-driven and the oracle paths."""
 
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
-                 draft: str = "adaptive:32,2,256,16", mode: str = "copy", prefill_copies: bool = True,
+                 draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
                  prompt_ids: list[int] | None = None) -> None:
         self.lm = lm
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
@@ -208,7 +208,7 @@ class CopyRun:
 
 
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
-             monotonic: bool = True, draft: str = "adaptive:32,2,256,16",
+             monotonic: bool = True, draft: str = DEFAULT_DRAFT,
              prefill_copies: bool = True, prompt_ids: list[int] | None = None) -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable."""
     run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies, prompt_ids=prompt_ids)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+DEFAULT_DRAFT = "adaptive:32,2,256,16"  # DraftSchedule's defaults as a spec string, for options and flags
+
 
 @dataclass
 class DraftSchedule:
@@ -38,7 +40,7 @@ class DraftSchedule:
 
     @classmethod
     def parse(cls, spec: str) -> DraftSchedule:
-        """`fixed:10` or `adaptive:START,GROW,MAX,AFTER_MISS` (e.g. `adaptive:32,2,256,16`)."""
+        """`fixed:10` or `adaptive:START,GROW,MAX,AFTER_MISS` (e.g. DEFAULT_DRAFT)."""
         kind, _, args = spec.partition(":")
         try:
             if kind == "fixed":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
-from editllm.editor.drafter import CopyDrafter, DraftSchedule
+from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
@@ -28,7 +28,7 @@ class EditOptions:
     max_new_tokens: int | None = None
     temperature: float = 0.0
     seed: int = 0
-    draft: str = "adaptive:32,2,256,16"
+    draft: str = DEFAULT_DRAFT
     gamma: int = 3
     monotonic: bool = True  # copy mode: spans must move forward through the file
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)

@@ -116,7 +116,8 @@ def _save(fig, path: Path) -> Path:
 
 
 def load_previous(folder: Path, model: str) -> dict[tuple[str, str], dict]:
-    """Records of an earlier run of the same model, keyed by (case id, mode), texts restored."""
+    """The rewrite records of an earlier run of the same model, keyed by (case id, "rewrite"), texts
+    restored. Only the expensive baseline is reused: every other mode runs with today's settings."""
     results = json.loads((folder / "results.json").read_text())
     if results.get("model") != model:
         return {}
@@ -126,7 +127,8 @@ def load_previous(folder: Path, model: str) -> dict[tuple[str, str], dict]:
         for line in outputs.read_text().splitlines():
             d = json.loads(line)
             texts[(d["id"], d["mode"])] = d["text"]
-    return {(r["id"], r["mode"]): r | {"text": texts.get((r["id"], r["mode"]))} for r in results["records"]}
+    return {(r["id"], r["mode"]): r | {"text": texts.get((r["id"], r["mode"]))} for r in results["records"]
+            if r["mode"] == "rewrite"}
 
 
 def write_report(results: dict, out: Path) -> str:

@@ -80,9 +80,10 @@ def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
 
     lm = scripted_lm(GOLD + "```\n")
     cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
-    first = run_bench(lm, cases, ["rewrite"], EditOptions())
+    first = run_bench(lm, cases, ["rewrite", "spec"], EditOptions())
     write_report(first, tmp_path)
     previous = load_previous(tmp_path, lm.name)
+    assert set(previous) == {("c1", "rewrite")}  # only the baseline: spec runs again with today's settings
     previous[("c1", "rewrite")]["seconds"] = 123.0  # proves the record was reused, not re-run
     del previous[("c1", "rewrite")]["tests_passed_unmerged"]  # records of older runs lack newer columns
     second = run_bench(lm, cases, ["rewrite", "spec"], EditOptions(), previous=previous)

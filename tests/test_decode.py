@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from editllm.editor.decode import Decoder, TailStop
-from editllm.editor.drafter import CopyDrafter, DraftSchedule
+from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.source import SourceFile
 from hypothesis import HealthCheck, given, settings
@@ -126,3 +126,9 @@ def test_sampling_runs_and_is_seeded(tiny_lm):
     a, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer, temperature=1.0, seed=3).run(prompt, 20, NEVER, CopyDrafter())
     b, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer, temperature=1.0, seed=3).run(prompt, 20, NEVER, CopyDrafter())
     assert a == b and len(a) > 0
+
+
+def test_default_draft_spec_is_the_schedule_defaults():
+    """Flags and options name the default by DEFAULT_DRAFT; it must mean DraftSchedule()."""
+    assert DraftSchedule.parse(DEFAULT_DRAFT) == DraftSchedule()
+    assert DraftSchedule.parse("fixed:10") != DraftSchedule()
