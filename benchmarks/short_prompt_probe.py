@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from editllm.bench.cases import load_cases
+from editllm.bench.report import load_previous, write_report
+from editllm.bench.runner import run_bench
 from editllm.editor import prompt
-from editllm.editor.bench import load_cases, run_bench
 from editllm.editor.edit import EditOptions
 from editllm.editor.models import load_model
-from editllm.editor.report import load_previous, write_report
 
 
 def numbered_tab(file_text: str) -> str:

@@ -344,14 +344,6 @@ def stats_record(lm, mode: str, results, started: float) -> dict:
     }
 
 
-def default_cases() -> list[Path]:
-    """The committed bench cases of a source checkout (the package folders sit at the repo root)."""
-    import editllm.editor
-
-    root = Path(editllm.editor.__file__).resolve().parents[1] / "benchmarks" / "cases"
-    return sorted(root.glob("*.jsonl")) if root.is_dir() else []
-
-
 @app.command()
 def bench(
     mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld."),
@@ -375,9 +367,10 @@ def bench(
     focus: bool = FOCUS,
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
-    from editllm.editor.bench import ALL_MODES, kernel_bench, load_cases, run_bench
+    from editllm.bench.cases import default_cases, load_cases
+    from editllm.bench.report import load_previous, write_report
+    from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
     from editllm.editor.edit import EditOptions
-    from editllm.editor.report import load_previous, write_report
     from rich.progress import Progress as Bar
 
     try:
@@ -581,7 +574,7 @@ def train_eval(
     dtype: str = typer.Option("auto", "--dtype"),
 ) -> None:
     """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
-    from editllm.editor.bench import load_cases
+    from editllm.bench.cases import default_cases, load_cases
     from editllm.training.evaluate import compare, table
 
     try:

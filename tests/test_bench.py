@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import torch
-from editllm.editor.bench import Case, kernel_bench, load_cases, run_bench, run_tests
+from editllm.bench.cases import Case, load_cases
+from editllm.bench.report import write_report
+from editllm.bench.runner import kernel_bench, run_bench
+from editllm.bench.sandbox import run_tests
 from editllm.editor.decode import Decoder
 from editllm.editor.edit import EditOptions
-from editllm.editor.report import write_report
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n"
 GOLD = BUGGY.replace("a - b", "a + b")
@@ -76,7 +78,7 @@ def test_load_cases_limit_spreads_over_sizes(tmp_path):
 
 
 def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
-    from editllm.editor.report import load_previous
+    from editllm.bench.report import load_previous
 
     lm = scripted_lm(GOLD + "```\n")
     cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
@@ -110,7 +112,7 @@ def test_unprefilled_layout_finds_the_models_own_fence(scripted_lm):
 
 
 def test_speedup_after_prompt_leaves_out_each_modes_prompt():
-    from editllm.editor.bench import summarize
+    from editllm.bench.stats import summarize
 
     def rec(mode, seconds, prefill):
         return {"id": "c1", "mode": mode, "lines": 10, "seconds": seconds, "prefill_seconds": prefill,

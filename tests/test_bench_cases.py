@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from editllm.editor.bench import run_checks
+from editllm.bench.sandbox import run_checks
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
 FILES = {"humaneval_bugfix.jsonl": "bugfix", "rename.jsonl": "rename", "humaneval_single.jsonl": "bugfix-single"}

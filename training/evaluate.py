@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from editllm.editor.bench import Case, run_bench
+from editllm.bench.cases import Case
+from editllm.bench.runner import run_bench
 from editllm.editor.edit import EditOptions
 from editllm.editor.models import LoadedModel
 

@@ -2,22 +2,20 @@
 
 Modes are paired per case (same prompt, same model), so speedups are ratios of the same work.
 `hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding; `oracle` feeds the
-gold program through copy mode's runtime (copy mode's ceiling). Tests of the edited code run in a subprocess
-with a timeout, because model output is untrusted code.
+gold program through copy mode's runtime (copy mode's ceiling). Tests of the edited code run in
+`editllm.bench.sandbox`, because model output is untrusted code.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import subprocess
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 
 import torch
+from editllm.bench.cases import Case
+from editllm.bench.sandbox import run_tests
+from editllm.bench.stats import summarize
 from editllm.editor.copymode import ProgramFailed, run_oracle
 from editllm.editor.decode import DecodeStats, TailStop, eos_ids
 from editllm.editor.edit import EditOptions, budget, edit_file, finish_text, prompt_ids
@@ -31,86 +29,6 @@ from editllm.grammar.program import ProgramError, oracle
 
 ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld")
 LOSSLESS = ("rewrite", "spec", "hf-pld")  # the modes that must reproduce rewrite's text (copy and oracle do not)
-BUCKETS = ((0, 60), (60, 120), (120, 200), (200, 10**9))
-
-# exec the module into a fresh namespace, the test into the same one, then check(namespace[entry_point]);
-# some HumanEval checks draw random inputs, so `random` is seeded before each.
-TEST_DRIVER = r"""
-import io, json, random, sys
-jobs = json.load(sys.stdin)
-real_stdout = sys.stdout
-results = []
-for job in jobs:
-    row = []
-    for t in job["tests"]:
-        sys.stdout = io.StringIO()
-        try:
-            ns = {"__name__": "__bench__"}
-            exec(compile(job["source"], "module.py", "exec"), ns)
-            exec(compile(t["test"], "test.py", "exec"), ns)
-            random.seed(0)
-            ns["check"](ns[t["entry_point"]])
-            row.append(True)
-        except BaseException:
-            row.append(False)
-        finally:
-            sys.stdout = real_stdout
-    results.append(row)
-real_stdout.write(json.dumps(results))
-"""
-
-
-@dataclass
-class Case:
-    id: str
-    path: str
-    instruction: str
-    before: str
-    after: str | None = None
-    tests: list[dict] = field(default_factory=list)
-    kind: str = "edit"
-
-    @property
-    def lines(self) -> int:
-        return self.before.count("\n") + (0 if self.before.endswith("\n") or not self.before else 1)
-
-
-def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | None = None) -> list[Case]:
-    """Read JSONL cases; keep the given kinds; take `limit` spread evenly over file sizes."""
-    cases = []
-    for path in paths:
-        for n, line in enumerate(path.read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                cases.append(Case(d["id"], d["path"], d["instruction"], d["before"], d.get("after"),
-                                  d.get("tests") or [], d.get("kind", "edit")))
-            except (KeyError, json.JSONDecodeError) as exc:
-                raise EditError(f"{path}:{n}: not a bench case ({exc})") from exc
-    if kinds:
-        cases = [c for c in cases if c.kind in kinds]
-    if limit is not None and limit < len(cases):
-        by_size = sorted(cases, key=lambda c: c.lines)
-        step = len(by_size) / limit
-        cases = [by_size[int(i * step)] for i in range(limit)]
-    return cases
-
-
-def run_checks(sources: list[str], tests: list[dict], timeout: float = 30.0) -> list[list[bool]]:
-    """For each source, whether each test passes; all in one subprocess (a hang fails them all)."""
-    jobs = [{"source": src, "tests": tests} for src in sources]
-    try:
-        res = subprocess.run([sys.executable, "-I", "-c", TEST_DRIVER], input=json.dumps(jobs),
-                             capture_output=True, text=True, timeout=timeout)
-        return json.loads(res.stdout)
-    except (subprocess.TimeoutExpired, json.JSONDecodeError):
-        return [[False] * len(tests) for _ in sources]
-
-
-def run_tests(source: str, tests: list[dict], timeout: float = 30.0) -> bool | None:
-    """All of a case's tests pass on `source` (None when the case has no tests)."""
-    return all(run_checks([source], tests, timeout)[0]) if tests else None
 
 
 class ForwardCounter:
@@ -216,67 +134,6 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
     if not merged:
         rec["tests_passed_unmerged"] = rec["tests_passed"]
     return rec
-
-
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
-
-
-def rate(records: list[dict], key: str) -> float | None:
-    values = [r.get(key) for r in records if r.get(key) is not None]  # reused records may predate a column
-    return round(sum(bool(v) for v in values) / len(values), 3) if values else None
-
-
-def summarize(records: list[dict], modes: list[str]) -> dict:
-    """Per mode: speedup over rewrite paired per case (geomean and total-time ratio), quality rates."""
-    base = {r["id"]: r for r in records if r["mode"] == "rewrite" and r["error"] is None}
-    out = {}
-    for mode in modes:
-        recs = [r for r in records if r["mode"] == mode]
-        ok = [r for r in recs if r["error"] is None]
-        paired = [r for r in ok if r["id"] in base]
-        entry = {
-            "cases": len(recs), "errors": len(recs) - len(ok),
-            "seconds_total": round(sum(r["seconds"] for r in ok), 2),
-            "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in paired])),
-            "speedup_total": _round(sum(base[r["id"]]["seconds"] for r in paired) / sum(r["seconds"] for r in paired))
-            if paired else None,
-            "speedup_after_prompt": _round(geomean([after_prompt(base[r["id"]]) / after_prompt(r) for r in paired
-                                                    if after_prompt(r) and after_prompt(base[r["id"]])])),
-            "tokens_per_forward": _round(
-                sum(r["output_tokens"] for r in ok) / max(1, sum(r["forwards"] - 1 for r in ok))) if ok else None,
-            "copied_share": _round(sum(r["copied_share"] * r["output_tokens"] for r in ok)
-                                   / max(1, sum(r["output_tokens"] for r in ok))) if ok else None,
-            "exact_match": rate(ok, "exact_match"), "tests_passed": rate(ok, "tests_passed"),
-            "identical_to_rewrite": rate(ok, "identical_to_rewrite"), "complete_output": rate(ok, "complete_output"),
-            "merged": rate(ok, "merged"), "tests_passed_unmerged": rate(ok, "tests_passed_unmerged"),
-            "by_size": {},
-        }
-        for lo, hi in BUCKETS:
-            sub = [r for r in paired if lo <= r["lines"] < hi]
-            if sub:
-                entry["by_size"][f"{lo}-{hi if hi < 10**9 else ''}"] = {
-                    "cases": len(sub),
-                    "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in sub])),
-                    "tests_passed": rate(sub, "tests_passed"),
-                }
-        out[mode] = entry
-    return out
-
-
-def after_prompt(rec: dict) -> float | None:
-    """Seconds spent after the prompt's forward pass: what the decoding method itself costs.
-
-    End-to-end time also pays for reading the prompt, which differs between modes (copy mode's prompt
-    numbers every line); this separates the mechanism from the prompt. None when not recorded.
-    """
-    prefill = rec.get("prefill_seconds")
-    return rec["seconds"] - prefill if prefill and rec.get("seconds") else None
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
 
 
 def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOptions,
