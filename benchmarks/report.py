@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+
+from editllm.editor.errors import EditError
+
+INSTALL_EXTRA = "pip install 'editllm[bench]'"
+
+
+def require_extra() -> None:
+    """The plots need matplotlib, an optional dependency (the `bench` extra): say so before a long
+    run rather than after it."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise EditError(f"the bench needs matplotlib for its plots: {INSTALL_EXTRA}")
 
 COLUMNS = [
     ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),

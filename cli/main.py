@@ -368,12 +368,13 @@ def bench(
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
     from editllm.bench.cases import default_cases, load_cases
-    from editllm.bench.report import load_previous, write_report
+    from editllm.bench.report import load_previous, require_extra, write_report
     from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
     from editllm.editor.edit import EditOptions
     from rich.progress import Progress as Bar
 
     try:
+        require_extra()
         modes = [m.strip() for m in mode.split(",") if m.strip()]
         bad = [m for m in modes if m not in ALL_MODES]
         if bad:

@@ -123,3 +123,16 @@ def test_speedup_after_prompt_leaves_out_each_modes_prompt():
     assert summary["oracle"]["speedup_geomean"] == round(101 / 14, 3)
     assert summary["oracle"]["speedup_after_prompt"] == 10.0  # (101 - 1) / (14 - 4)
     assert summary["hf-pld"]["speedup_after_prompt"] is None  # its prompt time is not known
+
+
+def test_bench_without_the_extra_says_how_to_install_it(monkeypatch, tmp_path):
+    """matplotlib is the `bench` extra: a missing one is named, with the install line, before any model loads."""
+    import sys
+
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec reports it missing
+    res = CliRunner().invoke(app, ["bench", "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "pip install 'editllm[bench]'" in res.output and not (tmp_path / "o").exists()
