@@ -1,7 +1,8 @@
 """The benchmark runner behind `editllm bench`: every case in every mode on one loaded model.
 
 Modes are paired per case (same prompt, same model), so speedups are ratios of the same work.
-`hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding; `oracle` feeds the
+`hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding as the decoding loop of the
+same edit pipeline (prompt, focus, stop, merge: `EditOptions.generate`); `oracle` feeds the
 gold program through copy mode's runtime (copy mode's ceiling). Tests of the edited code run in
 `editllm.bench.sandbox`, because model output is untrusted code.
 """
@@ -17,14 +18,11 @@ from editllm.bench.cases import Case
 from editllm.bench.sandbox import run_tests
 from editllm.bench.stats import summarize
 from editllm.editor.copymode import ProgramFailed, run_oracle
-from editllm.editor.decode import DecodeStats, TailStop, eos_ids
-from editllm.editor.edit import EditOptions, budget, edit_file, finish_text, prompt_ids
+from editllm.editor.decode import DecodeStats, eos_ids
+from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
-from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
-from editllm.editor.prompt import end_of_file, rewrite_prompt
-from editllm.editor.source import SourceFile, restore_line_endings
-from editllm.editor.wholefile import ensure_whole
+from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
 
 ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld")
@@ -45,20 +43,14 @@ class ForwardCounter:
         self.handle.remove()
 
 
-def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_tokens: int | None, focus: bool = True):
-    """transformers' prompt lookup decoding (10 tokens), same prompt, same focus, same stop, same merge."""
+def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callable[[list[int]], bool]):
+    """transformers' prompt lookup decoding (10 tokens) as the decoding loop of `EditOptions.generate`:
+    the edit pipeline builds its prompt, focus, stop and merge exactly as for rewrite mode."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    part = focus_of(src.text, instruction) if focus else None
-    text = part.text if part else src.text
-    prompt = rewrite_prompt(lm.tokenizer, src.path, text, instruction)
-    ids = prompt_ids(lm, prompt)
-    max_new = budget(lm, src, len(ids), max_new_tokens, text)
-    tail = TailStop(lm.tokenizer, lambda t: end_of_file(t, prompt.fence) is not None)
-
-    class Fence(StoppingCriteria):
+    class Stop(StoppingCriteria):
         def __call__(self, input_ids, scores, **kwargs):
-            return torch.tensor([tail(input_ids[0, len(ids):].tolist())], device=input_ids.device)
+            return torch.tensor([stop(input_ids[0, len(ids):].tolist())], device=input_ids.device)
 
     eos = eos_ids(lm.model, lm.tokenizer)
     counter = ForwardCounter(lm.model)
@@ -67,7 +59,7 @@ def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_token
         with torch.inference_mode():
             seq = lm.model.generate(
                 torch.tensor([ids], device=lm.device), max_new_tokens=max_new, do_sample=False,
-                prompt_lookup_num_tokens=10, stopping_criteria=StoppingCriteriaList([Fence()]),
+                prompt_lookup_num_tokens=10, stopping_criteria=StoppingCriteriaList([Stop()]),
                 eos_token_id=sorted(eos), pad_token_id=lm.tokenizer.pad_token_id,
             )
     finally:
@@ -76,12 +68,7 @@ def run_hf_pld(lm: LoadedModel, src: SourceFile, instruction: str, max_new_token
     out = [t for t in seq[0, len(ids):].tolist() if t not in eos]
     stats = DecodeStats("hf-pld", len(ids), len(out), counter.count, 0.0, seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
-    output = lm.tokenizer.decode(out, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-    edited = finish_text(src, output, prompt.fence, stats.stop_reason, max_new)
-    if part:
-        edited = merge_focus(src.text, edited, instruction)
-    whole = ensure_whole(src.text, edited, instruction)
-    return restore_line_endings(src, whole.text), stats, whole
+    return out, stats
 
 
 def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> dict:
@@ -95,17 +82,16 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
     start = time.perf_counter()
     unmerged_text = None
     try:
-        if mode in ("rewrite", "spec", "copy"):
-            result = edit_file(lm, src, case.instruction, replace(opts, mode=mode))
+        if mode in ("rewrite", "spec", "copy", "hf-pld"):
+            mode_opts = replace(opts, mode="rewrite", generate=hf_pld_generate) if mode == "hf-pld" else \
+                replace(opts, mode=mode)
+            result = edit_file(lm, src, case.instruction, mode_opts)
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
             rec["fallback"] = result.fallback
             rec["focused"] = list(result.focused)
             rec["program"] = getattr(result.stats, "program", None)
             if merged and case.tests:  # what the user would have got without the merge
                 unmerged_text = result.unmerged_text
-        elif mode == "hf-pld":
-            text, stats, whole = run_hf_pld(lm, src, case.instruction, opts.max_new_tokens, opts.focus)
-            complete, merged = whole.complete, whole.merged
         elif mode == "oracle":
             if case.after is None:
                 raise EditError("the case has no gold text for an oracle program")

@@ -6,6 +6,7 @@ and the stats, or raises EditError with a one-line reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
@@ -34,6 +35,9 @@ class EditOptions:
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
     focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
+    # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
+    # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
+    generate: Callable[..., tuple[list[int], DecodeStats]] | None = None
 
 
 @dataclass
@@ -137,7 +141,7 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     drafter = None
     if opts.mode == "spec":
         drafter = CopyDrafter(opts.gamma, DraftSchedule.parse(opts.draft))
-    out_ids, stats = decoder.run(
+    out_ids, stats = opts.generate(lm, ids, max_new, stop) if opts.generate else decoder.run(
         ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress
     )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)

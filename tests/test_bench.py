@@ -136,3 +136,25 @@ def test_bench_without_the_extra_says_how_to_install_it(monkeypatch, tmp_path):
     res = CliRunner().invoke(app, ["bench", "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2
     assert "pip install 'editllm[bench]'" in res.output and not (tmp_path / "o").exists()
+
+
+def test_hf_pld_goes_through_the_rewrite_prompt_focus_and_merge(monkeypatch, scripted_lm):
+    """The peer differs from rewrite only in its decoding loop: same prompt, focus, stop and merge."""
+    from editllm.bench import runner
+    from editllm.editor.decode import DecodeStats
+
+    lm = scripted_lm("def add(a, b):\n    return a + b\n```\n")  # only the focused function, fixed
+    prompts = []
+
+    def peer_loop(lm_, ids, max_new, stop):
+        prompts.append(ids)
+        stats = DecodeStats("hf-pld", len(ids), len(lm.model.script), 3, 0.0, 0.01)
+        stats.stop_reason = "stop"
+        return lm.model.script, stats
+
+    monkeypatch.setattr(runner, "hf_pld_generate", peer_loop)
+    cases = [Case("c1", "m.py", "Fix the bug in `add`.", BUGGY, GOLD, TESTS)]
+    recs = {r["mode"]: r for r in run_bench(lm, cases, ["rewrite", "hf-pld"], EditOptions())["records"]}
+    assert recs["hf-pld"]["focused"] == ["add"] == recs["rewrite"]["focused"]
+    assert len(prompts[0]) == recs["rewrite"]["prompt_tokens"]
+    assert recs["hf-pld"]["text"] == GOLD and recs["hf-pld"]["identical_to_rewrite"] is True
