@@ -8,7 +8,7 @@ import torch
 from editllm.bench.cases import Case, load_cases
 from editllm.bench.report import write_report
 from editllm.bench.runner import kernel_bench, run_bench
-from editllm.bench.sandbox import run_tests
+from editllm.bench.sandbox import Limits, run_tests
 from editllm.editor.decode import Decoder
 from editllm.editor.edit import EditOptions
 
@@ -45,7 +45,7 @@ def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_
 def test_run_tests_detects_failures_and_hangs():
     assert run_tests(GOLD, TESTS) is True
     assert run_tests(BUGGY, TESTS) is False
-    assert run_tests("def add(a, b):\n    while True: pass\n", TESTS[:1], timeout=2) is False
+    assert run_tests("def add(a, b):\n    while True: pass\n", TESTS[:1], Limits(wall_seconds=2)) is False
     assert run_tests(GOLD, []) is None
 
 
