@@ -127,22 +127,6 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def load_previous(folder: Path, model: str) -> dict[tuple[str, str], dict]:
-    """The rewrite records of an earlier run of the same model, keyed by (case id, "rewrite"), texts
-    restored. Only the expensive baseline is reused: every other mode runs with today's settings."""
-    results = json.loads((folder / "results.json").read_text())
-    if results.get("model") != model:
-        return {}
-    texts = {}
-    outputs = folder / "outputs.jsonl"
-    if outputs.exists():
-        for line in outputs.read_text().splitlines():
-            d = json.loads(line)
-            texts[(d["id"], d["mode"])] = d["text"]
-    return {(r["id"], r["mode"]): r | {"text": texts.get((r["id"], r["mode"]))} for r in results["records"]
-            if r["mode"] == "rewrite"}
-
-
 def write_report(results: dict, out: Path) -> str:
     """Write results.json (texts dropped), report.md and the plots; return the Markdown."""
     out.mkdir(parents=True, exist_ok=True)

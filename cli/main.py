@@ -368,7 +368,8 @@ def bench(
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
     from editllm.bench.cases import default_cases, load_cases
-    from editllm.bench.report import load_previous, require_extra, write_report
+    from editllm.bench.report import require_extra, write_report
+    from editllm.bench.reuse import load_previous, run_settings
     from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
     from editllm.editor.edit import EditOptions
     from rich.progress import Progress as Bar
@@ -389,6 +390,8 @@ def bench(
         lm = load(model, device, dtype, adapter, False, Progress(False))
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus)
+        settings = run_settings(lm, opts, adapter)
+        previous = load_previous(reuse, settings) if reuse and selected else None
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch.")}
         if selected:
             with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -400,12 +403,10 @@ def bench(
                         err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
                                   f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
 
-                previous = None
-                if reuse:
-                    previous = load_previous(reuse, lm.name)
                 results = run_bench(lm, selected, modes, opts, advance, previous)
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
+        results["settings"] = settings  # what --reuse must match
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))

@@ -78,13 +78,14 @@ def test_load_cases_limit_spreads_over_sizes(tmp_path):
 
 
 def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
-    from editllm.bench.report import load_previous
+    from editllm.bench.reuse import load_previous, run_settings
 
     lm = scripted_lm(GOLD + "```\n")
     cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
     first = run_bench(lm, cases, ["rewrite", "spec"], EditOptions())
-    write_report(first, tmp_path)
-    previous = load_previous(tmp_path, lm.name)
+    settings = run_settings(lm, EditOptions(), None)
+    write_report(first | {"settings": settings}, tmp_path)
+    previous = load_previous(tmp_path, settings)
     assert set(previous) == {("c1", "rewrite")}  # only the baseline: spec runs again with today's settings
     previous[("c1", "rewrite")]["seconds"] = 123.0  # proves the record was reused, not re-run
     del previous[("c1", "rewrite")]["tests_passed_unmerged"]  # records of older runs lack newer columns
@@ -158,3 +159,68 @@ def test_hf_pld_goes_through_the_rewrite_prompt_focus_and_merge(monkeypatch, scr
     assert recs["hf-pld"]["focused"] == ["add"] == recs["rewrite"]["focused"]
     assert len(prompts[0]) == recs["rewrite"]["prompt_tokens"]
     assert recs["hf-pld"]["text"] == GOLD and recs["hf-pld"]["identical_to_rewrite"] is True
+
+
+def test_reuse_refuses_a_baseline_made_with_other_settings(tmp_path, scripted_lm):
+    """Every recorded setting must match; the one line names the one that differs."""
+    import pytest
+    from editllm.bench.reuse import load_previous, run_settings
+    from editllm.editor.errors import EditError
+
+    lm = scripted_lm(GOLD + "```\n")
+    settings = run_settings(lm, EditOptions(), None)
+    assert set(settings) >= {"engine", "model", "device", "dtype", "focus", "layout", "draft", "adapter",
+                             "prompt_version"}
+    write_report({"records": [], "settings": settings}, tmp_path)
+    assert load_previous(tmp_path, settings) == {}
+    changed = {"dtype": "bfloat16", "focus": False, "layout": "no-system", "draft": "fixed:10",
+               "adapter": {"path": "a/", "sha256": "00"}, "prompt_version": "0" * 12, "model": "other"}
+    for key, value in changed.items():
+        with pytest.raises(EditError, match=f"made with {key} = .* this run uses"):
+            load_previous(tmp_path, settings | {key: value})
+    old = json.loads((tmp_path / "results.json").read_text())
+    del old["settings"]  # a folder from before settings were recorded
+    (tmp_path / "results.json").write_text(json.dumps(old))
+    with pytest.raises(EditError, match="records no run settings"):
+        load_previous(tmp_path, settings)
+
+
+def test_adapter_identity_changes_with_the_adapters_bytes(tmp_path):
+    from editllm.bench.reuse import adapter_identity
+
+    (tmp_path / "adapter_model.safetensors").write_bytes(b"weights 1")
+    first = adapter_identity(str(tmp_path))
+    (tmp_path / "adapter_model.safetensors").write_bytes(b"weights 2")
+    assert first["path"] == str(tmp_path) and first["sha256"] != adapter_identity(str(tmp_path))["sha256"]
+    assert adapter_identity(None) is None
+
+
+def test_prompt_version_follows_the_prompt_text(monkeypatch):
+    from editllm.bench.reuse import prompt_version
+    from editllm.editor import prompt
+
+    before = prompt_version()
+    assert before == prompt_version()
+    monkeypatch.setattr(prompt, "SYSTEM", prompt.SYSTEM + " Be brief.")
+    assert prompt_version() != before
+
+
+def test_bench_reuse_on_the_command_line_names_the_differing_setting(tmp_path, tiny_model_dir):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    cases = tmp_path / "c.jsonl"
+    cases.write_text(json.dumps({"id": "c1", "path": "m.py", "instruction": "fix add", "before": BUGGY,
+                                 "after": GOLD, "tests": TESTS}) + "\n")
+    base = ["bench", "--model", str(tiny_model_dir), "--device", "cpu", "--cases", str(cases), "--mode", "rewrite",
+            "--max-new-tokens", "4"]
+    first = CliRunner().invoke(app, base + ["--dtype", "float32", "--out", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    recorded = json.loads((tmp_path / "a" / "results.json").read_text())["settings"]
+    assert recorded["dtype"] == "float32" and recorded["model"] and recorded["prompt_version"]
+    again = CliRunner().invoke(app, base + ["--dtype", "float32", "--reuse", str(tmp_path / "a"),
+                                            "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    refused = CliRunner().invoke(app, base + ["--dtype", "bfloat16", "--reuse", str(tmp_path / "a"),
+                                              "--out", str(tmp_path / "c")])
+    assert refused.exit_code == 2 and "dtype" in refused.output and not (tmp_path / "c").exists()
