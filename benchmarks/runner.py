@@ -3,7 +3,8 @@
 Modes are paired per case (same prompt, same model), so speedups are ratios of the same work.
 `hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding as the decoding loop of the
 same edit pipeline (prompt, focus, stop, merge: `EditOptions.generate`); `oracle` feeds the
-gold program through copy mode's runtime (copy mode's ceiling). Tests of the edited code run in
+gold program through copy mode's runtime one op per forward (a reference, not a ceiling: a model decodes
+its ops token by token, and its program may differ from the gold one). Tests of the edited code run in
 `editllm.bench.sandbox`, because model output is untrusted code.
 """
 

@@ -163,6 +163,10 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     """Copy mode; an unusable program falls back to spec mode (the reason is kept in the result)."""
     from editllm.editor.copymode import ProgramFailed, copy_prompt_ids, run_copy
 
+    if "</gen>" in src.text or "</gen>" in instruction:  # a <gen> span ends at its first </gen>: none can hold it
+        result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)
+        result.fallback = "the file or instruction contains </gen>, which a copy program cannot write"
+        return result
     ids = copy_prompt_ids(lm, src.path, src.text, instruction)
     max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
     try:

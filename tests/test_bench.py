@@ -224,3 +224,16 @@ def test_bench_reuse_on_the_command_line_names_the_differing_setting(tmp_path, t
     refused = CliRunner().invoke(app, base + ["--dtype", "bfloat16", "--reuse", str(tmp_path / "a"),
                                               "--out", str(tmp_path / "c")])
     assert refused.exit_code == 2 and "dtype" in refused.output and not (tmp_path / "c").exists()
+
+
+def test_copy_mode_sends_text_with_a_gen_close_tag_to_spec_and_says_why(scripted_lm):
+    """README: a file whose new text must contain `</gen>` goes through spec mode (a runtime check, not a hope)."""
+    from editllm.editor.edit import edit_file
+    from editllm.editor.source import SourceFile
+
+    before = 'TAG = "</gen>"\n\n\ndef add(a, b):\n    return a - b\n'
+    after = before.replace("a - b", "a + b")
+    lm = scripted_lm(after + "```\n")  # writes the fixed file: a spec-mode answer, not a copy program
+    result = edit_file(lm, SourceFile("m.py", before), "fix add", EditOptions(mode="copy", focus=False))
+    assert result.new_text == after and result.stats.mode == "spec"
+    assert "</gen>" in result.fallback
