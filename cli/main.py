@@ -344,14 +344,6 @@ def stats_record(lm, mode: str, results, started: float) -> dict:
     }
 
 
-def default_cases() -> list[Path]:
-    """The committed bench cases of a source checkout (the package folders sit at the repo root)."""
-    import editllm.editor
-
-    root = Path(editllm.editor.__file__).resolve().parents[1] / "benchmarks" / "cases"
-    return sorted(root.glob("*.jsonl")) if root.is_dir() else []
-
-
 @app.command()
 def bench(
     mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld."),
@@ -375,12 +367,15 @@ def bench(
     focus: bool = FOCUS,
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
-    from editllm.editor.bench import ALL_MODES, kernel_bench, load_cases, run_bench
+    from editllm.bench.cases import default_cases, load_cases
+    from editllm.bench.report import require_extra, write_report
+    from editllm.bench.reuse import load_previous, run_settings
+    from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
     from editllm.editor.edit import EditOptions
-    from editllm.editor.report import load_previous, write_report
     from rich.progress import Progress as Bar
 
     try:
+        require_extra()
         modes = [m.strip() for m in mode.split(",") if m.strip()]
         bad = [m for m in modes if m not in ALL_MODES]
         if bad:
@@ -395,6 +390,8 @@ def bench(
         lm = load(model, device, dtype, adapter, False, Progress(False))
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus)
+        settings = run_settings(lm, opts, adapter)
+        previous = load_previous(reuse, settings) if reuse and selected else None
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch.")}
         if selected:
             with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
@@ -406,12 +403,10 @@ def bench(
                         err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
                                   f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
 
-                previous = None
-                if reuse:
-                    previous = load_previous(reuse, lm.name)
                 results = run_bench(lm, selected, modes, opts, advance, previous)
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
+        results["settings"] = settings  # what --reuse must match
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))
@@ -581,7 +576,7 @@ def train_eval(
     dtype: str = typer.Option("auto", "--dtype"),
 ) -> None:
     """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
-    from editllm.editor.bench import load_cases
+    from editllm.bench.cases import default_cases, load_cases
     from editllm.training.evaluate import compare, table
 
     try:
