@@ -12,8 +12,9 @@ from pathlib import Path
 
 from editllm.editor.errors import EditError
 
+DEFAULT_MODEL = "bundled:1.5b"  # the one default model name (editor.models re-exports it)
 DEFAULTS: dict[str, object] = {
-    "model": "bundled:1.5b",
+    "model": DEFAULT_MODEL,
     "mode": "spec",
     "instruction": None,
     "include": [],
