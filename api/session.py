@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from editllm.editor.config import DEFAULT_MODEL
+from editllm.editor.config import CHOICES, DEFAULT_MODEL
 from editllm.editor.errors import EditError
 from editllm.editor.source import SourceFile, read_source, source_from_text
 
@@ -125,9 +125,26 @@ def quiet_libraries() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
+def check_adapter(adapter: str | Path) -> None:
+    """Refuse an adapter that is not a peft adapter folder before torch is imported; peft itself
+    answers a wrong folder with a ValueError deep in its loader."""
+    p = Path(adapter).expanduser()
+    if not p.exists():
+        raise EditError(f"--adapter {adapter}: no such directory")
+    if not p.is_dir():
+        raise EditError(f"--adapter {adapter}: not a directory")
+    if not (p / "adapter_config.json").is_file() and (p / "config.json").is_file():
+        raise EditError(f"--adapter {adapter}: full model weights, not an adapter; pass it as --model")
+    if not (p / "adapter_config.json").is_file():
+        raise EditError(f"--adapter {adapter}: not a LoRA adapter (no adapter_config.json; "
+                        "`editllm train run` writes one)")
+
+
 def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto", adapter: str | None = None,
                trust_remote_code: bool = False, log: Log | None = None) -> LoadedModel:
     """Load a model (and adapter) for decoding; this is where torch and transformers get imported."""
+    if adapter is not None:
+        check_adapter(adapter)
     from editllm.editor import models
 
     quiet_libraries()
@@ -177,12 +194,14 @@ class EditSession:
         Inputs are read and checked before the model is loaded; any EditError means nothing was
         decided for any file (the caller writes nothing).
         """
-        from editllm.editor.diff import checked_diff
-        from editllm.editor.edit import MODES, edit_file
-
         sources = read_sources(paths, instruction, stdin_path)
-        if self.mode not in MODES:
-            raise EditError(f"unknown --mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        if self.adapter is not None and self._lm is None:
+            check_adapter(self.adapter)
+        if self.mode not in CHOICES["mode"]:
+            raise EditError(f"unknown --mode {self.mode!r}; choose one of {', '.join(CHOICES['mode'])}")
+        from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
+        from editllm.editor.edit import edit_file
+
         opts = self.edit_options()
         lm = self.lm
         if self.mode == "copy" and self.adapter is None and lm.name.startswith("bundled:"):
@@ -208,7 +227,10 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
     written = 0
     for e in edits:
         if e.changed:
-            (apply_to_worktree if worktree else write_atomic)(e.source, e.new_text)
+            try:
+                (apply_to_worktree if worktree else write_atomic)(e.source, e.new_text)
+            except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
+                raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}); not written") from exc
             written += 1
     return written
 

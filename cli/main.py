@@ -1,6 +1,9 @@
-"""`editllm`: parse arguments, build the request, show progress, print. No editing logic lives here.
+"""`editllm`: parse arguments, build the request, show progress, print. No editing logic lives here
+(that is `editllm.api`).
 
-stdout carries only the diff; progress (on a terminal), stats and errors go to stderr.
+stdout carries only the diff; progress (on a terminal), stats and errors go to stderr. Every failure
+of every command becomes one line on stderr and exit 2 in one place (`Guarded`), because exit 1 means
+"a change is proposed" to `check` and to git hooks.
 """
 
 from __future__ import annotations
@@ -8,17 +11,64 @@ from __future__ import annotations
 import json
 import sys
 import time
+import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import typer
 from editllm import api
-from editllm.editor.config import DEFAULT_MODEL
+from editllm.editor.config import DEFAULT_MODEL, Device, Dtype, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
 from rich.console import Console
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
+try:  # typer >= 0.2x ships its own copy of click
+    from typer._click.exceptions import NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover - older typer on the real click
+    from click.exceptions import NoArgsIsHelpError, UsageError
+
+
+class Guarded(typer.core.TyperGroup):
+    """The one place where failures become exit codes, for every command and subcommand.
+
+    EditError: its message. A bad flag value: click's message. Anything else is a bug or an
+    environment failure: "internal error: Type: message" plus a hint, never a traceback (unless
+    --debug or EDITLLM_DEBUG=1) and never exit 1. Ctrl-C: exit 130. All before anything is written,
+    since commands write only after every file's edit succeeded.
+    """
+
+    def invoke(self, ctx: typer.Context):
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, NoArgsIsHelpError):  # Exit and Abort are RuntimeErrors in typer
+            raise
+        except UsageError as exc:
+            fail(exc.format_message())
+        except EditError as exc:
+            show_traceback()
+            fail(str(exc))
+        except KeyboardInterrupt:
+            fail("interrupted; nothing written", 130)
+        except Exception as exc:  # noqa: BLE001 - the point of this handler
+            show_traceback()
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            hint = "" if debug_enabled() else " (rerun with --debug for the traceback)"
+            fail(f"internal error: {type(exc).__name__}{': ' + first if first else ''}{hint}")
+
+
+DEBUG = {"on": False}  # set by the root callback on every invocation (--debug or EDITLLM_DEBUG=1)
+
+
+def debug_enabled() -> bool:
+    return DEBUG["on"]
+
+
+def show_traceback() -> None:
+    if debug_enabled():
+        traceback.print_exc(file=sys.stderr)
+
+
+app = typer.Typer(cls=Guarded, add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
 model_app = typer.Typer(no_args_is_help=True, help="Show, assemble or convert the bundled model.")
 app.add_typer(model_app, name="model")
 hook_app = typer.Typer(no_args_is_help=True, help="Install or remove the git pre-commit hook.")
@@ -46,8 +96,11 @@ def _version_callback(value: bool) -> None:
 def _root(
     show_version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
                                       help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", envvar="EDITLLM_DEBUG",
+                               help="Show the traceback of a failure (also EDITLLM_DEBUG=1)."),
 ) -> None:
     """Edit files with a local LLM and print a unified diff."""
+    DEBUG["on"] = debug  # read by Guarded, which runs the subcommand after this callback
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -133,13 +186,14 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
         session.load_log = load_logger(progress)
         session.log = (lambda msg: None) if quiet else note
         edits = session.edit(paths, instruction, stdin_path)
+    record = api.stats_record(session.lm, session.mode, edits, started) if stats else None
     if apply:
         api.write_edits(edits, worktree)
     else:
         sys.stdout.write("".join(e.diff for e in edits))
         sys.stdout.flush()
-    if stats:
-        note(json.dumps(api.stats_record(session.lm, session.mode, edits, started)))
+    if record is not None:
+        note(json.dumps(record))
     changed = sum(1 for e in edits if e.changed)
     if not quiet and err.is_terminal:
         err.print(f"{changed} of {len(edits)} file(s) {'written' if apply else 'changed'}")
@@ -151,10 +205,10 @@ def fix(
     args: list[str] = typer.Argument(..., metavar="FILE... INSTRUCTION",
                                      help="Files to edit ('-' reads stdin), then the instruction (quote it)."),
     apply: bool = APPLY,
-    mode: str = MODE,
+    mode: Mode | None = MODE,
     model: str = MODEL,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
     max_new_tokens: int = MAX_NEW,
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     seed: int = typer.Option(0, "--seed"),
@@ -171,21 +225,18 @@ def fix(
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     started = time.perf_counter()
-    try:
-        if len(args) < 2:
-            raise EditError("usage: editllm fix FILE... INSTRUCTION")
-        *paths, instruction = args
-        sources = api.read_sources(paths, instruction, stdin_path)
-        if apply and any(s.disk_path is None for s in sources):
-            raise EditError("--apply cannot write stdin; drop --apply to get the diff")
-        conf = settings(mode, model, device, dtype)
-        session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                                  dtype=conf.get("dtype"), adapter=adapter, trust_remote_code=trust_remote_code,
-                                  max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
-                                  monotonic=monotonic, focus=focus)
-        run_edit(session, sources, instruction, apply, stats, quiet, started)
-    except EditError as exc:
-        fail(str(exc))
+    if len(args) < 2:
+        raise EditError("usage: editllm fix FILE... INSTRUCTION")
+    *paths, instruction = args
+    sources = api.read_sources(paths, instruction, stdin_path)
+    if apply and any(s.disk_path is None for s in sources):
+        raise EditError("--apply cannot write stdin; drop --apply to get the diff")
+    conf = settings(mode, model, device, dtype)
+    session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
+                              dtype=conf.get("dtype"), adapter=adapter, trust_remote_code=trust_remote_code,
+                              max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
+                              monotonic=monotonic, focus=focus)
+    run_edit(session, sources, instruction, apply, stats, quiet, started)
 
 
 @app.command(context_settings={"allow_interspersed_args": True})
@@ -195,10 +246,10 @@ def check(
     instruction_opt: str = typer.Option(None, "--instruction", "-i", help="The instruction (else from config)."),
     staged: bool = typer.Option(False, "--staged", help="Check the staged content (the git index), not the files."),
     apply: bool = APPLY,
-    mode: str = MODE,
+    mode: Mode | None = MODE,
     model: str = MODEL,
-    device: str = DEVICE,
-    dtype: str = DTYPE,
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
     max_new_tokens: int = MAX_NEW,
     adapter: str = ADAPTER,
     stats: bool = STATS,
@@ -210,34 +261,31 @@ def check(
     With --apply the working tree is written and nothing is staged: review, then `git add`.
     """
     started = time.perf_counter()
-    try:
-        args = list(args or [])
-        conf = settings(mode, model, device, dtype)
-        instruction = instruction_opt or conf.get("instruction")
-        if instruction is None:
-            if not args:
-                raise EditError("no instruction: pass one, use -i, or set `instruction` in [tool.editllm]")
-            *args, instruction = args
-        if staged:
-            sources, skipped = api.staged_files(args, conf.get("include"), conf.get("exclude"),
-                                                int(conf.get("max_file_size")))
-            for skip in skipped:
-                err.print(f"editllm: skipped {skip.path}: {skip.reason}", markup=False)
-            if not instruction.strip():
-                raise EditError("the instruction is empty")
-        else:
-            if not args:
-                raise EditError("name files to check, or use --staged")
-            sources = api.read_sources(args, instruction)
-        if not sources:
-            if not quiet:
-                err.print("editllm: nothing to check", markup=False)
-            raise typer.Exit(0)
-        session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                                  dtype=conf.get("dtype"), adapter=adapter, max_new_tokens=max_new_tokens, focus=focus)
-        changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
-    except EditError as exc:
-        fail(str(exc))
+    args = list(args or [])
+    conf = settings(mode, model, device, dtype)
+    instruction = instruction_opt or conf.get("instruction")
+    if instruction is None:
+        if not args:
+            raise EditError("no instruction: pass one, use -i, or set `instruction` in [tool.editllm]")
+        *args, instruction = args
+    if staged:
+        sources, skipped = api.staged_files(args, conf.get("include"), conf.get("exclude"),
+                                            int(conf.get("max_file_size")))
+        for skip in skipped:
+            err.print(f"editllm: skipped {skip.path}: {skip.reason}", markup=False)
+        if not instruction.strip():
+            raise EditError("the instruction is empty")
+    else:
+        if not args:
+            raise EditError("name files to check, or use --staged")
+        sources = api.read_sources(args, instruction)
+    if not sources:
+        if not quiet:
+            err.print("editllm: nothing to check", markup=False)
+        raise typer.Exit(0)
+    session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
+                              dtype=conf.get("dtype"), adapter=adapter, max_new_tokens=max_new_tokens, focus=focus)
+    changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
     raise typer.Exit(1 if changed else 0)
 
 
@@ -323,31 +371,22 @@ def hook_install(
     force: bool = typer.Option(False, "--force", help="Replace a pre-commit hook editllm did not write."),
 ) -> None:
     """Write a pre-commit hook that runs `editllm check --staged` and blocks the commit on a proposal."""
-    try:
-        note(f"installed {api.install_hook(instruction, force)}")
-    except EditError as exc:
-        fail(str(exc))
+    note(f"installed {api.install_hook(instruction, force)}")
 
 
 @hook_app.command("uninstall")
 def hook_uninstall() -> None:
     """Remove the pre-commit hook if editllm wrote it; leave any other hook alone."""
-    try:
-        path = api.uninstall_hook()
-        note(f"removed {path}" if path else "no pre-commit hook installed")
-    except EditError as exc:
-        fail(str(exc))
+    path = api.uninstall_hook()
+    note(f"removed {path}" if path else "no pre-commit hook installed")
 
 
 @app.command("config")
 def show_config(
-    mode: str = MODE, model: str = MODEL, device: str = DEVICE, dtype: str = DTYPE,
+    mode: Mode | None = MODE, model: str = MODEL, device: Device | None = DEVICE, dtype: Dtype | None = DTYPE,
 ) -> None:
     """Show the effective configuration and where each value comes from."""
-    try:
-        conf = settings(mode, model, device, dtype)
-    except EditError as exc:
-        fail(str(exc))
+    conf = settings(mode, model, device, dtype)
     width = max(len(k) for k in conf.values)
     for key, value in conf.values.items():
         print(f"{key:<{width}}  {json.dumps(value)}  ({conf.sources[key]})")
@@ -365,26 +404,23 @@ def train_data(
     """Write copy-mode training examples (prompt + oracle program); refuses bench (HumanEval) overlap."""
     from editllm.training.data import humaneval_fingerprints, mine_git, overlaps_eval, synthesize, write_jsonl
 
-    try:
-        examples = mine_git(repo, rev_range) if repo else []
-        if synthetic:
-            examples += synthesize(synthetic, seed)
-        prints = humaneval_fingerprints()
-        kept = [ex for ex in examples if not overlaps_eval(ex, prints)]
-        if len(kept) < len(examples):
-            err.print(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
-                      "HumanEval cases (evaluation data)", markup=False)
-        if not kept:
-            raise EditError("no training examples (give --repo and/or --synthetic N)")
-        from editllm.editor.models import resolve_model
-        from transformers import AutoTokenizer
+    examples = mine_git(repo, rev_range) if repo else []
+    if synthetic:
+        examples += synthesize(synthetic, seed)
+    prints = humaneval_fingerprints()
+    kept = [ex for ex in examples if not overlaps_eval(ex, prints)]
+    if len(kept) < len(examples):
+        err.print(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
+                  "HumanEval cases (evaluation data)", markup=False)
+    if not kept:
+        raise EditError("no training examples (give --repo and/or --synthetic N)")
+    from editllm.editor.models import resolve_model
+    from transformers import AutoTokenizer
 
-        api.quiet_libraries()
-        tokenizer = AutoTokenizer.from_pretrained(resolve_model(model, log=lambda m: err.print(m, markup=False)))
-        write_jsonl(kept, out, tokenizer)
-        err.print(f"wrote {len(kept)} example(s) to {out}", markup=False)
-    except EditError as exc:
-        fail(str(exc))
+    api.quiet_libraries()
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(model, log=lambda m: err.print(m, markup=False)))
+    write_jsonl(kept, out, tokenizer)
+    err.print(f"wrote {len(kept)} example(s) to {out}", markup=False)
 
 
 @train_app.command("run")
@@ -409,28 +445,28 @@ def train_run(
     from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
     from rich.progress import Progress as Bar
 
-    try:
-        if not data.is_file():
-            raise EditError(f"{data}: no such file")
-        examples = read_jsonl(data)
-        lm = load(model, device, dtype, None, False, Progress(False))
-        cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every,
-                          max_seconds=None if max_minutes is None else 60 * max_minutes)
-        columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                   TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn()]
-        with Bar(*columns, console=err, disable=not err.is_terminal) as bar:
-            task = bar.add_task("train", total=steps, loss="–")
+    if not data.is_file():
+        raise EditError(f"{data}: no such file")
+    examples = read_jsonl(data)
+    lm = load(model, device, dtype, None, False, Progress(False))
+    cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every,
+                      max_seconds=None if max_minutes is None else 60 * max_minutes)
+    columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn()]
+    with Bar(*columns, console=err, disable=not err.is_terminal) as bar:
+        task = bar.add_task("train", total=steps, loss="–")
 
-            def on_step(step: int, loss: float) -> None:
-                bar.update(task, completed=step, loss=f"{loss:.4f}")
-                if not err.is_terminal:
-                    err.print(f"step {step}/{steps} loss {loss:.4f}", markup=False)
+        def on_step(step: int, loss: float) -> None:
+            bar.update(task, completed=step, loss=f"{loss:.4f}")
+            if not err.is_terminal:
+                err.print(f"step {step}/{steps} loss {loss:.4f}", markup=False)
 
+        try:
             _, history = train(lm.model, lm.tokenizer, examples, cfg, out, on_step)
-        if history:
-            err.print(f"saved to {out}: loss {history[0]['loss']} -> {history[-1]['loss']}", markup=False)
-    except (EditError, ValueError) as exc:
-        fail(str(exc))
+        except ValueError as exc:  # sft's own refusals: no example fits --max-len, nothing to train
+            raise EditError(str(exc)) from exc
+    if history:
+        err.print(f"saved to {out}: loss {history[0]['loss']} -> {history[-1]['loss']}", markup=False)
 
 
 @train_app.command("eval")
@@ -461,21 +497,18 @@ def model_info(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
     """Show where a model comes from and whether it is ready."""
     from editllm.editor.models import bundled_for, cache_dir
 
-    try:
-        bundled = bundled_for(model)
-        if bundled is None:
-            print(json.dumps({"model": model, "kind": "path or hub id"}))
-            return
-        converted = cache_dir() / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
-        parts = bundled.part_paths()
-        print(json.dumps({
-            "model": f"bundled:{bundled.key}", "title": bundled.title,
-            "packages": f"{bundled.package.format(i=1)}..{bundled.parts} == {bundled.version}",
-            "parts_bytes": sum(p.stat().st_size for p in parts), "sha256": bundled.sha256,
-            "cache": str(converted), "prepared": (converted / "config.json").exists(),
-        }, indent=2))
-    except EditError as exc:
-        fail(str(exc))
+    bundled = bundled_for(model)
+    if bundled is None:
+        print(json.dumps({"model": model, "kind": "path or hub id"}))
+        return
+    converted = cache_dir() / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
+    parts = bundled.part_paths()
+    print(json.dumps({
+        "model": f"bundled:{bundled.key}", "title": bundled.title,
+        "packages": f"{bundled.package.format(i=1)}..{bundled.parts} == {bundled.version}",
+        "parts_bytes": sum(p.stat().st_size for p in parts), "sha256": bundled.sha256,
+        "cache": str(converted), "prepared": (converted / "config.json").exists(),
+    }, indent=2))
 
 
 @model_app.command("path")
@@ -483,10 +516,7 @@ def model_path(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
     """Print the directory the model loads from (preparing it first if needed)."""
     from editllm.editor.models import resolve_model
 
-    try:
-        print(resolve_model(model, log=lambda m: err.print(m, markup=False)))
-    except EditError as exc:
-        fail(str(exc))
+    print(resolve_model(model, log=lambda m: err.print(m, markup=False)))
 
 
 @model_app.command("prepare")
@@ -495,11 +525,8 @@ def model_prepare(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
     from editllm.editor.models import resolve_model
 
     start = time.perf_counter()
-    try:
-        api.quiet_libraries()
-        where = resolve_model(model, log=lambda m: err.print(m, markup=False))
-    except EditError as exc:
-        fail(str(exc))
+    api.quiet_libraries()
+    where = resolve_model(model, log=lambda m: err.print(m, markup=False))
     err.print(f"ready in {time.perf_counter() - start:.1f} s: {where}", markup=False)
 
 
