@@ -76,7 +76,7 @@ class FileEdit:
 
     def as_dict(self) -> dict:
         """The per-file entry of `--stats`."""
-        return self.result.as_dict()
+        return self.result.as_dict() | {"changed": self.changed}
 
 
 def display_path(path: str | Path) -> str:

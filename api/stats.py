@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 
 def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
-    """Aggregate per-file stats (`FileEdit` or `EditResult`: anything with `as_dict()` and `stats`)
-    into one JSON-ready object; `started` is the run's `time.perf_counter()` at start."""
+    """Aggregate `FileEdit`s' stats into one JSON-ready object; `started` is the run's
+    `time.perf_counter()` at start. `changed`/`files_unchanged` make a no-op visible."""
     files = [e.as_dict() for e in edits]
     total = {k: sum(f[k] for f in files) for k in
              ("prompt_tokens", "output_tokens", "forwards", "copy_attempts", "copied_tokens")}
@@ -19,6 +19,9 @@ def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
         "model": lm.name,
         "device": lm.device,
         "dtype": str(lm.dtype).removeprefix("torch."),
+        "changed": any(f["changed"] for f in files),
+        "files_changed": sum(1 for f in files if f["changed"]),
+        "files_unchanged": sum(1 for f in files if not f["changed"]),
         **total,
         "tokens_per_forward": round(total["output_tokens"] / steps, 3) if steps > 0 else None,
         "copied_share": round(total["copied_tokens"] / total["output_tokens"], 3) if total["output_tokens"] else 0.0,

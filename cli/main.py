@@ -195,8 +195,11 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
     if record is not None:
         note(json.dumps(record))
     changed = sum(1 for e in edits if e.changed)
-    if not quiet and err.is_terminal:
-        err.print(f"{changed} of {len(edits)} file(s) {'written' if apply else 'changed'}")
+    if not quiet:
+        if changed == 0:
+            note("no change proposed")
+        elif err.is_terminal:
+            err.print(f"{changed} of {len(edits)} file(s) {'written' if apply else 'changed'}")
     return changed > 0
 
 

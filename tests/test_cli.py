@@ -66,13 +66,20 @@ def test_apply_writes_atomically_and_keeps_mode(tmp_path, fake_model):
                 "load_seconds", "decode_seconds", "total_seconds"):
         assert key in stats
     assert stats["output_tokens"] > 0 and stats["mode"] == "spec"
+    assert stats["changed"] is True and stats["files_changed"] == 1 and stats["files"][0]["changed"] is True
 
 
-def test_nothing_printed_when_nothing_changes(tmp_path, fake_model):
+def test_no_change_is_said_on_stderr_and_in_stats(tmp_path, fake_model):
     (tmp_path / "m.py").write_text(FIXED)
     fake_model(FIXED + "```\n")
     res = invoke("fix", "m.py", "fix it", cwd=tmp_path)
     assert res.exit_code == 0 and res.stdout == ""
+    assert res.stderr == "no change proposed\n"
+    res = invoke("fix", "m.py", "fix it", "--quiet", "--stats", cwd=tmp_path)
+    assert res.exit_code == 0 and res.stdout == ""
+    stats = json.loads(res.stderr)  # --quiet: the stats line alone
+    assert stats["changed"] is False and stats["files_unchanged"] == 1 and stats["files_changed"] == 0
+    assert stats["files"][0]["changed"] is False
 
 
 def test_config_file_values_are_checked(tmp_path):

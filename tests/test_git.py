@@ -78,7 +78,9 @@ def test_check_exit_0_when_nothing_to_change(repo, fake_model):
     git(repo, "add", "m.py")
     fake_model(FIXED + "```\n")
     res = invoke(repo, "check", "--staged", "-i", "fix average")
-    assert res.exit_code == 0 and res.stdout == ""
+    assert res.exit_code == 0 and res.stdout == "" and res.stderr == "no change proposed\n"
+    res = invoke(repo, "check", "--staged", "-i", "fix average", "--quiet")
+    assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
 
 
 def test_staged_paths_renames_deletions_detached_and_unborn(repo):
