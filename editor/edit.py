@@ -34,6 +34,7 @@ class EditOptions:
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
     focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
+    allow_deletions: bool = False  # take the model's output as the whole file even where it drops code
 
 
 @dataclass

@@ -76,3 +76,22 @@ def test_notes_go_to_the_log_callback(tmp_path, monkeypatch, scripted_lm):
     session = EditSession(scripted_lm(FIXED + "```\n"), mode="spec", focus=False, log=notes.append)
     [edit] = session.edit(["m.py"], "fix average")
     assert edit.merged and notes == ["m.py: the model wrote only part of the file; merged it into place"]
+
+
+def test_cli_flags_reach_the_edit_options(tmp_path, monkeypatch, scripted_lm):
+    """--allow-deletions and friends end up in the EditOptions each file is edited with."""
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    seen = []
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FIXED)
+    lm = scripted_lm(FIXED + "```\n")
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
+    original = EditSession.edit_options
+    monkeypatch.setattr(EditSession, "edit_options", lambda self: seen.append(original(self)) or seen[-1])
+    for args in (["fix", "m.py", "x", "--allow-deletions", "--mode", "rewrite", "--no-focus"],
+                 ["check", "m.py", "-i", "x", "--allow-deletions"], ["fix", "m.py", "x"]):
+        assert CliRunner().invoke(app, args).exit_code == 0
+    assert [(o.allow_deletions, o.mode, o.focus) for o in seen] == [(True, "rewrite", False), (True, "spec", True),
+                                                                     (False, "spec", True)]

@@ -197,3 +197,11 @@ def test_check_outside_git_is_a_clean_error(tmp_path):
     res = invoke(tmp_path, "check", "--staged", "x")
     assert res.exit_code == 2 and "not inside a git repository" in res.stderr
     assert sys.executable  # the hook command uses this interpreter
+
+
+def test_model_commands_read_the_config(repo):
+    (repo / ".editllm.toml").write_text('model = "some/dir"\n')
+    res = invoke(repo, "model", "info")
+    assert res.exit_code == 0 and '"model": "some/dir"' in res.stdout
+    res = invoke(repo, "model", "info", "other/dir")
+    assert res.exit_code == 0 and '"model": "other/dir"' in res.stdout
