@@ -224,6 +224,11 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
     on top of the working tree's unstaged changes. Returns how many files were written."""
     from editllm.editor.diff import apply_to_worktree, write_atomic
 
+    edits = list(edits)
+    if not worktree:  # refuse before the first write, not halfway through a multi-file edit
+        for e in edits:
+            if e.changed and e.source.disk_path is not None and not _unchanged_on_disk(e.source):
+                raise EditError(f"{e.path}: changed on disk while editing; nothing written")
     written = 0
     for e in edits:
         if e.changed:
@@ -233,6 +238,14 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
                 raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}); not written") from exc
             written += 1
     return written
+
+
+def _unchanged_on_disk(src: SourceFile) -> bool:
+    try:
+        st = Path(src.disk_path).stat()
+    except OSError:
+        return False
+    return st.st_mtime_ns == src.mtime_ns and st.st_size == src.size
 
 
 def staged_files(only: list[str] | None = None, include: list[str] | None = None, exclude: list[str] | None = None,

@@ -48,7 +48,7 @@ class Guarded(typer.core.TyperGroup):
             show_traceback()
             fail(str(exc))
         except KeyboardInterrupt:
-            fail("interrupted; nothing written", 130)
+            fail("interrupted", 130)
         except Exception as exc:  # noqa: BLE001 - the point of this handler
             show_traceback()
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

@@ -95,3 +95,14 @@ def test_cli_flags_reach_the_edit_options(tmp_path, monkeypatch, scripted_lm):
         assert CliRunner().invoke(app, args).exit_code == 0
     assert [(o.allow_deletions, o.mode, o.focus) for o in seen] == [(True, "rewrite", False), (True, "spec", True),
                                                                      (False, "spec", True)]
+
+
+def test_a_file_changed_on_disk_stops_every_write(tmp_path, monkeypatch, scripted_lm):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "b.py").write_text(BUGGY)
+    edits = EditSession(scripted_lm(FIXED + "```\n")).edit(["a.py", "b.py"], "fix average")
+    (tmp_path / "b.py").write_text(BUGGY + "# edited meanwhile\n")
+    with pytest.raises(EditError, match="b.py: changed on disk while editing; nothing written"):
+        write_edits(edits)
+    assert (tmp_path / "a.py").read_text() == BUGGY  # a.py was not written first
