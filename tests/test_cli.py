@@ -212,7 +212,7 @@ def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkey
 )
 def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, args, message):
     """`-X importtime` lists every module imported; torch and transformers must not be among them.
-    Importing torch alone takes seconds (4-5 s to print one line before the API move)."""
+    Importing torch and transformers alone takes seconds (4-5 s to print one line before the API move)."""
     import time
 
     setup(tmp_path)
@@ -226,4 +226,4 @@ def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, arg
     assert len(errors) == 1 and message in errors[0], errors
     assert "typer" in imported  # the import list is real
     assert not [m for m in imported if m.split(".")[0] in ("torch", "transformers")]
-    assert seconds < 4.0, seconds
+    assert seconds < 6.0, seconds  # measured 1.5-2.1 s on 2 busy cores, where `import torch` alone took 9.8 s
