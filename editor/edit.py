@@ -38,6 +38,7 @@ class EditOptions:
     # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
     # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
     generate: Callable[..., tuple[list[int], DecodeStats]] | None = None
+    allow_deletions: bool = False  # take the model's output as the whole file even where it drops code
 
 
 @dataclass
