@@ -6,8 +6,7 @@ per span, so a copy costs one forward pass and no sampling steps.
 
 from __future__ import annotations
 
-from editllm.editor.source import split_lines
-from editllm.grammar.program import Copy, Op, check, parse, resolve
+from editllm.grammar.program import Copy, Op, check, parse, resolve, split_lines
 
 
 def resolve_program(program: str | list[Op], source_text: str, monotonic: bool = False) -> str:
