@@ -12,12 +12,15 @@ The matcher tracks only model-written program tokens; copied lines never pass th
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 import torch
 from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy
 
-_LL_TOKENIZERS: dict[int, object] = {}
+# Weakly keyed by the tokenizer object itself: an `id()` can be reused by a new object once the old
+# one is collected, which would hand it another tokenizer's vocabulary.
+_LL_TOKENIZERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 TAG_RE = re.compile(r'<copy lines="(\d*)(-?)(\d*)(.*)', re.S)
 CLOSING = '"/>'
 
@@ -36,13 +39,14 @@ def lark_grammar() -> str:
 
 
 def ll_tokenizer(tokenizer, vocab_size: int, eos: list[int]):
-    """llguidance's view of a HF tokenizer; built once per tokenizer (about 2 s)."""
+    """llguidance's view of a HF tokenizer; built once per tokenizer, logits width and EOS set (about 2 s)."""
     import llguidance.hf
 
-    key = id(tokenizer)
-    if key not in _LL_TOKENIZERS:
-        _LL_TOKENIZERS[key] = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos)
-    return _LL_TOKENIZERS[key]
+    built = _LL_TOKENIZERS.setdefault(tokenizer, {})
+    key = (vocab_size, tuple(eos))
+    if key not in built:
+        built[key] = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos)
+    return built[key]
 
 
 def number_can_reach(prefix: str, lo: int, hi: int) -> bool:
