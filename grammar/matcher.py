@@ -152,15 +152,18 @@ class ProgramMatcher:
                 allowed[e] = self.accepting()
         return torch.from_numpy(allowed)
 
-    def pick(self, logits: torch.Tensor) -> int | None:
-        """Greedy choice under the mask: the argmax if legal (the usual case), else masked argmax."""
-        best = int(logits.argmax())
+    def pick(self, logits: torch.Tensor, best: int | None = None) -> int | None:
+        """Greedy choice under the mask: the argmax (`best`, if the caller has it) when legal, the
+        usual case; else the argmax of the masked row, on the row's own device."""
+        if best is None:
+            best = int(logits.argmax())
         if self.allowed(best):
             return best
         mask = self.mask()
         if not mask.any():
             return None
-        return int(logits.masked_fill(~mask[: logits.shape[-1]], float("-inf")).argmax())
+        allowed = mask[: logits.shape[-1]].to(logits.device)
+        return int(logits.masked_fill(~allowed, float("-inf")).argmax())
 
     def advance(self, token: int) -> None:
         """Consume one legal token (check with `allowed` first: an illegal one poisons llguidance)."""
