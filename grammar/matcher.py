@@ -16,6 +16,7 @@ import weakref
 
 import numpy as np
 import torch
+from editllm.grammar.cfg import lark_grammar
 from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy
 
 # Weakly keyed by the tokenizer object itself: an `id()` can be reused by a new object once the old
@@ -23,19 +24,6 @@ from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy
 _LL_TOKENIZERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 TAG_RE = re.compile(r'<copy lines="(\d*)(-?)(\d*)(.*)', re.S)
 CLOSING = '"/>'
-
-
-def lark_grammar() -> str:
-    """The program grammar for llguidance. The gen body is a lazy lexeme so `</gen>` ends it even
-    inside merged tokens such as `></`; digits are checked by the matcher, not the grammar."""
-    return "\n".join([
-        "start: op*",
-        "op: copy | gen",
-        'copy: "<copy lines=\\"" NUM "-" NUM "\\"/>"',
-        'gen: "<gen>" gen_body',
-        "gen_body[lazy]: /(?s:.*)<\\/gen>/",
-        "NUM: /[1-9][0-9]*/",
-    ])
 
 
 def ll_tokenizer(tokenizer, vocab_size: int, eos: list[int]):
@@ -72,6 +60,8 @@ class ProgramMatcher:
         self.monotonic = monotonic
         self.vocab_size = vocab_size
         self.eos = set(eos)
+        # The loose grammar (any line numbers): the line rules are stated below, for any N, and
+        # llguidance then never forces digits (forced tokens skip the model's choice).
         self.ll = llguidance.LLMatcher(ll_tokenizer(tokenizer, vocab_size, eos), lark_grammar(), log_level=0)
         if self.ll.is_error():
             raise RuntimeError(f"copy grammar rejected by llguidance: {self.ll.get_error()}")
