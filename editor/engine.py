@@ -2,7 +2,8 @@
 
 An engine owns one KV cache (batch 1) and runs the model over tokens appended to it. The drafter, the
 grammar matcher, the resolver and the verify loop (editor.decode) sit above it and never see which
-engine runs: a llama.cpp engine or a server backend implements the same five members.
+engine runs: a llama.cpp engine or a server backend implements the same members (forward, truncate,
+reset, length, and its tokenizer, logits width and EOS ids).
 """
 
 from __future__ import annotations
