@@ -6,7 +6,6 @@ must reach the stage under test, which takes one specific, finished edit).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 from pathlib import Path
@@ -162,18 +161,13 @@ def test_a_failing_adapter_load_exits_2(tmp_path, monkeypatch, tiny_model_dir, f
     assert type(fault).__name__ in line
 
 
-def bench_module() -> str:
-    """Where the bench command's library lives (it is moving from editor/ to its own package)."""
-    return "editllm.bench" if importlib.util.find_spec("editllm.bench") else "editllm.editor.bench"
-
-
 @pytest.mark.parametrize("stage", ["case loading", "model load", "run"])
 def test_bench_faults_exit_2_and_write_no_report(tmp_path, monkeypatch, scripted_lm, stage):
     monkeypatch.chdir(tmp_path)
     lm = scripted_lm(FIXED + "```\n")
     monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
-    target = {"case loading": f"{bench_module()}.load_cases", "model load": "editllm.editor.models.load_model",
-              "run": f"{bench_module()}.run_bench"}[stage]
+    target = {"case loading": "editllm.bench.cases.load_cases", "model load": "editllm.editor.models.load_model",
+              "run": "editllm.bench.runner.run_bench"}[stage]
     monkeypatch.setattr(target, raiser(RuntimeError(f"{stage} failed")))
     res = runner.invoke(app, ["bench", "--mode", "spec", "--limit", "1", "--out", "out"])
     assert_failed_cleanly(res, tmp_path, {})
