@@ -58,14 +58,37 @@ def test_synthetic_edits_are_real_and_deterministic():
     for e in a:
         changed = [x for x, y in zip(e.before.splitlines(), e.after.splitlines(), strict=True) if x != y] \
             if e.before.count("\n") == e.after.count("\n") else None
-        if e.source.startswith("synthetic:bugfix"):  # one line per named function, in the bench's words
+        if e.source.startswith("synthetic:bugfix"):  # one line per function named (or, unnamed, one line)
             names = re.findall(r"`(\w+)`", e.instruction)
-            assert changed is not None and len(changed) == len(names) in (1, 2), e.source
-            assert e.instruction == instruction_bugfix(names)
+            assert changed is not None and len(changed) == max(len(names), 1) and len(names) in (0, 1, 2), e.source
             assert ast.parse(e.before) and ast.dump(ast.parse(e.before)) != ast.dump(ast.parse(e.after))
         elif e.source.startswith("synthetic:rename"):
             old, new = re.findall(r"`(\w+)`", e.instruction)
             assert re.search(rf"\bdef {new}\(", e.after) and not re.search(rf"\bdef {old}\(", e.after)
+
+
+def test_instruction_wording_varies_and_is_seeded():
+    """The bench's sentence is one phrasing among several; the same seed gives the same words."""
+    a = synthesize(60, seed=3, packages=["rich", "click", "stdlib"])
+    b = synthesize(60, seed=3, packages=["rich", "click", "stdlib"])
+    assert [e.instruction for e in a] == [e.instruction for e in b]
+    bug = [e.instruction for e in a if e.source.startswith("synthetic:bugfix")]
+    bench = [x for x in bug if "`" in x and x == instruction_bugfix(re.findall(r"`(\w+)`", x))]
+    templates = {re.sub(r"`\w+`", "F", x) for x in bug}
+    assert len(bug) >= 30 and 0 < len(bench) < len(bug) / 2 and len(templates) >= 6
+    assert any("`" not in x for x in bug)  # some name no function at all
+    renames = {re.sub(r"`\w+`", "F", e.instruction) for e in a if e.source.startswith("synthetic:rename")}
+    assert len(renames) >= 2
+
+
+def test_wording_covers_every_mutation_kind():
+    from editllm.training import wording
+    from editllm.training.mutate import mutation_sites
+
+    text = "def f(a, b):\n    for i in range(len(a)):\n        if a[i] < b and i in a or a[i] + b > 0:\n" \
+           "            return a[1:i]\n    r = 0\n    return r\n"
+    kinds = {m.kind for m in mutation_sites(text, ast.parse(text).body[0])}
+    assert kinds == set(wording.SYMPTOMS)
 
 
 def test_humaneval_overlap_is_refused():
