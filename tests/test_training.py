@@ -13,6 +13,7 @@ import torch
 from editllm.grammar import Copy, parse
 from editllm.training.data import (
     Example,
+    functions,
     humaneval_fingerprints,
     mine_git,
     overlaps_eval,
@@ -98,6 +99,53 @@ def test_humaneval_overlap_is_refused():
     leak = Example("m.py", "x", "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
                    "    pass\n", "", "t")
     assert overlaps_eval(leak, prints) and not overlaps_eval(Example("m.py", "x", BEFORE, AFTER, "t"), prints)
+
+
+def test_heldout_cases_are_refused_like_humaneval():
+    """Every function of a held-out case (and a `"heldout": true` prose case's text) is evaluation data."""
+    import json
+    import textwrap
+
+    from editllm.training.data import CASES_DIR, eval_fingerprints, heldout_fingerprints, text_fingerprints
+
+    prints = heldout_fingerprints()
+    cases = [json.loads(x) for x in (CASES_DIR / "heldout_bugfix.jsonl").read_text().splitlines()]
+    assert cases and len(prints) >= sum(len(functions(c["after"])) for c in cases)
+    missed, total = [], 0
+    for case in cases:
+        lines = case["after"].splitlines(keepends=True)
+        for fn in functions(case["after"]):
+            # the function alone, pasted into an unrelated module
+            body = "import os\n\n\n" + "".join(lines[fn.lineno - 1: fn.end_lineno]) + BEFORE
+            total += 1
+            if not overlaps_eval(Example("x.py", "x", body, body, "t"), prints):
+                # only what the guard cannot tell from common code: no distinctive signature, < 2 long lines
+                [(defs, long)] = text_fingerprints(textwrap.dedent("".join(lines[fn.lineno - 1: fn.end_lineno])))
+                assert not defs and len(long) < 2, (case["id"], fn.name)
+                missed.append(f"{case['id']}:{fn.name}")
+    assert len(missed) <= total // 5, missed  # tiny methods (`total`, `__init__`) only
+    assert not overlaps_eval(Example("m.py", "x", BEFORE, AFTER, "t"), prints)
+    assert len(eval_fingerprints()) >= len(prints)
+    prose = "# Release notes\n\nThe importer now reads nested folders recursively.\n" \
+            "Large attachments are streamed instead of loaded into memory.\n" \
+            "The retry delay doubles after each failure.\n"
+    (tmp := CASES_DIR.parent / "__never_committed__").mkdir(exist_ok=True)
+    try:
+        (tmp / "prose_x.jsonl").write_text(json.dumps({"kind": "prose", "heldout": True, "before": prose}) + "\n"
+                                           + json.dumps({"kind": "prose", "before": prose.upper()}) + "\n")
+        flagged = heldout_fingerprints(tmp)
+        assert flagged == text_fingerprints(prose)  # the flagged case only
+        assert overlaps_eval(Example("NOTES.md", "x", "Intro\n" + prose, "", "t"), flagged)
+    finally:
+        (tmp / "prose_x.jsonl").unlink()
+        tmp.rmdir()
+
+
+def test_synthetic_data_never_holds_heldout_functions():
+    from editllm.training.data import heldout_fingerprints
+
+    prints = heldout_fingerprints()
+    assert not any(overlaps_eval(e, prints) for e in synthesize(40, seed=2, packages=["rich", "stdlib"]))
 
 
 def test_loss_mask_covers_exactly_prompt_and_copied_text(tokenizer):

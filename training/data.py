@@ -308,9 +308,10 @@ def eval_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
 
 
 def overlaps_eval(example: Example, prints: list[Fingerprint]) -> bool:
-    """True when the example holds an evaluation signature line or three of one function's body lines."""
+    """True when the example holds an evaluation signature line, or three of one function's distinctive
+    body lines (both, when it has only two: short held-out methods have no distinctive signature)."""
     lines = {x.strip() for x in (example.before + "\n" + example.after).splitlines()}
-    return any(defs & lines or len(body & lines) >= 3 for defs, body in prints)
+    return any(defs & lines or len(body) >= 2 and len(body & lines) >= min(3, len(body)) for defs, body in prints)
 
 
 def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
