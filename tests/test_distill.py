@@ -155,3 +155,22 @@ def test_distill_runs_the_real_pipeline_on_the_tiny_model(tiny_lm, tmp_path):
     first = [f"{label}|{t.kind}|{t.instruction}" for label, _, t in islice(candidates(0, ["idna"]), 2)]
     assert [k for k, _ in seen] == first and sum(outcomes.values()) == 2 and "kept" not in outcomes
     assert all(reason for _, reason in seen) and read_jsonl(out) == []
+
+
+def test_train_data_distill_option(scripted_lm, tiny_model_dir, tmp_path, monkeypatch):
+    """`editllm train data --distill N`: the model is loaded, distilled examples land in the cache beside
+    --out (resumable) and in --out with their copy prompts; the eval guard still runs."""
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    lm = scripted_lm(DOCUMENTED + "```\n")
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
+    tasks = [("pkg/m.py", "m.py", docstring_task()), ("pkg/n.py", "n.py", docstring_task())]
+    monkeypatch.setattr("editllm.training.distill.candidates", lambda seed, packages=None: iter(tasks))
+    out = tmp_path / "train.jsonl"
+    result = CliRunner().invoke(app, ["train", "data", "--distill", "1", "--model", str(tiny_model_dir),
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    [ex] = read_jsonl(out)
+    assert ex.source == "distill:docstring:pkg/m.py" and json.loads(out.read_text())["prompt"]
+    assert read_jsonl(tmp_path / "train.distill.jsonl.gz") == [ex]
