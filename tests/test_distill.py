@@ -154,7 +154,7 @@ def test_distill_runs_the_real_pipeline_on_the_tiny_model(tiny_lm, tmp_path):
                        max_attempts=2, on_attempt=lambda key, reason: seen.append((key, reason)))
     first = [f"{label}|{t.kind}|{t.instruction}" for label, _, t in islice(candidates(0, ["idna"]), 2)]
     assert [k for k, _ in seen] == first and sum(outcomes.values()) == 2 and "kept" not in outcomes
-    assert all(reason for _, reason in seen) and read_jsonl(out) == []
+    assert all(reason.startswith("edit error: ") for _, reason in seen) and read_jsonl(out) == []
 
 
 def test_train_data_distill_option(scripted_lm, tiny_model_dir, tmp_path, monkeypatch):

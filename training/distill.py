@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+import re
 import sysconfig
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -252,7 +253,7 @@ def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[st
             opts: EditOptions | None = None, max_attempts: int | None = None,
             tasks: Iterable[tuple[str, str, Task]] | None = None,
             on_attempt: Callable[[str, str | None], None] | None = None) -> Counter:
-    """Append up to `n` kept examples (with copy prompts) to `out`, resuming from it and its attempt log
+    """Append kept examples (with copy prompts) to `out` until it holds `n`, resuming from its attempt log
     `<out>.attempts`; returns the outcome counts of this call ("kept" or each rejection reason).
 
     `tasks` defaults to `candidates(seed, packages)`, the public files."""
@@ -282,7 +283,7 @@ def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[st
                 text, complete, merged = rewrite(lm, path, task.before, task.instruction, opts)
                 reason = judge(task, path, text, complete, merged)
             except EditError as exc:
-                reason, text = f"edit error: {str(exc).split(':', 1)[-1].strip()[:60]}", ""
+                reason, text = "edit error: " + re.sub(r"\d+", "N", str(exc).split(": ", 1)[-1])[:48], ""
             ex = None
             if reason is None:
                 ex = Example(path, task.instruction, task.before, text, f"distill:{task.kind}:{label}").finish()
