@@ -189,8 +189,9 @@ def bug_task(text: str, funcs: list[ast.FunctionDef], rng: random.Random) -> Tas
     return None
 
 
-def prose_tasks(text: str, rng: random.Random) -> list[Task]:
-    return [Task("prose", rng.choice(TEMPLATES["prose"]), text)]
+def prose_tasks(text: str, rng: random.Random, k: int = 3) -> list[Task]:
+    """`k` different requests for one README: there are far fewer READMEs than Python files."""
+    return [Task("prose", instruction, text) for instruction in rng.sample(TEMPLATES["prose"], k)]
 
 
 # --- public files ------------------------------------------------------------------------------------
