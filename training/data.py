@@ -1,10 +1,10 @@
 """Training examples: (before, after, instruction) file pairs turned into copy-mode prompt + oracle program.
 
-Two sources: the history of a git repository (each commit's modified text files, with the commit
+Two sources here: the history of a git repository (each commit's modified text files, with the commit
 message as the instruction), and edits made by program on public code shipped in installed PyPI
-packages (bug injection, renames, typo fixes in comments and docstrings). The bench's HumanEval
-cases and the held-out cases (`is_heldout`) are evaluation data: any example sharing a function
-with them is refused.
+packages (bug injection, renames, typo fixes in comments and docstrings). The third, rewrite mode's
+own edits for free-form requests, is `training/distill.py`. The bench's HumanEval cases and the
+held-out cases (`is_heldout`) are evaluation data: any example sharing a function with them is refused.
 """
 
 from __future__ import annotations
