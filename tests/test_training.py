@@ -82,6 +82,18 @@ def test_instruction_wording_varies_and_is_seeded():
     assert len(renames) >= 2
 
 
+def test_synthetic_edits_do_not_depend_on_string_hashing():
+    """Same seed, same data in another process: no set of strings may steer the rng."""
+    import sys
+
+    code = ("import zlib\nfrom editllm.training.data import synthesize\n"
+            "data = [(e.instruction, e.before) for e in synthesize(30, seed=0, packages=['click'])]\n"
+            "print(zlib.crc32(repr(data).encode()))")
+    runs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                           capture_output=True, text=True, check=True).stdout for seed in ("1", "2")}
+    assert len(runs) == 1
+
+
 def test_wording_covers_every_mutation_kind():
     from editllm.training import wording
     from editllm.training.mutate import mutation_sites
@@ -104,9 +116,14 @@ def test_humaneval_overlap_is_refused():
 def test_heldout_cases_are_refused_like_humaneval():
     """Every function of a held-out case (and a `"heldout": true` prose case's text) is evaluation data."""
     import json
-    import textwrap
 
-    from editllm.training.data import CASES_DIR, eval_fingerprints, heldout_fingerprints, text_fingerprints
+    from editllm.training.data import (
+        CASES_DIR,
+        eval_fingerprints,
+        function_fingerprints,
+        heldout_fingerprints,
+        text_fingerprints,
+    )
 
     prints = heldout_fingerprints()
     cases = [json.loads(x) for x in (CASES_DIR / "heldout_bugfix.jsonl").read_text().splitlines()]
@@ -114,14 +131,14 @@ def test_heldout_cases_are_refused_like_humaneval():
     missed, total = [], 0
     for case in cases:
         lines = case["after"].splitlines(keepends=True)
+        own = dict(function_fingerprints(case["after"]))  # same-named methods: their prints are alike
         for fn in functions(case["after"]):
             # the function alone, pasted into an unrelated module
             body = "import os\n\n\n" + "".join(lines[fn.lineno - 1: fn.end_lineno]) + BEFORE
             total += 1
             if not overlaps_eval(Example("x.py", "x", body, body, "t"), prints):
                 # only what the guard cannot tell from common code: no distinctive signature, < 2 long lines
-                [(defs, long)] = text_fingerprints(textwrap.dedent("".join(lines[fn.lineno - 1: fn.end_lineno])))
-                assert not defs and len(long) < 2, (case["id"], fn.name)
+                assert not own[fn.name][0] and len(own[fn.name][1]) < 2, (case["id"], fn.name)
                 missed.append(f"{case['id']}:{fn.name}")
     assert len(missed) <= total // 5, missed  # tiny methods (`total`, `__init__`) only
     assert not overlaps_eval(Example("m.py", "x", BEFORE, AFTER, "t"), prints)
@@ -139,6 +156,18 @@ def test_heldout_cases_are_refused_like_humaneval():
     finally:
         (tmp / "prose_x.jsonl").unlink()
         tmp.rmdir()
+
+
+def test_common_signatures_are_not_refused():
+    """A decorator's `def wrapper(*args, **kwargs):` is in the held-out cases and in half of PyPI."""
+    from editllm.training.data import function_fingerprints, heldout_fingerprints
+
+    common = "def deco(func):\n    def wrapper(*args, **kwargs):\n        result = func(*args, **kwargs)\n" \
+             "        return result\n    return wrapper\n"
+    assert not overlaps_eval(Example("m.py", "x", common, common, "t"), heldout_fingerprints())
+    assert [d for _, (d, _) in function_fingerprints(common)] == [set(), set()]
+    signed = "def split_bill(total_cents, people):\n    return []\n"
+    assert function_fingerprints(signed) == [("split_bill", ({"def split_bill(total_cents, people):"}, set()))]
 
 
 def test_synthetic_data_never_holds_heldout_functions():

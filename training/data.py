@@ -153,7 +153,7 @@ def inject_bugs(text: str, rng: random.Random, kind_usage: Counter) -> tuple[str
         sites = [m for m in mutation_sites(text, fn) if m.lineno not in used_lines]
         if not sites:
             continue
-        kind = min({m.kind for m in sites}, key=lambda k: (kind_usage[k], rng.random()))
+        kind = min(sorted({m.kind for m in sites}), key=lambda k: (kind_usage[k], rng.random()))
         m = rng.choice([m for m in sites if m.kind == kind])
         broken = m.apply(broken)  # distinct lines: the byte offsets of the other mutation stay valid
         used_lines.add(m.lineno)
@@ -269,25 +269,36 @@ def is_heldout(case: dict) -> bool:
     return bool(case.get("heldout")) or str(case.get("kind", "")).startswith("heldout")
 
 
-def text_fingerprints(text: str) -> list[Fingerprint]:
-    """Per function or method of `text` (Python): its distinctive `def` line and its long body lines;
-    for text that is not Python, one fingerprint of its long lines. Short or dunder signatures
-    (`def __init__(self):`, `def run(self):`) are too common in public code to refuse on."""
-    def long_lines(lines: list[str]) -> set[str]:
-        return {x.strip() for x in lines if len(x.strip()) >= 25}
+def _long_lines(lines: list[str]) -> set[str]:
+    return {x.strip() for x in lines if len(x.strip()) >= 25}
 
+
+def function_fingerprints(text: str) -> list[tuple[str, Fingerprint]]:
+    """(name, fingerprint) of every function and method of Python `text`: its `def` line when that is
+    distinctive, and its long body lines. Not distinctive, too common in public code to refuse on:
+    short or dunder signatures (`def __init__(self):`, `def run(self):`), closures (`def wrapper(...)`
+    inside a decorator) and bare `(*args, **kwargs)` signatures."""
     lines = text.splitlines()
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return [(set(), long_lines(lines))]
+    tree = ast.parse(text)
+    nested = {id(inner) for outer in ast.walk(tree) if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef)
+              for inner in ast.walk(outer) if inner is not outer}
     prints = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             head = lines[node.lineno - 1].strip()
-            defs = {head} if len(head) >= 24 and not node.name.startswith("__") else set()
-            prints.append((defs, long_lines(lines[node.lineno: node.end_lineno])))
+            named = [a for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs if a.arg != "self"]
+            distinctive = len(head) >= 24 and not node.name.startswith("__") and id(node) not in nested and named
+            body = _long_lines(lines[node.lineno: node.end_lineno])
+            prints.append((node.name, ({head} if distinctive else set(), body)))
     return prints
+
+
+def text_fingerprints(text: str) -> list[Fingerprint]:
+    """Per function of Python `text` (`function_fingerprints`); for other text, one of its long lines."""
+    try:
+        return [fp for _, fp in function_fingerprints(text)]
+    except SyntaxError:
+        return [(set(), _long_lines(text.splitlines()))]
 
 
 def heldout_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
