@@ -405,22 +405,30 @@ def train_data(
     seed: int = typer.Option(0, "--seed"),
     model: str = typer.Option(None, "--model", "-m", envvar="EDITLLM_MODEL",
                               help="Whose tokenizer/chat template builds the prompts (else from the config)."),
+    distill: int = typer.Option(0, "--distill", min=0, help="Add N edits rewrite mode made with --model and that "
+                                "passed the checks (resumes from OUT's `.distill.jsonl.gz` beside it)."),
 ) -> None:
-    """Write copy-mode training examples (prompt + oracle program); refuses bench (HumanEval) overlap."""
-    from editllm.training.data import humaneval_fingerprints, mine_git, overlaps_eval, synthesize, write_jsonl
+    """Write copy-mode training examples (prompt + oracle program); refuses bench overlap (HumanEval, held-out)."""
+    from editllm.training.data import eval_fingerprints, mine_git, overlaps_eval, read_jsonl, synthesize, write_jsonl
 
     model = settings(None, model, None, None).get("model")
-
     examples = mine_git(repo, rev_range) if repo else []
     if synthetic:
         examples += synthesize(synthetic, seed)
-    prints = humaneval_fingerprints()
+    if distill:
+        from editllm.training.distill import distill as run_distill
+
+        cache = out.with_name(out.name.split(".")[0] + ".distill.jsonl.gz")
+        outcomes = run_distill(load(model, "auto", "auto", None, False, Progress(False)), distill, cache, seed)
+        err.print(f"distilled into {cache}: {dict(outcomes)}", markup=False)
+        examples += read_jsonl(cache)[:distill]
+    prints = eval_fingerprints()
     kept = [ex for ex in examples if not overlaps_eval(ex, prints)]
     if len(kept) < len(examples):
         err.print(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
-                  "HumanEval cases (evaluation data)", markup=False)
+                  "evaluation cases (HumanEval, held-out)", markup=False)
     if not kept:
-        raise EditError("no training examples (give --repo and/or --synthetic N)")
+        raise EditError("no training examples (give --repo, --synthetic N and/or --distill N)")
     from editllm.editor.models import resolve_model
     from transformers import AutoTokenizer
 
