@@ -79,9 +79,10 @@ def corpus() -> list[tuple[str, str]]:
     return out
 
 
-def behaviours(shown: str, fence: str) -> dict[str, str]:
-    """What the model writes after copying the file exactly: its output, per behaviour."""
-    body = shown if shown.endswith("\n") or not shown else shown + "\n"
+def behaviours(shown: str, fence: str, written: str | None = None) -> dict[str, str]:
+    """What the model writes after the file (`written`, default: `shown` copied exactly), per behaviour."""
+    written = shown if written is None else written
+    body = written if written.endswith("\n") or not written else written + "\n"
     short = open_run(shown) or "```"  # closes the file's open block, or opens a new one
     return {
         "closes correctly": f"{body}{fence}\n",
@@ -106,6 +107,16 @@ def test_no_wrapper_line_reaches_the_file(name, text):
         for what, output in behaviours(text, fence).items():
             stop = "stop" if end_of_file(output, fence) is not None else "eos"
             assert finish_text(src, output, fence, stop, 10**6, text) == intended, (fence, what)
+
+
+def test_no_wrapper_line_reaches_an_edited_prose_case():
+    """Every prose bench case, its edit made: the cut gives exactly the gold text, whatever the close."""
+    for case in _cases():
+        fence = fence_for(case["before"], 4)
+        src = SourceFile(case["path"], case["before"])
+        for what, output in behaviours(case["before"], fence, case["after"]).items():
+            stop = "stop" if end_of_file(output, fence) is not None else "eos"
+            assert finish_text(src, output, fence, stop, 10**6, case["before"]) == case["after"], (case["id"], what)
 
 
 def test_the_corpus_holds_real_files_with_code_blocks():
