@@ -87,19 +87,20 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
     return max(1, min(limit, room))
 
 
-def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int) -> str:
-    """Cut the model's output at the closing fence (LF text); refuse output that never finished."""
-    end = end_of_file(output, fence)
+def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int,
+                shown: str | None = None) -> str:
+    """Cut the model's output at the closing fence (LF text), leaving out the lines the model wrote as
+    its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output."""
+    end = end_of_file(output, fence, shown)
     if end is None:
         if stop_reason == "max_new_tokens":
             raise EditError(
                 f"{src.path}: the model did not finish the file within {max_new} new tokens "
                 "(raise --max-new-tokens); nothing written"
             )
-        end = len(output)  # EOS without a closing fence: the output is the file
         if output and not output.endswith("\n"):
             output += "\n"
-            end += 1
+        end = end_of_file(output + fence, fence, shown)  # EOS without the fence: the output is the file
     return output[:end]
 
 
@@ -149,7 +150,7 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new), stats, output
+    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text), stats, output
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str) -> EditResult:
