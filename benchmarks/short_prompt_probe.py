@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from editllm.bench.cases import load_cases
+from editllm.bench.report import write_report
+from editllm.bench.reuse import load_previous, run_settings
+from editllm.bench.runner import run_bench
 from editllm.editor import prompt
-from editllm.editor.bench import load_cases, run_bench
 from editllm.editor.edit import EditOptions
 from editllm.editor.models import load_model
-from editllm.editor.report import load_previous, write_report
 
 
 def numbered_tab(file_text: str) -> str:
@@ -36,16 +38,21 @@ def main() -> None:
     ap.add_argument("--mode", default="oracle")
     ap.add_argument("--limit", type=int, default=4)
     args = ap.parse_args()
+    lm = load_model("bundled:1.5b", dtype="bfloat16", adapter=args.adapter)
+    opts = EditOptions(focus=False)
+    # the baseline is rewrite, whose prompt the probe leaves alone: match it against the shipped prompts
+    settings = run_settings(lm, opts, args.adapter)
+    previous = load_previous(args.reuse, settings)
     prompt.numbered = numbered_tab  # copy_prompt looks both up at call time
     prompt.copy_example = lambda: "Example program: <copy lines=\"1-2\"/><gen>    return w * h\n</gen>" \
         '<copy lines="4-8"/>'
-    lm = load_model("bundled:1.5b", dtype="bfloat16", adapter=args.adapter)
     cases = load_cases([Path("benchmarks/cases/humaneval_bugfix.jsonl")], limit=args.limit)
     modes = ["rewrite"] + args.mode.split(",")
-    results = run_bench(lm, cases, modes, EditOptions(focus=False), previous=load_previous(args.reuse, lm.name),
+    results = run_bench(lm, cases, modes, opts, previous=previous,
                         on_record=lambda r: print(r["id"], r["mode"], r["seconds"], r["prompt_tokens"],
                                                   r["exact_match"], r["tests_passed"], r["error"], flush=True))
     results["adapter"] = args.adapter
+    results["settings"] = settings | {"prompt_version": "short-prompt probe"}  # not to be reused as shipped
     print(write_report(results, args.out))
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 from editllm.editor.errors import EditError
 
+DEFAULT_MODEL = "bundled:1.5b"  # the one default model name (editor.models re-exports it)
 DEFAULTS: dict[str, object] = {
-    "model": "bundled:1.5b",
+    "model": DEFAULT_MODEL,
     "mode": "spec",
     "instruction": None,
     "include": [],
@@ -22,6 +24,11 @@ DEFAULTS: dict[str, object] = {
     "device": "auto",
     "dtype": "auto",
 }
+# The values a setting (and its flag, as a typer choice) may take.
+Mode = Literal["rewrite", "spec", "copy"]
+Device = Literal["auto", "cpu", "cuda"]
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype)}
 TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
          "max_file_size": int, "device": str, "dtype": str}
 
@@ -55,6 +62,8 @@ def _read(path: Path) -> dict:
             raise EditError(f"{path}: unknown editllm setting {key!r}; known: {', '.join(TYPES)}")
         if not isinstance(value, TYPES[key]):
             raise EditError(f"{path}: setting {key!r} must be {TYPES[key].__name__}")
+        if key in CHOICES and value not in CHOICES[key]:
+            raise EditError(f"{path}: setting {key!r} must be one of {', '.join(CHOICES[key])}, not {value!r}")
     return data
 
 

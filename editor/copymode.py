@@ -1,25 +1,26 @@
 """Copy-as-Decode: the model writes an edit program; each copy is one shared forward pass.
 
-Each step the FSM masks the logits (cheaply: the argmax is checked first). When a token closes a
-copy tag, the copied lines' tokens are appended to the KV cache in the same forward as that token,
-so the model sees the copied text without spending one step per token. Grammar-forced tokens ride
-along the same way. Inside `<gen>` the spec drafter proposes drafts, trimmed to what the FSM accepts
-and verified in one forward. The resolver turns the finished program into text.
+Copy mode runs the decoder's one verify loop (editor.decode) and steers it. Each step the FSM masks
+the logits (cheaply: the argmax is checked first). When a token closes a copy tag, the copied lines'
+tokens are appended to the KV cache in the same forward as that token, so the model sees the copied
+text without spending one step per token. Grammar-forced tokens ride along the same way. Inside
+`<gen>` the spec drafter proposes drafts, trimmed to what the FSM accepts; between ops the likely
+next tag is drafted. The resolver turns the finished program into text.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
-from editllm.editor.decode import Decoder, DecodeStats, eos_ids
+import torch
+from editllm.editor.decode import Decoder, DecodeStats
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
+from editllm.editor.engine import Engine, TorchEngine
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
 from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Op, ProgramError, parse
-from editllm.resolver.resolve import CopySource, resolve_program
-from transformers import DynamicCache
+from editllm.resolver.resolve import Resolver
 
 
 class ProgramFailed(Exception):
@@ -44,42 +45,38 @@ def copy_prompt_ids(lm: LoadedModel, path: str, text: str, instruction: str) -> 
 
 
 class CopyRun:
-    """One copy-mode decode over one file: state shared by the model-driven and the oracle paths."""
+    """One copy-mode decode over one file: the program's state (matcher, tokens, stats) and the hooks
+    by which it steers the decoder's verify loop (`Steer`: pick, feed, accept; `Drafter`: reset,
+    append, propose, feedback). The oracle path feeds a given program through the same state."""
 
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
-                 prompt_ids: list[int] | None = None) -> None:
-        self.lm = lm
+                 prompt_ids: list[int] | None = None, engine: Engine | None = None) -> None:
+        self.engine = engine if engine is not None else TorchEngine(lm.model, lm.tokenizer)
+        self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
-        self.source = CopySource(lm.tokenizer, text)
-        self.text = text
-        self.eos = sorted(eos_ids(lm.model, lm.tokenizer))
-        vocab = int(lm.model.config.vocab_size)
-        self.matcher = ProgramMatcher(lm.tokenizer, len(self.source.lines), vocab, self.eos, monotonic)
-        self.decoder = Decoder(lm.model, lm.tokenizer)
+        self.source = Resolver(self.tokenizer, text)
+        self.eos = sorted(self.engine.eos)
+        self.matcher = ProgramMatcher(self.tokenizer, len(self.source.lines), self.engine.vocab_size, self.eos,
+                                      monotonic)
+        self.decoder = Decoder(self.engine)
         self.prompt = prompt_ids if prompt_ids is not None else copy_prompt_ids(lm, path, text, instruction)
         self.stats = CopyStats(mode=mode, prompt_tokens=len(self.prompt))
         self.drafter = CopyDrafter(3, DraftSchedule.parse(draft))
-        self.cache = DynamicCache(config=lm.model.config)
         self.program: list[int] = []
         self.tag_ids: dict[str, list[int]] = {}
+        self.max_tokens = 0
+        self.fed_extra = False  # the last picked token brought forced tokens or copied lines along
 
-    def prefill(self):
-        start = time.perf_counter()
-        logits = self.decoder.forward(self.prompt, self.cache, keep=1)[-1]
-        self.stats.forwards = 1
-        self.stats.prefill_seconds = time.perf_counter() - start
-        # The prompt shows numbered lines, which break every γ-gram at a line start; the drafter also
-        # indexes the plain file, so a gen span that rewrites many lines drafts across them.
-        self.drafter.reset(self.source.all_tokens() + self.prompt)
-        self.started = start
-        return logits
+    @property
+    def cache(self):
+        """The TorchEngine's KV cache (what tests measure)."""
+        return self.engine.cache
 
     def record(self, token: int) -> None:
         """One token the model wrote (picked or an accepted draft) joins the program."""
         self.matcher.advance(token)
         self.program.append(token)
-        self.drafter.append(token)
         self.stats.program_tokens += 1
         if not self.matcher.in_gen():
             self.stats.tag_tokens += 1
@@ -93,23 +90,53 @@ class CopyRun:
             for t in forced:
                 self.matcher.advance(t)
                 self.program.append(t)
-                self.drafter.append(t)
             self.stats.forced_tokens += len(forced)
             self.stats.program_tokens += len(forced)
             self.stats.tag_tokens += len(forced)
             extra += forced
         if self.matcher.closed is not None:
             copy = self.matcher.closed
-            ids = self.source.tokens(copy)
-            if self.prefill_copies:
-                for t in ids:
-                    self.drafter.append(t)
             self.stats.spans += 1
             self.stats.copied_lines += copy.j - copy.i + 1
             if self.prefill_copies:
+                ids = self.source.tokens(copy)
                 self.stats.prefilled_tokens += len(ids)
                 extra += ids
         return extra
+
+    # --- Steer: how the program steers the verify loop ------------------------------------------
+    def pick(self, logits: torch.Tensor, best: int) -> int | None:
+        return self.matcher.pick(logits, best)
+
+    def feed(self, token: int) -> list[int]:
+        if self.stats.program_tokens >= self.max_tokens:
+            raise ProgramFailed(f"the program exceeded {self.max_tokens} tokens")
+        extra = self.take(token)
+        self.fed_extra = bool(extra)
+        return extra
+
+    def accept(self, token: int) -> None:
+        self.record(token)
+
+    # --- Drafter: gen text from the spec drafter, tags from tag_draft ----------------------------
+    def reset(self, prompt_ids: list[int], source_start: int = 0) -> None:
+        # The prompt shows numbered lines, which break every γ-gram at a line start; the drafter also
+        # indexes the plain file, so a gen span that rewrites many lines drafts across them.
+        self.drafter.reset(self.source.all_tokens() + prompt_ids)
+
+    def append(self, token: int) -> None:
+        self.drafter.append(token)
+
+    def propose(self, limit: int | None = None) -> list[int]:
+        if not self.matcher.in_gen():
+            return self.tag_draft()
+        if self.fed_extra:
+            return []
+        draft = self.drafter.propose(limit)
+        return draft[: self.matcher.validate(draft)]
+
+    def feedback(self, accepted: int, drafted: int) -> None:
+        self.drafter.feedback(accepted, drafted)
 
     def tag_draft(self) -> list[int]:
         """Between ops, the tag the model most likely writes next, drafted like copied text and
@@ -132,79 +159,63 @@ class CopyRun:
             tag = GEN_OPEN
         ids = self.tag_ids.get(tag)
         if ids is None:
-            ids = self.tag_ids[tag] = self.lm.tokenizer(tag, add_special_tokens=False)["input_ids"]
+            ids = self.tag_ids[tag] = self.tokenizer(tag, add_special_tokens=False)["input_ids"]
         return ids[: self.matcher.validate_tag(ids)]
 
+    # --- runs -------------------------------------------------------------------------------------
     def finish(self) -> tuple[str, list[Op]]:
         s = self.stats
         s.output_tokens = s.program_tokens + s.prefilled_tokens
         s.copied_tokens += s.prefilled_tokens
-        s.decode_seconds = time.perf_counter() - self.started - s.prefill_seconds
-        program = self.lm.tokenizer.decode(self.program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        program = self.tokenizer.decode(self.program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         s.program = program
         try:
             ops = parse(program)
-            text = resolve_program(ops, self.text, monotonic=self.matcher.monotonic)
+            text = self.source.text(ops, monotonic=self.matcher.monotonic)
         except ProgramError as exc:
             raise ProgramFailed(f"the program does not resolve: {exc}") from exc
         return text, ops
 
     def run_model(self, max_tokens: int) -> tuple[str, list[Op]]:
         """Let the model write the program under the FSM."""
-        logits = self.prefill()
-        while True:
-            token = self.matcher.pick(logits)
-            if token is None:
-                raise ProgramFailed("the grammar left no legal token")
-            if token in self.eos:
-                self.stats.stop_reason = "eos"
-                break
-            if self.stats.program_tokens >= max_tokens:
-                raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
-            feed = [token] + self.take(token)
-            draft: list[int] = []
-            if self.matcher.in_gen() and len(feed) == 1:
-                draft = self.drafter.propose()
-                draft = draft[: self.matcher.validate(draft)]
-            elif not self.matcher.in_gen():
-                draft = self.tag_draft()
-            rows = self.decoder.forward(feed + draft, self.cache, keep=len(draft) + 1)
-            self.stats.forwards += 1
-            accepted = 0
-            for k, d in enumerate(draft):
-                if self.matcher.pick(rows[k]) != d:
-                    break
-                self.record(d)
-                accepted = k + 1
-            if draft:
-                self.stats.copy_attempts += 1
-                self.stats.accepted_lengths.append(accepted)
-                self.stats.copied_tokens += accepted
-                self.drafter.feedback(accepted, len(draft))
-                if accepted < len(draft):
-                    self.cache.crop(-(len(draft) - accepted))
-            logits = rows[accepted]
+        self.max_tokens = max_tokens
+        self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats)
+        if self.stats.stop_reason == "dead_end":
+            raise ProgramFailed("the grammar left no legal token")
         if not self.program:
             raise ProgramFailed("the model wrote an empty program")
         return self.finish()
 
     def run_oracle(self, ops: list[Op]) -> tuple[str, list[Op]]:
         """Feed a given program through the same machinery: FSM, copy prefill, one forward per op."""
-        self.prefill()
-        for op in ops:
-            text = op.render()
-            ids = self.lm.tokenizer(text, add_special_tokens=False)["input_ids"]
-            feed: list[int] = []
-            for t in ids:
-                if not self.matcher.allowed(t):
-                    raise ProgramFailed(f"the FSM rejects the oracle program at {text!r}")
-                feed += [t] + self.take(t, use_forced=False)
-            self.decoder.forward(feed, self.cache, keep=1)
-            self.stats.forwards += 1
+        self.decoder.run(self.prompt, None, steer=OracleSteer(self, ops), stats=self.stats)
         if not self.matcher.accepting():
             raise ProgramFailed("the oracle program does not end in an accepting state")
-        self.stats.stop_reason = "eos"
         return self.finish()
+
+
+class OracleSteer:
+    """Teacher forcing: each op of a given program is one forward. Its first token is what the
+    loop picks, whatever the logits say; the op's other tokens and its copied lines are fed with it."""
+
+    def __init__(self, run: CopyRun, ops: list[Op]) -> None:
+        self.run = run
+        self.ops = [(op.render(), run.tokenizer(op.render(), add_special_tokens=False)["input_ids"]) for op in ops]
+
+    def pick(self, logits: torch.Tensor, best: int) -> int | None:
+        return self.ops[0][1][0] if self.ops else self.run.eos[0]
+
+    def feed(self, token: int) -> list[int]:
+        text, ids = self.ops.pop(0)
+        extra: list[int] = []
+        for k, t in enumerate(ids):
+            if not self.run.matcher.allowed(t):
+                raise ProgramFailed(f"the FSM rejects the oracle program at {text!r}")
+            extra += ([t] if k else []) + self.run.take(t, use_forced=False)
+        return extra
+
+    def accept(self, token: int) -> None:
+        raise AssertionError("the oracle drafts nothing")
 
 
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,

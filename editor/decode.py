@@ -1,9 +1,14 @@
-"""One decoding loop for every mode: a KV cache, one token or one verified draft per forward.
+"""One verify loop for every mode, on any engine: one token or one verified draft per forward.
 
 rewrite is this loop with no drafter. spec adds a drafter: its tokens ride along in the same forward
 as the pending token, the longest prefix the model agrees with is kept (plus the model's own next
-token), and the cache is cropped back to what was kept. Under greedy decoding the kept tokens are
+token), and the cache is truncated back to what was kept. Under greedy decoding the kept tokens are
 exactly the tokens plain decoding would produce, so the output is byte-identical.
+
+copy mode (editor.copymode) and its oracle run this same loop through a `Steer`: its `pick` says
+which token a row of logits gives (the grammar mask), its `feed` what joins a token in the next
+forward (grammar-forced tokens and the copied lines' token ids), and `accept` hears each verified
+draft token. Plain decoding uses `Free`, which picks the model's choice and feeds nothing.
 """
 
 from __future__ import annotations
@@ -11,10 +16,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 
 import torch
-from editllm.editor.drafter import CopyDrafter
-from transformers import DynamicCache
+from editllm.editor.engine import Engine, TorchEngine, eos_ids
+
+__all__ = ["DecodeStats", "Decoder", "Drafter", "Free", "Steer", "TailStop", "eos_ids"]
 
 
 @dataclass
@@ -68,95 +75,138 @@ class TailStop:
         return self.matches(text)
 
 
-def eos_ids(model, tokenizer) -> set[int]:
-    """Every id that ends generation: the tokenizer's EOS and the generation config's."""
-    ids: set[int] = set()
-    for source in (tokenizer.eos_token_id, getattr(model.generation_config, "eos_token_id", None)):
-        if isinstance(source, int):
-            ids.add(source)
-        elif source:
-            ids.update(source)
-    return ids
+class Drafter(Protocol):
+    """Proposes tokens to verify (editor.drafter.CopyDrafter, or copy mode's program drafts)."""
+
+    def reset(self, prompt_ids: list[int], source_start: int = 0) -> None: ...
+
+    def append(self, token: int) -> None:
+        """One token joined the sequence the model has seen (output, forced or copied)."""
+        ...
+
+    def propose(self, limit: int | None = None) -> list[int]: ...
+
+    def feedback(self, accepted: int, drafted: int) -> None: ...
+
+
+class Steer(Protocol):
+    """What a constrained mode changes in the loop; see `Free` for plain decoding."""
+
+    def pick(self, logits: torch.Tensor, best: int) -> int | None:
+        """The token one row of logits gives; `best` is the loop's own choice for it (argmax or
+        sample). None: no token is legal, the loop stops (stop_reason "dead_end")."""
+        ...
+
+    def feed(self, token: int) -> list[int]:
+        """`token` (picked, not EOS) joins the output; return the tokens that join it in the next
+        forward, before any draft. They go to the cache and the drafter, not to the output ids."""
+        ...
+
+    def accept(self, token: int) -> None:
+        """A drafted token was verified and joins the output (it is in the cache already)."""
+        ...
+
+
+class Free:
+    """Plain decoding: the model's choice, nothing fed alongside."""
+
+    def pick(self, logits: torch.Tensor, best: int) -> int | None:
+        return best
+
+    def feed(self, token: int) -> list[int]:
+        return []
+
+    def accept(self, token: int) -> None:
+        pass
 
 
 class Decoder:
-    """Greedy (or sampled) decoding with optional verified drafts, batch 1."""
+    """Greedy (or sampled) decoding with optional verified drafts, batch 1, on one engine."""
 
-    def __init__(self, model, tokenizer, temperature: float = 0.0, seed: int = 0) -> None:
-        self.model = model
-        self.tokenizer = tokenizer
-        self.device = next(model.parameters()).device
-        self.eos = eos_ids(model, tokenizer)
+    def __init__(self, engine: Engine | torch.nn.Module, tokenizer=None, temperature: float = 0.0,
+                 seed: int = 0) -> None:
+        """`Decoder(engine)`, or `Decoder(model, tokenizer)` for a transformers model (a TorchEngine)."""
+        self.engine: Engine = TorchEngine(engine, tokenizer) if tokenizer is not None else engine
+        self.tokenizer = self.engine.tokenizer
+        self.eos = self.engine.eos
         self.temperature = temperature
         self.generator = torch.Generator(device="cpu").manual_seed(seed)
 
-    @torch.inference_mode()
-    def forward(self, ids: list[int], cache: DynamicCache, keep: int) -> torch.Tensor:
-        """Append `ids` to the cache; return logits of the last `keep` positions, float32 on CPU."""
-        out = self.model(
-            input_ids=torch.tensor([ids], device=self.device),
-            past_key_values=cache,
-            use_cache=True,
-            logits_to_keep=keep,
-        )
-        return out.logits[0].float().cpu()
-
     def choose(self, logits: torch.Tensor) -> list[int]:
-        """One token per row: argmax, or a sample at the temperature."""
+        """One token per row: the argmax where the logits are (only ids come back), or a sample at
+        the temperature (on the host in float32, with the seeded generator)."""
         if self.temperature <= 0:
             return logits.argmax(-1).tolist()
-        probs = torch.softmax(logits / self.temperature, dim=-1)
+        probs = torch.softmax(logits.float().cpu() / self.temperature, dim=-1)
         return torch.multinomial(probs, 1, generator=self.generator).squeeze(-1).tolist()
 
     def run(
         self,
         prompt_ids: list[int],
-        max_new_tokens: int,
-        stop: Callable[[list[int]], bool],
-        drafter: CopyDrafter | None = None,
+        max_new_tokens: int | None,
+        stop: Callable[[list[int]], bool] | None = None,
+        drafter: Drafter | None = None,
         source_start: int = 0,
         mode: str = "rewrite",
         on_progress: Callable[[int, float], None] | None = None,
+        steer: Steer | None = None,
+        stats: DecodeStats | None = None,
     ) -> tuple[list[int], DecodeStats]:
-        """Decode until EOS, `stop(output_ids)` or `max_new_tokens`; return output ids and stats.
+        """Decode until EOS, `stop(output_ids)`, `max_new_tokens` (None: no cap) or a dead end;
+        return the output ids (picked and verified tokens, not what `steer.feed` added) and stats
+        (filled into `stats` when given, e.g. copy mode's CopyStats).
 
         With sampling, each drafted token is checked by sampling the model's own distribution at
         its position and comparing: accepted tokens are then distributed exactly as in plain sampling.
         """
-        stats = DecodeStats(mode=mode, prompt_tokens=len(prompt_ids))
-        cache = DynamicCache(config=self.model.config)
+        steer = steer or Free()
+        stats = stats or DecodeStats(mode=mode, prompt_tokens=len(prompt_ids))
+        engine = self.engine
+        engine.reset()
         start = time.perf_counter()
-        token = self.choose(self.forward(prompt_ids, cache, keep=1))[0]
+        rows = engine.forward(prompt_ids, keep=1)
+        token = steer.pick(rows[0], self.choose(rows)[0])
         stats.forwards = 1
         stats.prefill_seconds = time.perf_counter() - start
         if drafter is not None:
             drafter.reset(prompt_ids, source_start)
         out: list[int] = []
 
-        def emit(t: int) -> bool:
+        def emit(t: int | None) -> bool:
             """Add one token to the output; True when decoding must stop."""
+            if t is None:
+                stats.stop_reason = "dead_end"
+                return True
             if t in self.eos:
                 stats.stop_reason = "eos"
                 return True
             out.append(t)
             if drafter is not None:
                 drafter.append(t)
-            if stop(out):
+            if stop is not None and stop(out):
                 stats.stop_reason = "stop"
                 return True
-            if len(out) >= max_new_tokens:
+            if max_new_tokens is not None and len(out) >= max_new_tokens:
                 stats.stop_reason = "max_new_tokens"
                 return True
             return False
 
         while not emit(token):
-            draft = drafter.propose(max_new_tokens - len(out)) if drafter is not None else []
-            logits = self.forward([token] + draft, cache, keep=len(draft) + 1)
+            extra = steer.feed(token)
+            if drafter is not None:
+                for t in extra:
+                    drafter.append(t)
+            limit = None if max_new_tokens is None else max_new_tokens - len(out)
+            draft = drafter.propose(limit) if drafter is not None else []
+            rows = engine.forward([token, *extra, *draft], keep=len(draft) + 1)
             stats.forwards += 1
-            preds = self.choose(logits)
+            best = self.choose(rows)
             accepted = 0
-            while accepted < len(draft) and preds[accepted] == draft[accepted]:
+            token = steer.pick(rows[0], best[0])
+            while accepted < len(draft) and token == draft[accepted]:
+                steer.accept(token)
                 accepted += 1
+                token = steer.pick(rows[accepted], best[accepted])
             if draft:
                 stats.copy_attempts += 1
                 stats.accepted_lengths.append(accepted)
@@ -164,9 +214,7 @@ class Decoder:
                 drafter.feedback(accepted, len(draft))
             if any(emit(t) for t in draft[:accepted]):
                 break
-            if accepted < len(draft):
-                cache.crop(-(len(draft) - accepted))
-            token = preds[accepted]
+            engine.truncate(len(draft) - accepted)
             if on_progress is not None:
                 on_progress(len(out), time.perf_counter() - start)
         stats.output_tokens = len(out)

@@ -6,6 +6,7 @@ and the stats, or raises EditError with a one-line reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
@@ -34,6 +35,10 @@ class EditOptions:
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
     focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
+    # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
+    # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
+    generate: Callable[..., tuple[list[int], DecodeStats]] | None = None
+    allow_deletions: bool = False  # take the model's output as the whole file even where it drops code
 
 
 @dataclass
@@ -82,19 +87,20 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
     return max(1, min(limit, room))
 
 
-def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int) -> str:
-    """Cut the model's output at the closing fence (LF text); refuse output that never finished."""
-    end = end_of_file(output, fence)
+def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int,
+                shown: str | None = None) -> str:
+    """Cut the model's output at the closing fence (LF text), leaving out the lines the model wrote as
+    its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output."""
+    end = end_of_file(output, fence, shown)
     if end is None:
         if stop_reason == "max_new_tokens":
             raise EditError(
                 f"{src.path}: the model did not finish the file within {max_new} new tokens "
                 "(raise --max-new-tokens); nothing written"
             )
-        end = len(output)  # EOS without a closing fence: the output is the file
         if output and not output.endswith("\n"):
             output += "\n"
-            end += 1
+        end = end_of_file(output + fence, fence, shown)  # EOS without the fence: the output is the file
     return output[:end]
 
 
@@ -137,14 +143,14 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     drafter = None
     if opts.mode == "spec":
         drafter = CopyDrafter(opts.gamma, DraftSchedule.parse(opts.draft))
-    out_ids, stats = decoder.run(
+    out_ids, stats = opts.generate(lm, ids, max_new, stop) if opts.generate else decoder.run(
         ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress
     )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new), stats, output
+    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text), stats, output
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str) -> EditResult:
@@ -159,6 +165,10 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     """Copy mode; an unusable program falls back to spec mode (the reason is kept in the result)."""
     from editllm.editor.copymode import ProgramFailed, copy_prompt_ids, run_copy
 
+    if "</gen>" in src.text or "</gen>" in instruction:  # a <gen> span ends at its first </gen>: none can hold it
+        result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)
+        result.fallback = "the file or instruction contains </gen>, which a copy program cannot write"
+        return result
     ids = copy_prompt_ids(lm, src.path, src.text, instruction)
     max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
     try:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from editllm.editor.config import DEFAULT_MODEL
 from editllm.editor.errors import EditError
 
 
@@ -69,7 +70,6 @@ BUNDLED = {
         gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
     ),
 }
-DEFAULT_MODEL = "bundled:1.5b"
 
 
 def cache_dir() -> Path:

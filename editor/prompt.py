@@ -2,12 +2,15 @@
 
 The file goes in a fenced block and the instruction after it (the 0.5B model did measurably better
 with the instruction last); the assistant turn is prefilled with the opening fence so the first
-output token is already file content. The fence is longer than any backtick run in the file, so a
-line starting with it can only be the model closing the block.
+output token is already file content. The fence is longer than any backtick run in the file (and at
+least four backticks for prose), so a line starting with it can only be the model closing the block.
+Lines the model writes as its own wrapper just before that fence (a three-backtick close, prose) are
+recognised from the finished output and the shown file (`wrapper_lines`), never from the fence alone.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -32,10 +35,17 @@ def language(path: str) -> str:
     return LANGUAGES.get(PurePosixPath(path).suffix.lower(), "")
 
 
-def fence_for(text: str) -> str:
-    """Three backticks, or one more than the longest backtick run in the file."""
+PROSE = {"markdown", "rst", "text"}
+
+
+def fence_for(text: str, shortest: int = 3) -> str:
+    """`shortest` backticks, or one more than the longest backtick run in the file.
+
+    Prose files get at least four (`rewrite_prompt`): with three, a code block the edit adds to a
+    README without one would close the file at its first fence line and lose the rest.
+    """
     runs = [len(m) for m in re.findall(r"`{3,}", text)]
-    return "`" * (max(runs) + 1 if runs else 3)
+    return "`" * max(shortest, max(runs) + 1 if runs else 3)
 
 
 @dataclass(frozen=True)
@@ -70,8 +80,8 @@ class Prompt:
 def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
                    layout: Layout = LAYOUTS["default"]) -> Prompt:
     """Prompt for rewrite and spec modes: the model writes the whole file back."""
-    fence = fence_for(file_text)
     lang = language(path)
+    fence = fence_for(file_text, 4 if lang in PROSE else 3)
     body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
     code = f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
     ask = f"Instruction: {instruction.strip()}\n\n"
@@ -94,16 +104,123 @@ def strip_opening_fence(output: str, fence: str) -> str | None:
     return None if m is None else output[m.end():]
 
 
-def end_of_file(output: str, fence: str) -> int | None:
+def end_of_file(output: str, fence: str, shown: str | None = None) -> int | None:
     """Index where the file ends in `output` (just after the newline before the closing fence).
 
     None while the fence has not appeared. The fence must begin a line; an output that starts with
-    it is an empty file.
+    it is an empty file. This alone decides when decoding stops (TailStop), token by token, so rewrite
+    and spec stop at the same token. Given `shown` (the file as the prompt showed it), the end also
+    moves back over the lines the model wrote as its own wrapper before the real fence
+    (`wrapper_lines`); that looks only at the finished output, so both modes cut it alike.
     """
     if output.startswith(fence):
         return 0
     idx = output.find("\n" + fence)
-    return None if idx < 0 else idx + 1
+    if idx < 0:
+        return None
+    if shown is None:
+        return idx + 1
+    lines = output[: idx + 1].split("\n")[:-1]
+    keep = len(lines) - wrapper_lines(lines, shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n"))
+    return sum(len(line) + 1 for line in lines[:keep])
+
+
+FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+
+
+def _fence(line: str) -> tuple[str, str] | None:
+    """(fence run, info string) when the line is a code-fence line (CommonMark, indentation ignored)."""
+    m = FENCE_LINE.match(line)
+    if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return None
+    return m.group(1), m.group(2).strip()
+
+
+def open_fence(lines: list[str]) -> int | None:
+    """Index of the line that opened the fenced code block still open after `lines`; None if all closed.
+
+    A block opened by a run of N backticks (or tildes) is closed only by a bare run of at least N of
+    the same character, as in CommonMark.
+    """
+    opener: int | None = None
+    for k, line in enumerate(lines):
+        f = _fence(line)
+        if f is None:
+            continue
+        if opener is None:
+            opener = k
+            continue
+        run = _fence(lines[opener])[0]
+        if f[0][0] == run[0] and len(f[0]) >= len(run) and not f[1]:
+            opener = None
+    return opener
+
+
+def _bare(line: str) -> bool:
+    f = _fence(line)
+    return f is not None and not f[1]
+
+
+def _blank_tail(lines: list[str]) -> int:
+    """How many lines at the end are blank."""
+    n = 0
+    while n < len(lines) and not lines[-1 - n].strip():
+        n += 1
+    return n
+
+
+def wrapper_lines(body: list[str], shown: list[str]) -> int:
+    """How many trailing lines of `body` (the output before the real closing fence) are wrapper.
+
+    Small models close a file that itself holds fenced code blocks with the usual three backticks
+    first, or write that fence, then prose, then the real one (issue 19). Such a bare fence line
+    leaves the output's code blocks in another state than the file's (a block left open, or the file's
+    own open block closed), or adds an empty block at the end: from it on, the lines are wrapper. A
+    file that legitimately ends with a fence line ends in the same state, so it is kept. Only text
+    after the file's own last line (or a line like it) is ever cut, so an output that went astray
+    earlier is left whole for the whole-file check. Blank lines before the (real or cut) wrapper are
+    kept only up to as many as the file ends with.
+    """
+    lines = list(body)
+    want_open = open_fence(shown) is not None
+    core = shown[: len(shown) - _blank_tail(shown)]
+    while lines:
+        cut = None
+        if (open_fence(lines) is not None) != want_open:
+            cut = next((k for k in range(len(lines) - 1, -1, -1)
+                        if _bare(lines[k]) and (open_fence(lines[:k]) is not None) == want_open), None)
+        else:
+            last = len(lines) - 1 - _blank_tail(lines)
+            if last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(core):
+                cut = last - 1  # an empty code block at the end, more fence lines than the file ends with
+        if cut is None or not _after_the_file(lines, cut, core):
+            break
+        del lines[cut:]
+    del lines[len(lines) - max(0, _blank_tail(lines) - _blank_tail(shown)):]
+    return len(body) - len(lines)
+
+
+def _fence_tail(lines: list[str]) -> int:
+    """How many bare fence lines end `lines` (blank lines between them skipped)."""
+    lines = [line for line in lines if line.strip()]
+    n = 0
+    while n < len(lines) and _bare(lines[-1 - n]):
+        n += 1
+    return n
+
+
+def _after_the_file(lines: list[str], cut: int, core: list[str]) -> bool:
+    """Whether `cut` comes after the file's own last text line (fence lines skipped): a line like it
+    (the edit may have touched it) is before the cut and none after, so an output that went astray
+    earlier is never cut."""
+    anchor = next((line for line in reversed(core) if line.strip() and not _bare(line)), None)
+    if anchor is None:
+        return True
+
+    def like(line: str) -> bool:
+        return line == anchor or difflib.SequenceMatcher(None, line, anchor).ratio() >= 0.8
+
+    return any(like(line) for line in lines[:cut]) and not any(like(line) for line in lines[cut:])
 
 
 COPY_SYSTEM = (

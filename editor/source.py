@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from editllm.editor.errors import EditError
+from editllm.grammar.program import split_lines  # noqa: F401  (re-exported: the grammar defines a line)
 
 BOM = "\ufeff"
 
@@ -77,15 +78,6 @@ def source_from_text(data: bytes, display: str) -> SourceFile:
     """A file that does not live on disk (stdin, a git blob)."""
     raw, bom = decode_bytes(data, display)
     return SourceFile(display, raw, bom)
-
-
-def split_lines(text: str) -> list[str]:
-    """Split after each `\n` only, keeping it; `str.splitlines` would also split on `\r`, `\f`, U+2028..."""
-    lines = text.split("\n")
-    out = [line + "\n" for line in lines[:-1]]
-    if lines[-1]:
-        out.append(lines[-1])
-    return out
 
 
 def restore_line_endings(src: SourceFile, new_text: str) -> str:

@@ -12,37 +12,29 @@ The matcher tracks only model-written program tokens; copied lines never pass th
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 import torch
+from editllm.grammar.cfg import lark_grammar
 from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy
 
-_LL_TOKENIZERS: dict[int, object] = {}
+# Weakly keyed by the tokenizer object itself: an `id()` can be reused by a new object once the old
+# one is collected, which would hand it another tokenizer's vocabulary.
+_LL_TOKENIZERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 TAG_RE = re.compile(r'<copy lines="(\d*)(-?)(\d*)(.*)', re.S)
 CLOSING = '"/>'
 
 
-def lark_grammar() -> str:
-    """The program grammar for llguidance. The gen body is a lazy lexeme so `</gen>` ends it even
-    inside merged tokens such as `></`; digits are checked by the matcher, not the grammar."""
-    return "\n".join([
-        "start: op*",
-        "op: copy | gen",
-        'copy: "<copy lines=\\"" NUM "-" NUM "\\"/>"',
-        'gen: "<gen>" gen_body',
-        "gen_body[lazy]: /(?s:.*)<\\/gen>/",
-        "NUM: /[1-9][0-9]*/",
-    ])
-
-
 def ll_tokenizer(tokenizer, vocab_size: int, eos: list[int]):
-    """llguidance's view of a HF tokenizer; built once per tokenizer (about 2 s)."""
+    """llguidance's view of a HF tokenizer; built once per tokenizer, logits width and EOS set (about 2 s)."""
     import llguidance.hf
 
-    key = id(tokenizer)
-    if key not in _LL_TOKENIZERS:
-        _LL_TOKENIZERS[key] = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos)
-    return _LL_TOKENIZERS[key]
+    built = _LL_TOKENIZERS.setdefault(tokenizer, {})
+    key = (vocab_size, tuple(eos))
+    if key not in built:
+        built[key] = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos)
+    return built[key]
 
 
 def number_can_reach(prefix: str, lo: int, hi: int) -> bool:
@@ -68,6 +60,8 @@ class ProgramMatcher:
         self.monotonic = monotonic
         self.vocab_size = vocab_size
         self.eos = set(eos)
+        # The loose grammar (any line numbers): the line rules are stated below, for any N, and
+        # llguidance then never forces digits (forced tokens skip the model's choice).
         self.ll = llguidance.LLMatcher(ll_tokenizer(tokenizer, vocab_size, eos), lark_grammar(), log_level=0)
         if self.ll.is_error():
             raise RuntimeError(f"copy grammar rejected by llguidance: {self.ll.get_error()}")
@@ -148,15 +142,18 @@ class ProgramMatcher:
                 allowed[e] = self.accepting()
         return torch.from_numpy(allowed)
 
-    def pick(self, logits: torch.Tensor) -> int | None:
-        """Greedy choice under the mask: the argmax if legal (the usual case), else masked argmax."""
-        best = int(logits.argmax())
+    def pick(self, logits: torch.Tensor, best: int | None = None) -> int | None:
+        """Greedy choice under the mask: the argmax (`best`, if the caller has it) when legal, the
+        usual case; else the argmax of the masked row, on the row's own device."""
+        if best is None:
+            best = int(logits.argmax())
         if self.allowed(best):
             return best
         mask = self.mask()
         if not mask.any():
             return None
-        return int(logits.masked_fill(~mask[: logits.shape[-1]], float("-inf")).argmax())
+        allowed = mask[: logits.shape[-1]].to(logits.device)
+        return int(logits.masked_fill(~allowed, float("-inf")).argmax())
 
     def advance(self, token: int) -> None:
         """Consume one legal token (check with `allowed` first: an illegal one poisons llguidance)."""

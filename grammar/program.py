@@ -15,10 +15,20 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from editllm.editor.source import split_lines
-
 GEN_OPEN, GEN_CLOSE = "<gen>", "</gen>"
 COPY_RE = re.compile(r'<copy lines="([1-9][0-9]*)-([1-9][0-9]*)"/>')
+
+
+def split_lines(text: str) -> list[str]:
+    """Split after each `\n` only, keeping it; `str.splitlines` would also split on `\r`, `\f`, U+2028...
+
+    This is what `Copy(i, j)` counts, so it lives in the grammar, the lowest layer; `editor.source`
+    re-exports it."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out
 
 
 class ProgramError(ValueError):

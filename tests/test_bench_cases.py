@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from editllm.editor.bench import run_checks
+from editllm.bench.sandbox import Limits, run_checks
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
 FILES = {"humaneval_bugfix.jsonl": "bugfix", "rename.jsonl": "rename", "humaneval_single.jsonl": "bugfix-single"}
@@ -18,7 +18,7 @@ TIMEOUT = 30.0
 
 def run_sources(sources: list[str], tests: list[dict], timeout: float = TIMEOUT) -> list[list[bool]]:
     """For each source, whether each test passes: the bench's own runner."""
-    return run_checks(sources, tests, timeout)
+    return run_checks(sources, tests, Limits(wall_seconds=timeout))
 
 
 def _load() -> list:

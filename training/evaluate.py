@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from editllm.editor.bench import Case, run_bench
+from typing import TYPE_CHECKING
+
 from editllm.editor.edit import EditOptions
 from editllm.editor.models import LoadedModel
+
+if TYPE_CHECKING:
+    from editllm.bench.cases import Case
 
 
 def compare(base: LoadedModel, tuned: LoadedModel, cases: list[Case], on_record=None) -> dict:
     """Run copy mode with both models on the same cases; one row each."""
+    from editllm.bench.runner import run_bench  # the bench harness, loaded only when evaluating
+
     rows = {}
     for label, lm in (("base", base), ("fine-tuned", tuned)):
         results = run_bench(lm, cases, ["copy"], EditOptions(), on_record)

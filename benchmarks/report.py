@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+
+from editllm.editor.errors import EditError
+
+INSTALL_EXTRA = "pip install 'editllm[bench]'"
+
+
+def require_extra() -> None:
+    """The plots need matplotlib, an optional dependency (the `bench` extra): say so before a long
+    run rather than after it."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise EditError(f"the bench needs matplotlib for its plots: {INSTALL_EXTRA}")
 
 COLUMNS = [
     ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),
@@ -113,22 +125,6 @@ def _save(fig, path: Path) -> Path:
 
     plt.close(fig)
     return path
-
-
-def load_previous(folder: Path, model: str) -> dict[tuple[str, str], dict]:
-    """The rewrite records of an earlier run of the same model, keyed by (case id, "rewrite"), texts
-    restored. Only the expensive baseline is reused: every other mode runs with today's settings."""
-    results = json.loads((folder / "results.json").read_text())
-    if results.get("model") != model:
-        return {}
-    texts = {}
-    outputs = folder / "outputs.jsonl"
-    if outputs.exists():
-        for line in outputs.read_text().splitlines():
-            d = json.loads(line)
-            texts[(d["id"], d["mode"])] = d["text"]
-    return {(r["id"], r["mode"]): r | {"text": texts.get((r["id"], r["mode"]))} for r in results["records"]
-            if r["mode"] == "rewrite"}
 
 
 def write_report(results: dict, out: Path) -> str:

@@ -1,0 +1,55 @@
+"""The git pre-commit hook editllm writes: it runs `editllm check --staged` and blocks a commit on a
+proposed change. A hook editllm did not write is never replaced or removed without being asked."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from editllm.editor.errors import EditError
+
+HOOK_MARK = "# installed by editllm hook install"
+
+
+def hook_path(start: Path | None = None) -> Path:
+    """Where git looks for the pre-commit hook (honours core.hooksPath)."""
+    from editllm.editor.gitio import open_repo
+
+    repo = open_repo(start)
+    if repo is None:
+        raise EditError("not inside a git repository")
+    hooks = repo.config_reader().get_value("core", "hooksPath", "") or str(Path(repo.git_dir) / "hooks")
+    base = Path(hooks) if Path(hooks).is_absolute() else Path(repo.working_tree_dir) / hooks
+    return base / "pre-commit"
+
+
+def install_hook(instruction: str | None = None, force: bool = False, start: Path | None = None) -> Path:
+    """Write the hook (with this interpreter, so it runs the same editllm); returns its path."""
+    path = hook_path(start)
+    if path.exists() and HOOK_MARK not in path.read_text(errors="replace") and not force:
+        raise EditError(f"{path} exists and was not written by editllm; use --force to replace it")
+    command = [sys.executable, "-m", "editllm.cli.main", "check", "--staged", "--quiet"]
+    if instruction:
+        command += ["-i", instruction]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        f"{HOOK_MARK}\n"
+        "# Blocks the commit when editllm proposes a change to the staged files (exit 1) and prints\n"
+        "# the diff; apply it with `git apply`, stage, and commit again. Skip once: git commit --no-verify\n"
+        f"exec {shlex.join(command)}\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+def uninstall_hook(start: Path | None = None) -> Path | None:
+    """Remove the hook if editllm wrote it; None when there was none. Refuses a foreign hook."""
+    path = hook_path(start)
+    if not path.exists():
+        return None
+    if HOOK_MARK not in path.read_text(errors="replace"):
+        raise EditError(f"{path} was not written by editllm; leaving it alone")
+    path.unlink()
+    return path

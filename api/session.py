@@ -1,0 +1,260 @@
+"""`EditSession`: the one way to edit files with editllm, for the CLI, the git hook, the bench and
+training alike.
+
+A session holds one model (loaded on first use, so building a session and reading inputs never
+imports torch) and the decoding options; `edit` takes a list of files and returns one `FileEdit` per
+file. Nothing here prints or writes unless asked: `write_edits` is the only writer.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from editllm.editor.config import CHOICES, DEFAULT_MODEL
+from editllm.editor.errors import EditError
+from editllm.editor.source import SourceFile, read_source, source_from_text
+
+if TYPE_CHECKING:  # torch-heavy; imported only when a model is loaded
+    from editllm.editor.decode import DecodeStats
+    from editllm.editor.edit import EditResult
+    from editllm.editor.models import LoadedModel
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class FileEdit:
+    """One file's outcome: old and new text, the checked diff (empty when nothing changed) and the
+    decoding stats."""
+
+    source: SourceFile
+    new_text: str
+    diff: str
+    result: EditResult = field(repr=False)
+
+    @property
+    def path(self) -> str:
+        """The path as the diff shows it."""
+        return self.source.path
+
+    @property
+    def old_text(self) -> str:
+        return self.source.raw
+
+    @property
+    def changed(self) -> bool:
+        """False when the model proposed no change (a no-op)."""
+        return self.new_text != self.source.raw
+
+    @property
+    def stats(self) -> DecodeStats:
+        return self.result.stats
+
+    @property
+    def merged(self) -> bool:
+        """The model wrote a fragment, which was merged into the original."""
+        return self.result.merged
+
+    @property
+    def complete_output(self) -> bool:
+        return self.result.complete_output
+
+    @property
+    def fallback(self) -> str | None:
+        """Why copy mode fell back to spec mode, if it did."""
+        return self.result.fallback
+
+    @property
+    def focused(self) -> tuple[str, ...]:
+        """The definitions the model was shown alone (editor.focus)."""
+        return self.result.focused
+
+    def as_dict(self) -> dict:
+        """The per-file entry of `--stats`."""
+        return self.result.as_dict() | {"changed": self.changed}
+
+
+def display_path(path: str | Path) -> str:
+    """The path as the diff shows it: relative to the repository root inside a git repository (so
+    `git apply` and `patch -p1` work from there), else to the working directory."""
+    from editllm.editor.gitio import repo_root
+
+    p = Path(path).resolve()
+    for base in (repo_root(p.parent), Path.cwd().resolve()):
+        if base is None:
+            continue
+        try:
+            return p.relative_to(base).as_posix()
+        except ValueError:
+            pass
+    return Path(path).as_posix().lstrip("/")
+
+
+def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, stdin_path: str = "stdin") -> list:
+    """Read every file ('-' is stdin) before any model is loaded, so bad input fails fast."""
+    if not instruction.strip():
+        raise EditError("the instruction is empty")
+    sources, seen = [], set()
+    for path in paths:
+        if isinstance(path, SourceFile):
+            key = str(path.disk_path.resolve()) if path.disk_path else f"text:{path.path}"
+        else:
+            key = "-" if str(path) == "-" else os.path.realpath(path)
+        if key in seen:
+            raise EditError(f"{path.path if isinstance(path, SourceFile) else path}: named twice")
+        seen.add(key)
+        if isinstance(path, SourceFile):
+            sources.append(path)
+        elif str(path) == "-":
+            sources.append(source_from_text(sys.stdin.buffer.read(), stdin_path))
+        else:
+            sources.append(read_source(path, display_path(path)))
+    return sources
+
+
+def quiet_libraries() -> None:
+    """transformers' load bars and warnings would clutter stderr and hooks."""
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def check_adapter(adapter: str | Path) -> None:
+    """Refuse an adapter that is not a peft adapter folder before torch is imported; peft itself
+    answers a wrong folder with a ValueError deep in its loader."""
+    p = Path(adapter).expanduser()
+    if not p.exists():
+        raise EditError(f"--adapter {adapter}: no such directory")
+    if not p.is_dir():
+        raise EditError(f"--adapter {adapter}: not a directory")
+    if not (p / "adapter_config.json").is_file() and (p / "config.json").is_file():
+        raise EditError(f"--adapter {adapter}: full model weights, not an adapter; pass it as --model")
+    if not (p / "adapter_config.json").is_file():
+        raise EditError(f"--adapter {adapter}: not a LoRA adapter (no adapter_config.json; "
+                        "`editllm train run` writes one)")
+
+
+def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto", adapter: str | None = None,
+               trust_remote_code: bool = False, log: Log | None = None) -> LoadedModel:
+    """Load a model (and adapter) for decoding; this is where torch and transformers get imported."""
+    if adapter is not None:
+        check_adapter(adapter)
+    from editllm.editor import models
+
+    quiet_libraries()
+    return models.load_model(model, device, dtype, adapter, trust_remote_code, log=log)
+
+
+class EditSession:
+    """A model and decoding options, reused for every `edit` call.
+
+    `model` is a spec (`bundled:1.5b`, a directory, a .gguf, a hub id) loaded on first use, or an
+    already loaded model. `options` are `editor.edit.EditOptions` fields (max_new_tokens,
+    temperature, seed, draft, monotonic, focus, layout, ...).
+    """
+
+    def __init__(self, model: str | LoadedModel = DEFAULT_MODEL, *, mode: str = "spec", device: str = "auto",
+                 dtype: str = "auto", adapter: str | None = None, trust_remote_code: bool = False,
+                 log: Log | None = None, load_log: Log | None = None, status: Log | None = None,
+                 on_tokens: Callable[[int, float], None] | None = None, **options: Any) -> None:
+        self.model_spec = model if isinstance(model, str) else model.name
+        self._lm = None if isinstance(model, str) else model
+        self.mode, self.device, self.dtype = mode, device, dtype
+        self.adapter, self.trust_remote_code = adapter, trust_remote_code
+        self.options = options
+        self.log = log or (lambda msg: None)  # one-line notes: fallbacks, merges, warnings
+        self.load_log = load_log or self.log  # model preparation (the first load takes minutes)
+        self.status = status or (lambda msg: None)  # what is happening now (a progress label)
+        self.on_tokens = on_tokens
+
+    @property
+    def lm(self) -> LoadedModel:
+        """The model, loaded on first use."""
+        if self._lm is None:
+            self.status(f"loading {self.model_spec}")
+            self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter, self.trust_remote_code,
+                                  log=self.load_log)
+        return self._lm
+
+    def edit_options(self):
+        from editllm.editor.edit import EditOptions
+
+        return EditOptions(mode=self.mode, **self.options)
+
+    def edit(self, paths: Iterable[str | Path | SourceFile], instruction: str,
+             stdin_path: str = "stdin") -> list[FileEdit]:
+        """Edit each file as `instruction` says; one FileEdit per file, in order.
+
+        Inputs are read and checked before the model is loaded; any EditError means nothing was
+        decided for any file (the caller writes nothing).
+        """
+        sources = read_sources(paths, instruction, stdin_path)
+        if self.adapter is not None and self._lm is None:
+            check_adapter(self.adapter)
+        if self.mode not in CHOICES["mode"]:
+            raise EditError(f"unknown --mode {self.mode!r}; choose one of {', '.join(CHOICES['mode'])}")
+        from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
+        from editllm.editor.edit import edit_file
+
+        opts = self.edit_options()
+        lm = self.lm
+        if self.mode == "copy" and self.adapter is None and lm.name.startswith("bundled:"):
+            self.log("copy mode on the bundled model without --adapter: the untrained model writes poor "
+                     "programs (0 of 24 bench fixes right); train one with `editllm train` or use spec")
+        edits = []
+        for src in sources:
+            self.status(f"{src.path} ({self.mode})")
+            result = edit_file(lm, src, instruction, opts, self.on_tokens)
+            if result.fallback:
+                self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
+            if result.merged:
+                self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
+            edits.append(FileEdit(src, result.new_text, checked_diff([(src, result.new_text)]), result))
+        return edits
+
+
+def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
+    """Write every changed file atomically; `worktree`: the edits were made on staged blobs and go
+    on top of the working tree's unstaged changes. Returns how many files were written."""
+    from editllm.editor.diff import apply_to_worktree, write_atomic
+
+    edits = list(edits)
+    if not worktree:  # refuse before the first write, not halfway through a multi-file edit
+        for e in edits:
+            if e.changed and e.source.disk_path is not None and not _unchanged_on_disk(e.source):
+                raise EditError(f"{e.path}: changed on disk while editing; nothing written")
+    written = 0
+    for e in edits:
+        if e.changed:
+            try:
+                (apply_to_worktree if worktree else write_atomic)(e.source, e.new_text)
+            except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
+                raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}); not written") from exc
+            written += 1
+    return written
+
+
+def _unchanged_on_disk(src: SourceFile) -> bool:
+    try:
+        st = Path(src.disk_path).stat()
+    except OSError:
+        return False
+    return st.st_mtime_ns == src.mtime_ns and st.st_size == src.size
+
+
+def staged_files(only: list[str] | None = None, include: list[str] | None = None, exclude: list[str] | None = None,
+                 max_size: int = 200_000, start: Path | None = None) -> tuple[list[SourceFile], list]:
+    """The staged content of the repository around `start` (default: the working directory), read
+    from the git index, and the entries skipped with their reasons (`gitio.Skipped`)."""
+    from editllm.editor.gitio import open_repo, staged_sources
+
+    repo = open_repo(start)
+    if repo is None:
+        raise EditError("--staged: not inside a git repository")
+    return staged_sources(repo, only or None, include or [], exclude or [], max_size)

@@ -1,0 +1,57 @@
+"""Bench cases: the JSONL task files (`benchmarks/cases/`) read into `Case` objects.
+
+Kept apart from the runner so that code which only needs the cases (training's evaluation, the
+CLI's argument checks) does not load torch or the decoding stack.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from editllm.editor.errors import EditError
+
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+
+
+def default_cases() -> list[Path]:
+    """The committed bench cases (`benchmarks/cases/*.jsonl`, installed with the package)."""
+    return sorted(CASES_DIR.glob("*.jsonl")) if CASES_DIR.is_dir() else []
+
+
+@dataclass
+class Case:
+    id: str
+    path: str
+    instruction: str
+    before: str
+    after: str | None = None
+    tests: list[dict] = field(default_factory=list)
+    kind: str = "edit"
+
+    @property
+    def lines(self) -> int:
+        return self.before.count("\n") + (0 if self.before.endswith("\n") or not self.before else 1)
+
+
+def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | None = None) -> list[Case]:
+    """Read JSONL cases; keep the given kinds; take `limit` spread evenly over file sizes."""
+    cases = []
+    for path in paths:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+                cases.append(Case(d["id"], d["path"], d["instruction"], d["before"], d.get("after"),
+                                  d.get("tests") or [], d.get("kind", "edit")))
+            except (KeyError, json.JSONDecodeError) as exc:
+                raise EditError(f"{path}:{n}: not a bench case ({exc})") from exc
+    if kinds:
+        cases = [c for c in cases if c.kind in kinds]
+    if limit is not None and limit < len(cases):
+        by_size = sorted(cases, key=lambda c: c.lines)
+        step = len(by_size) / limit
+        cases = [by_size[int(i * step)] for i in range(limit)]
+    return cases

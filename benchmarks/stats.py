@@ -1,0 +1,68 @@
+"""Bench statistics: speedups over rewrite paired per case, and quality rates, per mode."""
+
+from __future__ import annotations
+
+import math
+
+BUCKETS = ((0, 60), (60, 120), (120, 200), (200, 10**9))
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def rate(records: list[dict], key: str) -> float | None:
+    values = [r.get(key) for r in records if r.get(key) is not None]  # reused records may predate a column
+    return round(sum(bool(v) for v in values) / len(values), 3) if values else None
+
+
+def summarize(records: list[dict], modes: list[str]) -> dict:
+    """Per mode: speedup over rewrite paired per case (geomean and total-time ratio), quality rates."""
+    base = {r["id"]: r for r in records if r["mode"] == "rewrite" and r["error"] is None}
+    out = {}
+    for mode in modes:
+        recs = [r for r in records if r["mode"] == mode]
+        ok = [r for r in recs if r["error"] is None]
+        paired = [r for r in ok if r["id"] in base]
+        entry = {
+            "cases": len(recs), "errors": len(recs) - len(ok),
+            "seconds_total": round(sum(r["seconds"] for r in ok), 2),
+            "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in paired])),
+            "speedup_total": _round(sum(base[r["id"]]["seconds"] for r in paired) / sum(r["seconds"] for r in paired))
+            if paired else None,
+            "speedup_after_prompt": _round(geomean([after_prompt(base[r["id"]]) / after_prompt(r) for r in paired
+                                                    if after_prompt(r) and after_prompt(base[r["id"]])])),
+            "tokens_per_forward": _round(
+                sum(r["output_tokens"] for r in ok) / max(1, sum(r["forwards"] - 1 for r in ok))) if ok else None,
+            "copied_share": _round(sum(r["copied_share"] * r["output_tokens"] for r in ok)
+                                   / max(1, sum(r["output_tokens"] for r in ok))) if ok else None,
+            "exact_match": rate(ok, "exact_match"), "tests_passed": rate(ok, "tests_passed"),
+            "identical_to_rewrite": rate(ok, "identical_to_rewrite"), "complete_output": rate(ok, "complete_output"),
+            "merged": rate(ok, "merged"), "tests_passed_unmerged": rate(ok, "tests_passed_unmerged"),
+            "by_size": {},
+        }
+        for lo, hi in BUCKETS:
+            sub = [r for r in paired if lo <= r["lines"] < hi]
+            if sub:
+                entry["by_size"][f"{lo}-{hi if hi < 10**9 else ''}"] = {
+                    "cases": len(sub),
+                    "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in sub])),
+                    "tests_passed": rate(sub, "tests_passed"),
+                }
+        out[mode] = entry
+    return out
+
+
+def after_prompt(rec: dict) -> float | None:
+    """Seconds spent after the prompt's forward pass: what the decoding method itself costs.
+
+    End-to-end time also pays for reading the prompt, which differs between modes (copy mode's prompt
+    numbers every line); this separates the mechanism from the prompt. None when not recorded.
+    """
+    prefill = rec.get("prefill_seconds")
+    return rec["seconds"] - prefill if prefill and rec.get("seconds") else None
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)

@@ -1,0 +1,89 @@
+"""The engine: what the decoder needs from a model, and the transformers implementation.
+
+An engine owns one KV cache (batch 1) and runs the model over tokens appended to it. The drafter, the
+grammar matcher, the resolver and the verify loop (editor.decode) sit above it and never see which
+engine runs: a llama.cpp engine or a server backend implements the same members (forward, truncate,
+reset, length, and its tokenizer, logits width and EOS ids).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import torch
+from transformers import DynamicCache
+
+
+class Engine(Protocol):
+    """A model with one KV cache, as the verify loop drives it."""
+
+    tokenizer: Any  # a Hugging Face tokenizer: prompts, drafts and copied lines are its token ids
+    vocab_size: int  # width of a logits row (may exceed len(tokenizer): Qwen pads its LM head)
+    eos: frozenset[int]  # every id that ends generation
+
+    def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
+        """Append `tokens` to the cache; return the logits of the last `keep` of them, shape
+        (keep, vocab_size), wherever the engine keeps them (pick on that device, copy ints back)."""
+        ...
+
+    def truncate(self, n: int) -> None:
+        """Drop the last `n` cache entries (a rejected draft)."""
+        ...
+
+    def reset(self) -> None:
+        """Empty the cache for a new sequence."""
+        ...
+
+    @property
+    def length(self) -> int:
+        """Tokens in the cache."""
+        ...
+
+
+def eos_ids(model, tokenizer) -> set[int]:
+    """Every id that ends generation: the tokenizer's EOS and the generation config's."""
+    ids: set[int] = set()
+    for source in (tokenizer.eos_token_id, getattr(model.generation_config, "eos_token_id", None)):
+        if isinstance(source, int):
+            ids.add(source)
+        elif source:
+            ids.update(source)
+    return ids
+
+
+class TorchEngine:
+    """A transformers causal LM with a `DynamicCache`.
+
+    Logits stay on the model's device in its dtype: the loop takes the argmax there and copies back
+    only token ids (a float32 copy of a 151,936-wide row per drafted token is what this avoids).
+    Only the kept positions go through the LM head (`logits_to_keep`).
+    """
+
+    def __init__(self, model, tokenizer) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.device = next(model.parameters()).device
+        self.vocab_size = int(model.config.vocab_size)
+        self.eos = frozenset(eos_ids(model, tokenizer))
+        self.cache = DynamicCache(config=model.config)
+
+    @torch.inference_mode()
+    def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
+        out = self.model(
+            input_ids=torch.tensor([tokens], device=self.device),
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=keep,
+        )
+        return out.logits[0]
+
+    def truncate(self, n: int) -> None:
+        if n > 0:
+            self.cache.crop(-n)  # transformers 5.x: a negative length drops that many entries
+
+    def reset(self) -> None:
+        self.cache = DynamicCache(config=self.model.config)
+
+    @property
+    def length(self) -> int:
+        return self.cache.get_seq_length()

@@ -1,0 +1,108 @@
+"""The library API (`editllm.api`): what a caller gets back per file, lazy loading, writes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from editllm.api import EditError, EditSession, FileEdit, read_sources, stats_record, write_edits
+
+BUGGY = "def average(xs):\n    return sum(xs) / (len(xs) - 1)\n"
+FIXED = "def average(xs):\n    return sum(xs) / len(xs)\n"
+
+
+def test_importing_the_api_does_not_import_torch():
+    code = "import sys, editllm.api; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_edit_returns_one_file_edit_per_path_in_order(tmp_path, monkeypatch, scripted_lm):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "b.py").write_text(FIXED)
+    session = EditSession(scripted_lm(FIXED + "```\n"), mode="spec")  # writes FIXED whatever it is shown
+    edits = session.edit(["a.py", "b.py"], "fix average")
+    assert [type(e) for e in edits] == [FileEdit, FileEdit] and [e.path for e in edits] == ["a.py", "b.py"]
+    a, b = edits
+    assert (a.old_text, a.new_text, a.changed) == (BUGGY, FIXED, True)
+    assert a.diff.startswith("diff --git a/a.py b/a.py\n") and "+    return sum(xs) / len(xs)\n" in a.diff
+    assert (b.changed, b.diff) == (False, "")
+    assert a.stats.output_tokens > 0 and not a.merged and a.fallback is None and a.complete_output
+    record = stats_record(session.lm, session.mode, edits, 0.0)
+    assert (record["files_changed"], record["files_unchanged"], record["changed"]) == (1, 1, True)
+    assert [f["changed"] for f in record["files"]] == [True, False]
+    assert (tmp_path / "a.py").read_text() == BUGGY  # edit() never writes
+    assert write_edits(edits) == 1
+    assert (tmp_path / "a.py").read_text() == FIXED and (tmp_path / "b.py").read_text() == FIXED
+
+
+def test_sources_are_read_and_checked_before_the_model_loads(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    session = EditSession("nowhere/model/x")
+    bad = ((["missing.py"], "x", "no such file"), (["ok.py"], "  ", "instruction is empty"),
+           (["ok.py", "./ok.py"], "x", "named twice"))
+    for paths, instruction, message in bad:
+        with pytest.raises(EditError, match=message):
+            session.edit(paths, instruction)
+    assert session._lm is None  # nothing was loaded for bad input
+    with pytest.raises(EditError, match="model not found"):
+        session.edit(["ok.py"], "x")
+
+
+def test_source_files_can_be_passed_in(tmp_path, scripted_lm):
+    from editllm.editor.source import source_from_text
+
+    src = source_from_text(BUGGY.encode(), "pkg/m.py")
+    [edit] = EditSession(scripted_lm(FIXED + "```\n")).edit(read_sources([src], "fix it"), "fix it")
+    assert edit.path == "pkg/m.py" and edit.changed and edit.diff.startswith("diff --git a/pkg/m.py b/pkg/m.py")
+
+
+def test_a_real_tiny_model_that_cannot_finish_raises_and_writes_nothing(tmp_path, monkeypatch, tiny_lm):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(BUGGY)
+    session = EditSession(tiny_lm, mode="rewrite", max_new_tokens=8)
+    with pytest.raises(EditError, match="did not finish the file within 8 new tokens"):
+        session.edit(["m.py"], "fix it")
+    assert (tmp_path / "m.py").read_text() == BUGGY
+
+
+def test_notes_go_to_the_log_callback(tmp_path, monkeypatch, scripted_lm):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n")
+    notes: list[str] = []
+    session = EditSession(scripted_lm(FIXED + "```\n"), mode="spec", focus=False, log=notes.append)
+    [edit] = session.edit(["m.py"], "fix average")
+    assert edit.merged and notes == ["m.py: the model wrote only part of the file; merged it into place"]
+
+
+def test_cli_flags_reach_the_edit_options(tmp_path, monkeypatch, scripted_lm):
+    """--allow-deletions and friends end up in the EditOptions each file is edited with."""
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    seen = []
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(FIXED)
+    lm = scripted_lm(FIXED + "```\n")
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
+    original = EditSession.edit_options
+    monkeypatch.setattr(EditSession, "edit_options", lambda self: seen.append(original(self)) or seen[-1])
+    for args in (["fix", "m.py", "x", "--allow-deletions", "--mode", "rewrite", "--no-focus"],
+                 ["check", "m.py", "-i", "x", "--allow-deletions"], ["fix", "m.py", "x"]):
+        assert CliRunner().invoke(app, args).exit_code == 0
+    assert [(o.allow_deletions, o.mode, o.focus) for o in seen] == [(True, "rewrite", False), (True, "spec", True),
+                                                                     (False, "spec", True)]
+
+
+def test_a_file_changed_on_disk_stops_every_write(tmp_path, monkeypatch, scripted_lm):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "b.py").write_text(BUGGY)
+    edits = EditSession(scripted_lm(FIXED + "```\n")).edit(["a.py", "b.py"], "fix average")
+    (tmp_path / "b.py").write_text(BUGGY + "# edited meanwhile\n")
+    with pytest.raises(EditError, match="b.py: changed on disk while editing; nothing written"):
+        write_edits(edits)
+    assert (tmp_path / "a.py").read_text() == BUGGY  # a.py was not written first

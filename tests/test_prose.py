@@ -1,0 +1,235 @@
+"""Prose files (issue 19): no wrapper line ever reaches the edited file, and the prose bench is sound.
+
+The fence corpus is the hand-written edge cases in tests/fence_corpus/ (written for this project:
+fences of several lengths, tildes, XML-like tags, no final newline, a file ending with a fence line,
+a file cut inside a code block, reST) plus, at test time, the Markdown/reST READMEs and docs that
+the installed packages ship (skipped when none are installed), whole and cut at a few lines.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import importlib.util
+import json
+import re
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+from editllm.editor.edit import EditOptions, edit_file, finish_text
+from editllm.editor.prompt import end_of_file, fence_for, rewrite_prompt
+from editllm.editor.source import SourceFile
+
+ROOT = Path(__file__).resolve().parents[1]
+HAND = sorted((Path(__file__).parent / "fence_corpus").iterdir())
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def open_run(text: str) -> str | None:
+    """The fence run of the code block still open at the end of `text` (independent of editor.prompt)."""
+    run = None
+    for line in text.split("\n"):
+        m = FENCE.match(line)
+        if not m or (m.group(1)[0] == "`" and "`" in m.group(2)):
+            continue
+        if run is None:
+            run = m.group(1)
+        elif m.group(1)[0] == run[0] and len(m.group(1)) >= len(run) and not m.group(2).strip():
+            run = None
+    return run
+
+
+def installed_docs(limit: int = 40) -> list[tuple[str, str]]:
+    """Real Markdown/reST with code blocks from installed packages: README long descriptions, .md/.rst."""
+    found = {}
+    for dist in md.distributions():
+        body = dist.metadata.get_payload() or ""
+        if isinstance(body, str) and ("```" in body or "~~~" in body or ".. code" in body):
+            found[f"{dist.metadata['Name']}/METADATA"] = body.replace("\r\n", "\n")
+    site = Path(sysconfig.get_paths()["purelib"])
+    for pattern in ("*/**/*.md", "*/**/*.rst"):
+        for f in sorted(site.glob(pattern)):
+            try:
+                text = f.read_text(encoding="utf-8").replace("\r\n", "\n")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "```" in text or "~~~" in text or "::\n" in text:
+                found[str(f.relative_to(site))] = text
+    return sorted(found.items())[:limit]
+
+
+def corpus() -> list[tuple[str, str]]:
+    files = [(f.name, f.read_text(encoding="utf-8")) for f in HAND] + installed_docs()
+    out = []
+    for name, text in files:
+        out.append((name, text))
+        lines = text.split("\n")
+        for cut in (len(lines) // 3, len(lines) // 2, 2 * len(lines) // 3):  # chunks end anywhere, in blocks too
+            if cut > 1:
+                out.append((f"{name}[:{cut}]", "\n".join(lines[:cut]) + "\n"))
+    return out
+
+
+def behaviours(shown: str, fence: str, written: str | None = None) -> dict[str, str]:
+    """What the model writes after the file (`written`, default: `shown` copied exactly), per behaviour."""
+    written = shown if written is None else written
+    body = written if written.endswith("\n") or not written else written + "\n"
+    short = open_run(shown) or "```"  # closes the file's open block, or opens a new one
+    return {
+        "closes correctly": f"{body}{fence}\n",
+        "short fence, then the real one": f"{body}{short}\n{fence}\n",
+        "blank line, short fence, real one": f"{body}\n{short}\n{fence}",
+        "short fence, prose, then the real one": f"{body}{short}\n\nI fixed the spelling mistakes.\n{fence}\n",
+        "short fence, then EOS": f"{body}{short}\n",
+        "short fence, prose, EOS": f"{body}{short}\n\nDone: the typos are fixed.",
+        "tilde fence, then the real one": f"{body}{open_run(shown) or '~~~'}\n{fence}\n",
+        "empty block, then the real one": f"{body}```\n```\n{fence}\n" if not open_run(shown) else f"{body}{fence}\n",
+    }
+
+
+CORPUS = corpus()
+
+
+@pytest.mark.parametrize("name,text", CORPUS, ids=[n for n, _ in CORPUS])
+def test_no_wrapper_line_reaches_the_file(name, text):
+    intended = text if text.endswith("\n") or not text else text + "\n"
+    src = SourceFile(name, text)
+    for fence in {fence_for(text), fence_for(text, 4)}:  # as for a code file and as for a prose file
+        for what, output in behaviours(text, fence).items():
+            stop = "stop" if end_of_file(output, fence) is not None else "eos"
+            assert finish_text(src, output, fence, stop, 10**6, text) == intended, (fence, what)
+
+
+def test_no_wrapper_line_reaches_an_edited_prose_case():
+    """Every prose bench case, its edit made: the cut gives exactly the gold text, whatever the close."""
+    for case in _cases():
+        fence = fence_for(case["before"], 4)
+        src = SourceFile(case["path"], case["before"])
+        for what, output in behaviours(case["before"], fence, case["after"]).items():
+            stop = "stop" if end_of_file(output, fence) is not None else "eos"
+            assert finish_text(src, output, fence, stop, 10**6, case["before"]) == case["after"], (case["id"], what)
+
+
+def test_the_corpus_holds_real_files_with_code_blocks():
+    real = [n for n, _ in CORPUS if "/" in n and "[:" not in n]
+    if not real:
+        pytest.skip("no installed package ships Markdown/reST with code blocks")
+    assert len(real) >= 5
+
+
+@pytest.mark.parametrize("path", HAND, ids=[p.name for p in HAND])
+def test_rewrite_and_spec_cut_the_same_and_keep_the_file(path, scripted_lm):
+    """Through the whole pipeline (prompt, decoder, TailStop, cut, line endings), both modes."""
+    raw = path.read_text(encoding="utf-8")
+    src = SourceFile(path.name, raw)
+    for what, output in behaviours(src.text, fence_for(src.text, 4)).items():  # .md, .rst: prose
+        lm = scripted_lm(output)
+        results = [edit_file(lm, src, "Fix the spelling mistakes.", EditOptions(mode=m, focus=False))
+                   for m in ("rewrite", "spec")]
+        assert results[0].new_text == results[1].new_text == raw, what
+
+
+def test_a_real_edit_near_the_end_survives_the_cut(scripted_lm):
+    """The issue-19 shape: a README with code blocks, typo fixed on its last line, model adds ``` then ````."""
+    before = "# T\n\n```python\nx = 1\n```\n\nTeh end.\n"
+    after = before.replace("Teh", "The")
+    lm = scripted_lm(after + "```\n````\n")
+    assert edit_file(lm, SourceFile("README.md", before), "Fix the spelling mistakes.", EditOptions()).new_text == after
+
+
+@pytest.mark.parametrize("where", ["middle", "end"])
+def test_a_code_block_the_edit_adds_to_a_readme_without_one_is_kept(where, scripted_lm):
+    """A prose file gets a four-backtick wrapper even without fences, so an added block is content."""
+    before = "# T\n\nText.\n\nMore text.\n"
+    block = "\n```python\nprint(1)\n```\n"
+    after = before + block if where == "end" else before.replace("Text.\n", "Text.\n" + block)
+    for tail in ("````\n", "```\n````\n", "```\n"):
+        lm = scripted_lm(after + tail)
+        result = edit_file(lm, SourceFile("README.md", before), "Add an example.", EditOptions(focus=False))
+        assert result.new_text == after, tail
+
+
+def test_prompt_fence_is_longer_than_any_run_in_the_file():
+    text = (HAND[0].parent / "four_backticks.md").read_text()
+    assert fence_for(text) == "`````"
+    chat = type("T", (), {"apply_chat_template": lambda *a, **k: "<chat>"})()
+    assert rewrite_prompt(chat, "a.md", text, "x").text.endswith("`````markdown\n")
+    assert rewrite_prompt(chat, "a.md", "plain\n", "x").fence == "````"  # prose: at least four
+    assert rewrite_prompt(chat, "a.py", "x = 1\n", "x").fence == "```"  # code keeps three
+
+
+# --- prose metrics -------------------------------------------------------------------------------------
+
+metrics = _module("prose_metrics")
+BEFORE = "one\ntwo tpyo\nthree\nfour mispell\nfive\n"
+AFTER = "one\ntwo typo\nthree\nfour misspell\nfive\n"
+EDITS = [{"line": 2, "before": "two tpyo", "after": "two typo"},
+         {"line": 4, "before": "four mispell", "after": "four misspell"}]
+
+
+@pytest.mark.parametrize("produced,recall,precision,unrequested,exact", [
+    (AFTER, 1.0, 1.0, 0, True),
+    (BEFORE, 0.0, 1.0, 0, False),  # nothing changed: nothing unrequested either
+    ("one\ntwo typo\nthree\nfour mispell\nfive\n", 0.5, 1.0, 0, False),
+    ("ONE\ntwo typo\nthree\nfour misspell\nfive\n", 1.0, 2 / 3, 1, False),  # a modified line counts once
+    ("one\ntwo typo\nthree\nfour misspel\nfive\n", 0.5, 1.0, 0, False),  # asked line, wrong text
+    (AFTER + "```\n", 1.0, 2 / 3, 1, False),  # a wrapper line is an unrequested change
+    ("one\ntwo typo\nfour misspell\nfive\n", 1.0, 2 / 3, 1, False),  # a lost line too
+])
+def test_prose_metrics_on_hand_made_examples(produced, recall, precision, unrequested, exact):
+    got = metrics.score(BEFORE, AFTER, produced, EDITS)
+    assert got == {"recall": recall, "precision": pytest.approx(precision), "unrequested_lines": unrequested,
+                   "exact_match": exact}
+
+
+def test_changes_pair_a_replaced_block_line_by_line():
+    found = metrics.changes("a\nb\nc\n", "A\nB\nC\nD\n")
+    assert [(c.old, c.new) for c in found] == [(1, "A"), (2, "B"), (3, "C"), (None, "D")]
+
+
+# --- prose bench cases ---------------------------------------------------------------------------------
+
+CASES_FILE = ROOT / "benchmarks" / "cases" / "prose.jsonl"
+
+
+def _cases() -> list[dict]:
+    if not CASES_FILE.exists():
+        pytest.skip(f"{CASES_FILE} is missing")
+    return [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines()]
+
+
+def test_prose_cases_are_well_formed():
+    cases = _cases()
+    assert len({c["id"] for c in cases}) == len(cases) >= 24
+    for c in cases:
+        before, after = c["before"].split("\n")[:-1], c["after"].split("\n")[:-1]
+        assert 40 <= len(before) == len(after) == c["lines"] <= 120, c["id"]
+        assert any(FENCE.match(line) for line in before) and open_run(c["before"]) is None, c["id"]
+        assert 1 <= len(c["edits"]) <= 4 and (c["kind"] != "prose-typo" or len(c["edits"]) >= 2), c["id"]
+        for e in c["edits"]:
+            assert before[e["line"] - 1] == e["before"] != e["after"] == after[e["line"] - 1], c["id"]
+        assert {k for k in range(len(before)) if before[k] != after[k]} == {e["line"] - 1 for e in c["edits"]}
+        assert re.search(r"MIT|BSD|Apache", c["source"]["license"]), c["id"]
+        assert metrics.score(c["before"], c["after"], c["after"], c["edits"])["exact_match"]
+        assert metrics.recall(c["before"], c["before"], c["edits"]) == 0.0
+
+
+def test_heldout_cases_come_from_packages_training_never_reads():
+    from editllm.training.data import PACKAGES
+
+    cases = _cases()
+    held = [c for c in cases if c["heldout"]]
+    assert len(held) >= 8
+    builder = _module("build_prose_cases")
+    assert {c["source"]["package"] for c in held} <= set(builder.HELDOUT)
+    assert not set(builder.HELDOUT) & set(PACKAGES)
+    assert not {c["source"]["package"] for c in cases if not c["heldout"]} & set(builder.HELDOUT)
