@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import torch
 from editllm.editor.errors import EditError
 
 
@@ -71,10 +72,11 @@ class LlamaCppEngine:
         self.batch = ll.llama_batch_init(n_batch, 0, 1)
         self.length = 0  # tokens in the cache
 
-    def forward(self, ids: list[int], keep: int) -> np.ndarray:
+    def forward(self, ids: list[int], keep: int) -> torch.Tensor:
         """Append `ids`; return float32 logits of the last `keep` positions, shape (keep, vocab).
 
-        The rows are a view of llama.cpp's buffer: use them before the next call. Long inputs go in
+        The rows are a view of llama.cpp's buffer (`torch.from_numpy`, no copy): use them before the
+        next call, as the verify loop does. Long inputs go in
         `n_batch` chunks; `keep` rows must fit in the last chunk (they are a draft plus one token).
         """
         n = len(ids)
@@ -100,7 +102,7 @@ class LlamaCppEngine:
                 raise EditError(f"llama.cpp decode failed (code {rc})")
             self.length += end - start
         ptr = ll.llama_get_logits(self.ctx)
-        return np.ctypeslib.as_array(ptr, shape=(keep, self.n_vocab))
+        return torch.from_numpy(np.ctypeslib.as_array(ptr, shape=(keep, self.n_vocab)))
 
     def truncate(self, n: int) -> None:
         """Drop the last `n` cache entries (the rejected part of a draft)."""
