@@ -51,13 +51,20 @@ def test_two_named_definitions_keep_file_order():
 
 @pytest.mark.parametrize("instruction", [
     "Rename `mean` to `average` and update every call site.",  # reaches the callers
-    "Remove `mean`.",  # a removal must see what it removes
     "Add type hints everywhere.",  # names nothing
     "Fix `mean`, `first`, `norm` and `last`.",  # most of the file: nothing to gain
     "Make `mean` use math.fsum and update the imports.",  # file-wide words
 ])
 def test_no_focus_when_it_could_miss_the_edit(instruction):
     assert focus_of(MODULE, instruction) is None
+
+
+def test_removal_focuses_and_deletes_only_the_named_definition():
+    """No keyword gate: "Remove `mean`" shows `mean`; an output without it deletes `mean` alone."""
+    focus = focus_of(MODULE, "Remove `mean`.")
+    assert focus is not None and focus.names == ("mean",)
+    merged = merge_focus(MODULE, "import math\nfrom typing import List\n", "Remove `mean`.")
+    assert merged == MODULE.replace(FIXED_MEAN.replace("len(xs)", "(len(xs) + 1)") + "\n\n", "")
 
 
 def test_no_focus_when_a_name_is_defined_twice():
