@@ -114,3 +114,14 @@ def test_unplaceable_focus_output_is_refused(tokenizer):
     lm = scripted_model(tokenizer, "print('hello')\n```\n")
     with pytest.raises(EditError, match="nothing written"):
         edit_file(lm, SourceFile("m.py", MODULE), "Fix the bug in `mean`.", EditOptions(mode="spec"))
+
+
+def test_allow_deletions_reaches_the_merge_through_edit_options(tokenizer):
+    """Focus on `mean`: the model drops the imports it was shown. Kept by default, gone when allowed."""
+    instruction = "Fix the bug in `mean`."
+    lm = scripted_model(tokenizer, FIXED_MEAN + "```\n")
+    kept = edit_file(lm, SourceFile("m.py", MODULE), instruction, EditOptions(mode="rewrite"))
+    assert kept.new_text == MODULE.replace("(len(xs) + 1)", "len(xs)")
+    gone = edit_file(lm, SourceFile("m.py", MODULE), instruction, EditOptions(mode="rewrite", allow_deletions=True))
+    fixed = MODULE.replace("(len(xs) + 1)", "len(xs)")
+    assert gone.new_text == fixed.replace("import math\nfrom typing import List\n\n\n", "")

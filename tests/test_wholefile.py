@@ -139,3 +139,40 @@ def test_ambiguous_fragment_is_refused():
 def test_prose_fragment_matching_nothing_is_refused():
     with pytest.raises(EditError):
         ensure_whole(PROSE, "Something else entirely.\n", "fix the typo")
+
+
+SCRIPT = '''import sys
+
+
+def clean(text):
+    return text
+
+
+def main():
+    print(clean(sys.stdin.read()))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_an_instruction_word_does_not_allow_deleting_an_unnamed_block():
+    """ "strip" once switched the lost-lines check off: the `__main__` block was deleted."""
+    fixed = SCRIPT.replace("return text", "return text.strip()")
+    without_main = fixed.split("\n\nif __name__")[0] + "\n"
+    out = ensure_whole(SCRIPT, without_main, "make `clean` strip its input")
+    assert out.merged and out.text == fixed
+
+
+def test_naming_the_block_allows_its_deletion():
+    without_main = SCRIPT.split("\n\nif __name__")[0] + "\n"
+    out = ensure_whole(SCRIPT, without_main, "remove the `__main__` block")
+    assert out.complete and out.text == without_main
+
+
+def test_allow_deletions_takes_the_output_as_the_whole_file():
+    without_main = SCRIPT.split("\n\nif __name__")[0] + "\n"
+    assert ensure_whole(SCRIPT, without_main, "make `clean` strip its input").text == SCRIPT
+    out = ensure_whole(SCRIPT, without_main, "make `clean` strip its input", allow_deletions=True)
+    assert out.complete and out.text == without_main
