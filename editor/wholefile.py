@@ -32,8 +32,9 @@ DEF = re.compile(
 CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
 CLOSER = re.compile(r"^[ \t]*[}\])]")
+# An assignment or a declaration (`x = 1`, `x: int = 1`, `x: int`, `const X = 1`): group 1 is the target.
 ASSIGN = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$.]*(?:\s*,\s*[A-Za-z_$][\w$.]*)*)"
-                    r"\s*(?::[^=]+)?=(?!=)")
+                    r"\s*(?::[^=]*)?(?:=(?!=)|$)")
 IMPORT = re.compile(r"^(?:from\s+(\S+)\s+)?import\s+(.*)$", re.S)
 HEADING = re.compile(r"^#{1,6}\s")
 IDENT = re.compile(r"[A-Za-z_$][\w$]*")
@@ -147,12 +148,18 @@ def imported(block: Block) -> tuple[str, set[str]] | None:
     return (m.group(1) or "", {p for p in parts if p})
 
 
+def target(line: str) -> str | None:
+    """The target of an assignment or declaration on this line (`else:` is not one)."""
+    m = ASSIGN.match(line)
+    return m.group(1).replace(" ", "") if m and not keyword.iskeyword(m.group(1)) else None
+
+
 def head(block: Block) -> str:
     """What a statement is about: an assignment's target, else its first line."""
     if not block.lines:  # the blank lines a file starts with
         return ""
-    m = ASSIGN.match(block.lines[0])
-    return "=" + m.group(1).replace(" ", "") if m else block.lines[0].strip()
+    name = target(block.lines[0])
+    return "=" + name if name else block.lines[0].strip()
 
 
 def same_statement(old: Block, new: Block, interior: bool) -> bool:
@@ -187,9 +194,9 @@ def named_by(block: Block, instruction: str) -> bool:
     if not block.lines:
         return False
     first = block.lines[0].strip()
-    m = ASSIGN.match(block.lines[0])
-    if m:
-        words = IDENT.findall(m.group(1))
+    name = target(block.lines[0])
+    if name:
+        words = IDENT.findall(name)
     elif first.endswith(":") or HEADING.match(first):
         words = IDENT.findall(first.lstrip("#"))
     else:
@@ -295,7 +302,9 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
           drop: set[int]) -> list[Block]:
     """The merged blocks: old blocks in order, each paired one replaced by its new version, new
     blocks inserted after the block the preceding new block replaced; `drop` (old indices) goes when
-    nothing replaces it."""
+    nothing replaces it and the output has no definition of its name (a getter stays when only the
+    setter of the same name is shown)."""
+    shown = set(names(new))
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
     previous: int | None = None
     for j in range(len(new)):
@@ -319,7 +328,7 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
             if after:  # the fragment's own spacing up to what it adds
                 merged = Block(merged.name, merged.lines, nb.blank)
             out.append(merged)
-        elif i in drop:
+        elif i in drop and not (b.name and b.name in shown):
             if i == len(old) - 1 and out:
                 out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
         else:
@@ -354,20 +363,19 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
 
 def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     """The new version of a definition. A function is replaced whole (a helper the model inlined
-    goes with the old body); a class that lost members it did not mean to drop (shown with one
-    method) has its body merged with the old body instead."""
-    blank = old.blank  # keep the original spacing after the block
+    goes with the old body). A class has its body merged with the old body, so members the output
+    does not show (a class shown with one method) stay; a method the instruction names and the
+    output lacks goes ("remove `A.f`")."""
     if old.text == new.text:
         return old
+    blank = old.blank  # keep the original spacing after the block
     inner = child_indent(old)
     top, top_new = header_size(old), header_size(new)
     if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) != inner:
         return Block(new.name, new.lines, blank)
     old_body, new_body = split_blocks(old.lines[top:], inner), split_blocks(new.lines[top_new:], inner)
-    have = set(names(new_body))
-    if all(n in have or mentioned(n, instruction) for n in names(old_body)):
-        return Block(new.name, new.lines, blank)
-    body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}")
+    drop = {k for k, b in enumerate(old_body) if b.name and mentioned(b.name, instruction)}
+    body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
     lines = new.lines[:top_new] + joined(body)
     while lines and is_blank(lines[-1]):
         lines.pop()
