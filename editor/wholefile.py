@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import keyword
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from editllm.editor.errors import EditError
@@ -129,13 +130,10 @@ def header_size(block: Block) -> int:
     return 1
 
 
-def block_key(block: Block) -> tuple:
-    """What makes two blocks 'the same' for alignment: a definition's decorators and name (so a
-    property's getter and setter, or `@overload` stubs and their implementation, stay apart), any
-    other statement's exact text."""
-    if block.name:
-        return ("def", block.name, tuple(x.strip() for x in block.lines[:header_size(block) - 1]))
-    return ("text", block.text)
+def signature(block: Block) -> tuple:
+    """A definition's decorators and name: tells a property's getter from its setter, and
+    `@overload` stubs from their implementation."""
+    return (block.name, tuple(x.strip() for x in block.lines[:header_size(block) - 1]))
 
 
 def imported(block: Block) -> tuple[str, set[str]] | None:
@@ -181,21 +179,27 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
 
 
 def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]:
-    """Top-level definitions of `old` that `new` lacks and the instruction does not name."""
-    have = set(names(split_blocks(new, 0)))
-    return [n for n in names(split_blocks(old, 0)) if n not in have and not mentioned(n, instruction)]
+    """Top-level definitions of `old` that `new` lacks and the instruction does not name; a name
+    defined several times (`@overload` stubs, a getter and a setter) counts each time."""
+    have = Counter(names(split_blocks(new, 0)))
+    want = Counter(names(split_blocks(old, 0)))
+    return [n for n in want if have[n] < want[n] and not mentioned(n, instruction)]
 
 
 def named_by(block: Block, instruction: str) -> bool:
     """Whether the instruction names this block: a definition by its name, an assignment by its
-    target, a compound statement or a Markdown heading by a word of its first line."""
+    target, an import by a name it imports, a compound statement or a Markdown heading by a word
+    of its first line. A call (`main()`) is named by nothing: only the flag deletes it."""
     if block.name:
         return mentioned(block.name, instruction)
     if not block.lines:
         return False
     first = block.lines[0].strip()
     name = target(block.lines[0])
-    if name:
+    imports = imported(block)
+    if imports:
+        words = [w for part in imports[1] for w in IDENT.findall(part)]
+    elif name:
         words = IDENT.findall(name)
     elif first.endswith(":") or HEADING.match(first):
         words = IDENT.findall(first.lstrip("#"))
@@ -217,14 +221,19 @@ def owners(blocks: list[Block]) -> list[int]:
 
 
 def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[int, bool]:
-    """Non-blank lines cut off at the start or end of the file with nothing written in their place,
-    in blocks the instruction does not name; and whether a whole such block went."""
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    ops = sm.get_opcodes()
+    """Lines the output drops with nothing written in their place, in blocks the instruction does
+    not name: how many non-blank ones were cut off at the start or end of the file, and whether a
+    whole top-level statement went anywhere (a definition's own lines may shrink in an edit; a
+    statement that vanishes was deleted)."""
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    edge: set[int] = set()
     lost: set[int] = set()
-    for tag, i1, i2, j1, j2 in (ops[0], ops[-1]) if ops else ():
+    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
-            lost.update(k for k in range(i1, i2) if not is_blank(old[k]))
+            gone = {k for k in range(i1, i2) if not is_blank(old[k])}
+            lost |= gone
+            if n in (0, len(ops) - 1):
+                edge |= gone
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     count, whole = 0, False
@@ -232,11 +241,10 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     for k, b in enumerate(blocks):
         content = [start + n for n, line in enumerate(b.lines) if not is_blank(line)]
         start += len(b.lines) + len(b.blank)
-        gone = [n for n in content if n in lost]
-        if not gone or named_by(blocks[owner[k]], instruction):
+        if not content or named_by(blocks[owner[k]], instruction):
             continue
-        count += len(gone)
-        whole = whole or len(gone) == len(content)
+        count += sum(1 for n in content if n in edge)
+        whole = whole or (b.name is None and all(n in lost for n in content))
     return count, whole
 
 
@@ -257,20 +265,41 @@ class Alignment:
     pairs: dict[int, int]
 
 
-def align(old: list[Block], new: list[Block], latest: bool) -> Alignment:
-    """Pair new blocks with old ones, in order. Identical blocks and same-named definitions are
-    anchors (SequenceMatcher over block keys); between two anchors a new block replaces an old one of
-    the same name, else a statement it is a changed version of. Among several equal candidates the
-    first is taken, or the last with `latest`: `merge_blocks` compares both to find real ambiguity."""
+def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+    """Pairs of identical blocks (new index → old index): the in-order matching that keeps the
+    most lines (a weighted longest common subsequence), each at its earliest old place, or its
+    latest with `latest`. Unlike SequenceMatcher's longest-run-first, a repeated one-line
+    statement cannot pull the matching across the rest of the fragment."""
     n, m = len(old), len(new)
-    okeys, nkeys = [block_key(b) for b in old], [block_key(b) for b in new]
     if latest:
-        okeys, nkeys = okeys[::-1], nkeys[::-1]
+        return {m - 1 - j: n - 1 - i for j, i in identical(old[::-1], new[::-1], False).items()}
+    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: lines matched within old[i:], new[j:]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = max(best[i + 1][j], best[i][j + 1])
+            if old[i].text == new[j].text:
+                best[i][j] = max(best[i][j], len(old[i].lines) + best[i + 1][j + 1])
     pairs: dict[int, int] = {}
-    for mb in difflib.SequenceMatcher(None, okeys, nkeys, autojunk=False).get_matching_blocks():
-        for t in range(mb.size):
-            i, j = mb.a + t, mb.b + t
-            pairs[m - 1 - j if latest else j] = n - 1 - i if latest else i
+    i = j = 0
+    while i < n and j < m:
+        if old[i].text == new[j].text and best[i][j] == len(old[i].lines) + best[i + 1][j + 1]:
+            pairs[j] = i
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] == best[i][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def align(old: list[Block], new: list[Block], latest: bool) -> Alignment:
+    """Pair new blocks with old ones, in order. Identical blocks are anchors (`identical`);
+    between two anchors a new block replaces an old definition of the same name (the same
+    decorators first), else a statement it is a changed version of. Among several equal candidates
+    the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
+    ambiguity."""
+    n, m = len(old), len(new)
+    pairs = identical(old, new, latest)
     used = set(pairs.values())
     anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
     for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
@@ -281,6 +310,8 @@ def align(old: list[Block], new: list[Block], latest: bool) -> Alignment:
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior))]
+            if nb.name:
+                cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
             if not cands and nb.name:  # moved: the one unpaired old definition of that name, anywhere
                 cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
                 if len(cands) > 1:
@@ -352,8 +383,7 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     if early.pairs != late.pairs and joined(result) != joined(build(old, new, late.pairs, instruction, where,
                                                                      drop or set())):
         j = next(j for j in range(len(new)) if early.pairs.get(j) != late.pairs.get(j))
-        key = block_key(new[j])
-        same = sum(1 for b in old if block_key(b) == key or (new[j].name and b.name == new[j].name))
+        same = sum(1 for b in old if b.text == new[j].text or (new[j].name and b.name == new[j].name))
         what = new[j].name or "a statement"
         times = f" occurs {same} times in {where}" if same > 1 else f" matches several places in {where}"
         raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
