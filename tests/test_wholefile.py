@@ -176,3 +176,21 @@ def test_allow_deletions_takes_the_output_as_the_whole_file():
     assert ensure_whole(SCRIPT, without_main, "make `clean` strip its input").text == SCRIPT
     out = ensure_whole(SCRIPT, without_main, "make `clean` strip its input", allow_deletions=True)
     assert out.complete and out.text == without_main
+
+
+def test_a_statement_dropped_between_definitions_is_kept_unless_named():
+    with_registry = MODULE.replace("\n\n@functools.cache", "\n\nREGISTRY = {}\n\n\n@functools.cache")
+    edited = with_registry.replace("(len(values) - 1)", "len(values)")
+    dropped = edited.replace("REGISTRY = {}\n\n\n", "")
+    out = ensure_whole(with_registry, dropped, "fix average")
+    assert out.merged and out.text == edited
+    assert ensure_whole(with_registry, dropped, "fix average and remove the unused REGISTRY").text == dropped
+
+
+def test_a_method_in_two_classes_alone_is_refused_unless_the_class_is_named():
+    two = CLASSY + "\n\nclass Box(Shape):\n    def area(self):\n        return 0\n"
+    fragment = "    def area(self):\n        return self.w * self.h\n"
+    with pytest.raises(EditError, match="Shape and Box.*nothing written"):
+        ensure_whole(two, fragment, "fix area")
+    out = ensure_whole(two, fragment, "fix area in Shape")
+    assert out.text == two.replace("self.w + self.h\n\n    def perimeter", "self.w * self.h\n\n    def perimeter")
