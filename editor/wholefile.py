@@ -258,13 +258,6 @@ def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
     return whole_block or count > max(2, nonblank // 10)
 
 
-@dataclass
-class Alignment:
-    """Which old block each new block replaces (new index → old index)."""
-
-    pairs: dict[int, int]
-
-
 def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
     """Pairs of identical blocks (new index → old index): the in-order matching that keeps the
     most lines (a weighted longest common subsequence), each at its earliest old place, or its
@@ -292,8 +285,8 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     return pairs
 
 
-def align(old: list[Block], new: list[Block], latest: bool) -> Alignment:
-    """Pair new blocks with old ones, in order. Identical blocks are anchors (`identical`);
+def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+    """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
     between two anchors a new block replaces an old definition of the same name (the same
     decorators first), else a statement it is a changed version of. Among several equal candidates
     the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
@@ -326,7 +319,7 @@ def align(old: list[Block], new: list[Block], latest: bool) -> Alignment:
                     hi = i
                 else:
                     lo = i
-    return Alignment(pairs)
+    return pairs
 
 
 def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str,
@@ -343,7 +336,7 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
             previous = pairs[j]
             continue
         if previous is None:
-            following = min(pairs[k] for k in pairs if k > j)
+            following = min((pairs[k] for k in pairs if k > j), default=0)
             inserts.setdefault(following - 1, []).append(j)
         else:
             inserts.setdefault(previous, []).append(j)
@@ -376,13 +369,13 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     """Merge fragment blocks `new` into `old` (see `align`); refuse when the result depends on which
     of two identical blocks an output block is taken to be."""
     early, late = align(old, new, latest=False), align(old, new, latest=True)
-    if not early.pairs:
+    if not early:
         raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
                         "or statement with it; nothing written")
-    result = build(old, new, early.pairs, instruction, where, drop or set())
-    if early.pairs != late.pairs and joined(result) != joined(build(old, new, late.pairs, instruction, where,
-                                                                     drop or set())):
-        j = next(j for j in range(len(new)) if early.pairs.get(j) != late.pairs.get(j))
+    drop = drop or set()
+    result = build(old, new, early, instruction, where, drop)
+    if early != late and joined(result) != joined(build(old, new, late, instruction, where, drop)):
+        j = next(j for j in range(len(new)) if early.get(j) != late.get(j))
         same = sum(1 for b in old if b.text == new[j].text or (new[j].name and b.name == new[j].name))
         what = new[j].name or "a statement"
         times = f" occurs {same} times in {where}" if same > 1 else f" matches several places in {where}"
@@ -444,16 +437,16 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     return joined(old_blocks)
 
 
-def regions(old: list[str], new: list[str]) -> list[tuple[float, int, int]]:
+def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[tuple[float, int, int]]:
     """Candidate places for a prose fragment: (similarity, start, end) of the old lines it would
-    replace, one per way of aligning it (earliest and latest match near each line it shares)."""
-    offsets = {a - b for b, line in enumerate(new) if not is_blank(line)
-               for a, other in enumerate(old) if other == line}
+    replace, from its earliest and its latest alignment with the whole file (`offsets` None) or
+    with the neighbourhood of each given offset (old line - fragment line of a shared line)."""
     content = sum(1 for x in new if not is_blank(x))
     slack = 3 + len(new) // 4
     found: list[tuple[float, int, int]] = []
-    for d in sorted(offsets):
-        lo, hi = max(0, d - slack), min(len(old), d + len(new) + slack)
+    windows = [(0, len(old))] if offsets is None else [
+        (max(0, d - slack), min(len(old), d + len(new) + slack)) for d in offsets]
+    for lo, hi in windows:
         window = old[lo:hi]
         for latest in (False, True):
             w, f = (window[::-1], new[::-1]) if latest else (window, new)
@@ -468,15 +461,24 @@ def regions(old: list[str], new: list[str]) -> list[tuple[float, int, int]]:
             (a0, b0, _), (a1, b1, s1) = blocks[0], blocks[-1]
             start = max(0, lo + a0 - b0)
             end = min(len(old), lo + a1 + s1 + (len(new) - b1 - s1))
-            score = difflib.SequenceMatcher(None, "".join(old[start:end]), "".join(new), autojunk=False).ratio()
-            found.append((score, start, end))
+            found.append((0.0, start, end))
+    if offsets is not None:  # several places: score each by how alike its text is to the fragment
+        found = [(difflib.SequenceMatcher(None, "".join(old[s:e]), "".join(new), autojunk=False).ratio(), s, e)
+                 for _, s, e in set(found)]
     return found
 
 
 def merge_region(old: list[str], new: list[str]) -> list[str]:
     """Replace the region of `old` that the fragment matches best; refuse when too little matches,
-    or when two different places match it equally well (a repeated heading and nothing else)."""
-    found = regions(old, new)
+    or when two different places match it equally well (a repeated heading and nothing else).
+
+    The earliest and the latest alignment with the whole file settle most fragments at once; only
+    when they disagree is each place the fragment could go scored by text similarity."""
+    found = regions(old, new, None)
+    if len({(s, e) for _, s, e in found}) > 1:
+        offsets = sorted({a - b for b, line in enumerate(new) if not is_blank(line)
+                          for a, other in enumerate(old) if other == line})
+        found = regions(old, new, offsets)
     if not found:
         raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
     best = max(score for score, _, _ in found)
