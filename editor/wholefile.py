@@ -236,12 +236,15 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
                 edge |= gone
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
+    written = Counter(b.text for b in split_blocks(new, 0))
+    had = Counter(b.text for b in blocks)
     count, whole = 0, False
     start = 0
     for k, b in enumerate(blocks):
         content = [start + n for n, line in enumerate(b.lines) if not is_blank(line)]
         start += len(b.lines) + len(b.blank)
-        if not content or named_by(blocks[owner[k]], instruction):
+        moved = b.name is None and written[b.text] >= had[b.text]  # written elsewhere, not lost
+        if not content or moved or named_by(blocks[owner[k]], instruction):
             continue
         count += sum(1 for n in content if n in edge)
         whole = whole or (b.name is None and all(n in lost for n in content))

@@ -194,3 +194,9 @@ def test_a_method_in_two_classes_alone_is_refused_unless_the_class_is_named():
         ensure_whole(two, fragment, "fix area")
     out = ensure_whole(two, fragment, "fix area in Shape")
     assert out.text == two.replace("self.w + self.h\n\n    def perimeter", "self.w * self.h\n\n    def perimeter")
+
+
+def test_a_statement_moved_in_a_whole_file_is_not_a_loss():
+    moved = MODULE.replace('"""Stats."""\nimport math\n', 'import math\n"""Stats."""\n')
+    out = ensure_whole(MODULE, moved, "put the import first")
+    assert out.complete and out.text == moved
