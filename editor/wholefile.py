@@ -3,10 +3,10 @@
 Asked for a whole file, small models often write only the part they changed. A diff against that
 fragment would delete everything else, so every regenerated text is checked here first:
 
-- it is a *fragment* when it drops named top-level definitions the instruction does not mention, or
-  loses lines at the start or end of the file that the instruction does not name (a whole block,
-  or more than a few lines). No instruction *word* lifts this check (a "strip" in "make f strip its
-  input" is not a request to delete); only naming what goes, or `allow_deletions`, does;
+- it is a *fragment* when it drops what the instruction does not name: a top-level definition
+  (each of several with one name), a whole top-level statement anywhere, or more than a few lines
+  at the start or end of the file. No instruction *word* lifts this check (a "strip" in "make f
+  strip its input" is not a request to delete); only naming what goes, or `allow_deletions`, does;
 - a fragment is *merged* into the original by an in-order alignment of blocks (statements with
   what is nested under them): identical blocks are anchors matched in order, a definition replaces
   the old one of the same name (a lone method lands in its class), a changed statement replaces the
