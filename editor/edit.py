@@ -115,10 +115,10 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     focus = focus_of(src.text, instruction) if opts.focus else None
     if focus is None:
         text, stats, output = regenerate(lm, src, src.text, instruction, opts, on_progress)
-        return finish_edit(src, text, instruction, stats, output)
+        return finish_edit(src, text, instruction, stats, output, opts.allow_deletions)
     edited, stats, output = regenerate(lm, src, focus.text, instruction, opts, on_progress)
-    whole = merge_focus(src.text, edited, instruction)
-    result = finish_edit(src, whole, instruction, stats, output)
+    whole = merge_focus(src.text, edited, instruction, opts.allow_deletions)
+    result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions)
     result.focused = focus.names
     return result
 
@@ -153,9 +153,10 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     return finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text), stats, output
 
 
-def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str) -> EditResult:
+def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,
+                allow_deletions: bool = False) -> EditResult:
     """Whole-file check (merge fragments), then the file's own line endings."""
-    whole = ensure_whole(src.text, text, instruction)
+    whole = ensure_whole(src.text, text, instruction, allow_deletions)
     new_text = restore_line_endings(src, whole.text)
     unmerged = restore_line_endings(src, text) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)
@@ -174,7 +175,7 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     try:
         text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
                                opts.prefill_copies, prompt_ids=ids)
-        return finish_edit(src, text, instruction, stats, stats.program)
+        return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
     except (ProgramFailed, EditError) as exc:
         reason = str(exc)
     result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)

@@ -6,7 +6,8 @@ must fix, a long module is mostly distraction, and every extra line is a chance 
 the instruction names definitions (and does not ask for file-wide changes such as a rename), the
 model is given a small file: the module's import lines and the named definitions, in file order.
 Its output is merged back by definition name (`wholefile.merge_code`), so the rest of the file is
-kept byte for byte by construction, not by the model's care.
+kept byte for byte by construction, not by the model's care. A named definition the model was shown
+and left out is deleted (the instruction names it: "remove `f`"); nothing it was not shown can go.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import REMOVAL, is_blank, mentioned, merge_code, split_blocks
+from editllm.editor.wholefile import Block, is_blank, mentioned, merge_code, split_blocks
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
 FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references?|"
@@ -35,24 +37,38 @@ class Focus:
 def focus_of(text: str, instruction: str) -> Focus | None:
     """The import lines plus the named top-level definitions, or None when focusing would not help
     (nothing named, a file-wide instruction, a name defined twice, or most of the file named)."""
-    if FILE_WIDE.search(instruction) or REMOVAL.search(instruction):  # a removal must see what it removes
+    if FILE_WIDE.search(instruction):
         return None
     lines = split_lines(text)
     blocks = split_blocks(lines, 0)
-    named = [b for b in blocks if b.name and mentioned(b.name, instruction)]
+    named = [b for b in blocks if is_named(b, instruction)]
     if not named or len({b.name for b in named}) < len(named):
         return None
     content = sum(1 for line in lines if not is_blank(line))
     if sum(len(b.lines) for b in named) > MAX_SHARE * content:
         return None
-    kept = [b for b in blocks if b in named or (b.name is None and all(IMPORT.match(x) for x in b.lines))]
+    kept = [b for b in blocks if is_named(b, instruction) or is_import(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
     return Focus(body if body.endswith("\n") else body + "\n", tuple(b.name for b in named))
 
 
-def merge_focus(text: str, edited: str, instruction: str) -> str:
-    """Put the edited definitions (and any new ones or new imports) back into the whole file."""
-    merged = merge_code(split_lines(text), split_lines(edited), instruction)
-    if merged is None:  # focus_of only focuses files with named definitions
-        raise AssertionError("merge_focus on a file without definitions")
+def is_named(block: Block, instruction: str) -> bool:
+    return bool(block.name and mentioned(block.name, instruction))
+
+
+def is_import(block: Block) -> bool:
+    return block.name is None and bool(block.lines) and all(IMPORT.match(x) for x in block.lines)
+
+
+def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool = False) -> str:
+    """Put the edited definitions (and any new ones or new imports) back into the whole file.
+
+    What the model was shown and left out goes: the named definitions (the instruction names
+    them), and with `allow_deletions` the import lines too; everything it was not shown stays."""
+    blocks = split_blocks(split_lines(text), 0)
+    drop = {i for i, b in enumerate(blocks) if is_named(b, instruction) or (allow_deletions and is_import(b))}
+    merged = merge_code(split_lines(text), split_lines(edited), instruction, drop)
+    if merged is None:
+        raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
+                        "nothing written")
     return "".join(merged)

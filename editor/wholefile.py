@@ -3,17 +3,23 @@
 Asked for a whole file, small models often write only the part they changed. A diff against that
 fragment would delete everything else, so every regenerated text is checked here first:
 
-- it is a *fragment* when it drops named top-level definitions the instruction does not mention, or
-  when it loses a large run of lines at the start or end of the file that nobody asked to remove;
-- a fragment is *merged* into the original: code by the names of the definitions it redefines
-  (recursively, so one method of a class lands in its class), other text by the region it aligns
-  with; what cannot be placed unambiguously is refused with a one-line reason.
+- it is a *fragment* when it drops what the instruction does not name: a top-level definition
+  (each of several with one name), a whole top-level statement anywhere, or more than a few lines
+  at the start or end of the file. No instruction *word* lifts this check (a "strip" in "make f
+  strip its input" is not a request to delete); only naming what goes, or `allow_deletions`, does;
+- a fragment is *merged* into the original by an in-order alignment of blocks (statements with
+  what is nested under them): identical blocks are anchors matched in order, a definition replaces
+  the old one of the same name (a lone method lands in its class), a changed statement replaces the
+  old statement it aligns with, and prose goes into the region it matches best. A placement that
+  depends on which of two identical blocks is meant is refused with a one-line reason.
 """
 
 from __future__ import annotations
 
 import difflib
+import keyword
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from editllm.editor.errors import EditError
@@ -23,9 +29,16 @@ DEF = re.compile(
     r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+([A-Za-z_$][\w$]*)"
 )
+# Definitions whose body is a list of members: shown with one member, the others are kept.
+CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
 CLOSER = re.compile(r"^[ \t]*[}\])]")
-REMOVAL = re.compile(r"\b(remove|delete|drop|strip|cut|shorten|truncate|trim|only keep|keep only)\b", re.I)
+# An assignment or a declaration (`x = 1`, `x: int = 1`, `x: int`, `const X = 1`): group 1 is the target.
+ASSIGN = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$.]*(?:\s*,\s*[A-Za-z_$][\w$.]*)*)"
+                    r"\s*(?::[^=]*)?(?:=(?!=)|$)")
+IMPORT = re.compile(r"^(?:from\s+(\S+)\s+)?import\s+(.*)$", re.S)
+HEADING = re.compile(r"^#{1,6}\s")
+IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
 @dataclass
@@ -88,6 +101,10 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     return blocks
 
 
+def joined(blocks: list[Block]) -> list[str]:
+    return [line for b in blocks for line in b.lines + b.blank]
+
+
 def names(blocks: list[Block]) -> list[str]:
     return [b.name for b in blocks if b.name]
 
@@ -105,21 +122,133 @@ def child_indent(block: Block) -> int | None:
     return None
 
 
+def header_size(block: Block) -> int:
+    """Lines up to and including the definition line (decorators come first)."""
+    for k, line in enumerate(block.lines):
+        if DEF.match(line):
+            return k + 1
+    return 1
+
+
+def signature(block: Block) -> tuple:
+    """A definition's decorators and name: tells a property's getter from its setter, and
+    `@overload` stubs from their implementation."""
+    return (block.name, tuple(x.strip() for x in block.lines[:header_size(block) - 1]))
+
+
+def imported(block: Block) -> tuple[str, set[str]] | None:
+    """(`from module` or `import`, the names it imports) for an import statement, else None."""
+    text = " ".join(line.split("#", 1)[0].strip() for line in block.lines)
+    m = IMPORT.match(text)
+    if not m:
+        return None
+    parts = {p.strip() for p in m.group(2).replace("(", " ").replace(")", " ").split(",")}
+    return (m.group(1) or "", {p for p in parts if p})
+
+
+def target(line: str) -> str | None:
+    """The target of an assignment or declaration on this line (`else:` is not one)."""
+    m = ASSIGN.match(line)
+    return m.group(1).replace(" ", "") if m and not keyword.iskeyword(m.group(1)) else None
+
+
+def head(block: Block) -> str:
+    """What a statement is about: an assignment's target, else its first line."""
+    if not block.lines:  # the blank lines a file starts with
+        return ""
+    name = target(block.lines[0])
+    return "=" + name if name else block.lines[0].strip()
+
+
+def same_statement(old: Block, new: Block, interior: bool) -> bool:
+    """Whether an unnamed new block is a changed version of an old one (not an addition).
+
+    Imports: only when the new one keeps every name the old one imported (so no name is lost).
+    Assignments and compound statements: the same target or header. Other statements only between
+    two anchors, where the fragment shows everything, and when they are alike.
+    """
+    if old.name or new.name:
+        return False
+    old_import, new_import = imported(old), imported(new)
+    if old_import or new_import:
+        return bool(old_import and new_import and old_import[0] == new_import[0]
+                    and new_import[1] >= old_import[1])
+    if head(old) == head(new):
+        return True
+    return interior and difflib.SequenceMatcher(None, old.text, new.text).ratio() >= 0.6
+
+
 def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]:
-    """Top-level definitions of `old` that `new` lacks and the instruction does not name."""
-    have = set(names(split_blocks(new, 0)))
-    return [n for n in names(split_blocks(old, 0)) if n not in have and not mentioned(n, instruction)]
+    """Top-level definitions of `old` that `new` lacks and the instruction does not name; a name
+    defined several times (`@overload` stubs, a getter and a setter) counts each time."""
+    have = Counter(names(split_blocks(new, 0)))
+    want = Counter(names(split_blocks(old, 0)))
+    return [n for n in want if have[n] < want[n] and not mentioned(n, instruction)]
 
 
-def lost_edges(old: list[str], new: list[str]) -> int:
-    """Non-blank lines cut off at the start or end of the file with nothing written in their place."""
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    ops = sm.get_opcodes()
-    lost = 0
-    for tag, i1, i2, j1, j2 in (ops[0], ops[-1]) if ops else ():
+def named_by(block: Block, instruction: str) -> bool:
+    """Whether the instruction names this block: a definition by its name, an assignment by its
+    target, an import by a name it imports, a compound statement or a Markdown heading by a word
+    of its first line. A call (`main()`) is named by nothing: only the flag deletes it."""
+    if block.name:
+        return mentioned(block.name, instruction)
+    if not block.lines:
+        return False
+    first = block.lines[0].strip()
+    name = target(block.lines[0])
+    imports = imported(block)
+    if imports:
+        words = [w for part in imports[1] for w in IDENT.findall(part)]
+    elif name:
+        words = IDENT.findall(name)
+    elif first.endswith(":") or HEADING.match(first):
+        words = IDENT.findall(first.lstrip("#"))
+    else:
+        return False
+    return any(not keyword.iskeyword(w) and mentioned(w, instruction) for w in words)
+
+
+def owners(blocks: list[Block]) -> list[int]:
+    """For each block, the block whose naming covers it: itself, or in prose its section heading."""
+    out: list[int] = []
+    prose = not names(blocks)
+    section: int | None = None
+    for k, b in enumerate(blocks):
+        if prose and HEADING.match(b.lines[0] if b.lines else ""):
+            section = k
+        out.append(section if prose and section is not None else k)
+    return out
+
+
+def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[int, bool]:
+    """Lines the output drops with nothing written in their place, in blocks the instruction does
+    not name: how many non-blank ones were cut off at the start or end of the file, and whether a
+    whole top-level statement went anywhere (a definition's own lines may shrink in an edit; a
+    statement that vanishes was deleted)."""
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    edge: set[int] = set()
+    lost: set[int] = set()
+    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
-            lost += sum(1 for line in old[i1:i2] if not is_blank(line))
-    return lost
+            gone = {k for k in range(i1, i2) if not is_blank(old[k])}
+            lost |= gone
+            if n in (0, len(ops) - 1):
+                edge |= gone
+    blocks = split_blocks(old, 0)
+    owner = owners(blocks)
+    written = Counter(b.text for b in split_blocks(new, 0))
+    had = Counter(b.text for b in blocks)
+    count, whole = 0, False
+    start = 0
+    for k, b in enumerate(blocks):
+        content = [start + n for n, line in enumerate(b.lines) if not is_blank(line)]
+        start += len(b.lines) + len(b.blank)
+        moved = b.name is None and written[b.text] >= had[b.text]  # written elsewhere, not lost
+        if not content or moved or named_by(blocks[owner[k]], instruction):
+            continue
+        count += sum(1 for n in content if n in edge)
+        whole = whole or (b.name is None and all(n in lost for n in content))
+    return count, whole
 
 
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
@@ -127,119 +256,249 @@ def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
         return False
     if missing_names(old, new, instruction):
         return True
-    if REMOVAL.search(instruction):
-        return False
+    count, whole_block = unasked_losses(old, new, instruction)
     nonblank = sum(1 for line in old if not is_blank(line))
-    return lost_edges(old, new) > max(2, nonblank // 10)
+    return whole_block or count > max(2, nonblank // 10)
 
 
-def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: str) -> list[Block]:
-    """Put each new block in place of the old block of the same name (or same text); new names go
-    after the block that precedes them in the fragment. Unplaceable text raises EditError."""
-    index: dict[str, list[int]] = {}
-    for i, b in enumerate(old):
-        index.setdefault(b.name or "\0" + b.text, []).append(i)
-    replaced: dict[int, Block] = {}
-    inserts: dict[int, list[Block]] = {}  # old index -> blocks to insert after it (-1: at the top)
-    anchor: int | None = None
-    leading: list[Block] = []
-    for nb in new:
-        key = nb.name or "\0" + nb.text
-        hits = index.get(key, [])
-        if len(hits) > 1:
-            raise EditError(f"cannot place the model's partial output: {nb.name or 'a statement'!s} "
-                            f"occurs {len(hits)} times in {where}; nothing written")
-        if hits:
-            i = hits[0]
-            replaced[i] = merge_pair(old[i], nb, instruction, where) if nb.name else old[i]
-            if leading:
-                inserts.setdefault(i - 1, []).extend(leading)
-                leading = []
-            anchor = i
-        elif anchor is None:
-            leading.append(nb)
+def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+    """Pairs of identical blocks (new index → old index): the in-order matching that keeps the
+    most lines (a weighted longest common subsequence), each at its earliest old place, or its
+    latest with `latest`. Unlike SequenceMatcher's longest-run-first, a repeated one-line
+    statement cannot pull the matching across the rest of the fragment."""
+    n, m = len(old), len(new)
+    if latest:
+        return {m - 1 - j: n - 1 - i for j, i in identical(old[::-1], new[::-1], False).items()}
+    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: lines matched within old[i:], new[j:]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = max(best[i + 1][j], best[i][j + 1])
+            if old[i].text == new[j].text:
+                best[i][j] = max(best[i][j], len(old[i].lines) + best[i + 1][j + 1])
+    pairs: dict[int, int] = {}
+    i = j = 0
+    while i < n and j < m:
+        if old[i].text == new[j].text and best[i][j] == len(old[i].lines) + best[i + 1][j + 1]:
+            pairs[j] = i
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] == best[i][j]:
+            i += 1
         else:
-            inserts.setdefault(anchor, []).append(nb)
-    if anchor is None:
-        raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
-                        "with the file; nothing written")
-    out: list[Block] = list(inserts.get(-1, []))
+            j += 1
+    return pairs
+
+
+def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+    """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
+    between two anchors a new block replaces an old definition of the same name (the same
+    decorators first), else a statement it is a changed version of. Among several equal candidates
+    the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
+    ambiguity."""
+    n, m = len(old), len(new)
+    pairs = identical(old, new, latest)
+    used = set(pairs.values())
+    anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
+    for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
+        interior = j1 >= 0 and j2 < m
+        lo, hi = min(i1, i2), max(i1, i2)  # a reordered anchor still bounds a gap
+        gap_new = list(range(j1 + 1, j2))
+        for j in reversed(gap_new) if latest else gap_new:
+            nb = new[j]
+            cands = [i for i in range(lo + 1, hi) if i not in used
+                     and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior))]
+            if nb.name:
+                cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
+            if not cands and nb.name:  # moved: the one unpaired old definition of that name, anywhere
+                cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
+                if len(cands) > 1:
+                    raise EditError(f"cannot place the model's partial output: {nb.name} occurs {len(cands)} "
+                                    "times in the file and the output does not say which one it replaces; "
+                                    "nothing written")
+            if cands:
+                i = cands[-1] if latest else cands[0]
+                pairs[j] = i
+                used.add(i)
+                if latest:
+                    hi = i
+                else:
+                    lo = i
+    return pairs
+
+
+def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str,
+          drop: set[int]) -> list[Block]:
+    """The merged blocks: old blocks in order, each paired one replaced by its new version, new
+    blocks inserted after the block the preceding new block replaced; `drop` (old indices) goes when
+    nothing replaces it and the output has no definition of its name (a getter stays when only the
+    setter of the same name is shown)."""
+    shown = set(names(new))
+    inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
+    previous: int | None = None
+    for j in range(len(new)):
+        if j in pairs:
+            previous = pairs[j]
+            continue
+        if previous is None:
+            following = min((pairs[k] for k in pairs if k > j), default=0)
+            inserts.setdefault(following - 1, []).append(j)
+        else:
+            inserts.setdefault(previous, []).append(j)
+    replaced = {i: j for j, i in pairs.items()}
+    out: list[Block] = []
+    for ins in inserts.get(-1, []):
+        out.append(new[ins])
     for i, b in enumerate(old):
-        out.append(replaced.get(i, b))
-        for ins in inserts.get(i, []):  # new definitions take the spacing of their neighbour
-            out.append(Block(ins.name, ins.lines, list(b.blank) or ins.blank))
+        after = inserts.get(i, [])
+        if i in replaced:
+            nb = new[replaced[i]]
+            merged = merge_pair(b, nb, instruction, where) if b.name else Block(None, nb.lines, b.blank)
+            if after:  # the fragment's own spacing up to what it adds
+                merged = Block(merged.name, merged.lines, nb.blank)
+            out.append(merged)
+        elif i in drop and not (b.name and b.name in shown):
+            if i == len(old) - 1 and out:
+                out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
+        else:
+            out.append(b)
+        for k, j in enumerate(after):
+            last = k == len(after) - 1
+            blank = (b.blank or new[j].blank) if last and i in replaced else new[j].blank
+            out.append(Block(new[j].name, new[j].lines, blank))
     return out
 
 
+def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: str,
+                 drop: set[int] | None = None) -> list[Block]:
+    """Merge fragment blocks `new` into `old` (see `align`); refuse when the result depends on which
+    of two identical blocks an output block is taken to be."""
+    early, late = align(old, new, latest=False), align(old, new, latest=True)
+    if not early:
+        raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
+                        "or statement with it; nothing written")
+    drop = drop or set()
+    result = build(old, new, early, instruction, where, drop)
+    if early != late and joined(result) != joined(build(old, new, late, instruction, where, drop)):
+        j = next(j for j in range(len(new)) if early.get(j) != late.get(j))
+        same = sum(1 for b in old if b.text == new[j].text or (new[j].name and b.name == new[j].name))
+        what = new[j].name or "a statement"
+        times = f" occurs {same} times in {where}" if same > 1 else f" matches several places in {where}"
+        raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
+                        "on which one is meant; nothing written")
+    return result
+
+
 def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
-    """The new version of a definition; if it lost nested definitions it did not mean to drop (a
-    class shown with one method), merge its body with the old body instead."""
+    """The new version of a definition. A function is replaced whole (a helper the model inlined
+    goes with the old body). A class has its body merged with the old body, so members the output
+    does not show (a class shown with one method) stay; a method the instruction names and the
+    output lacks goes ("remove `A.f`")."""
+    if old.text == new.text:
+        return old
     blank = old.blank  # keep the original spacing after the block
     inner = child_indent(old)
-    if inner is None or child_indent(new) != inner:
+    top, top_new = header_size(old), header_size(new)
+    if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) != inner:
         return Block(new.name, new.lines, blank)
-    old_body, new_body = split_blocks(old.lines[1:], inner), split_blocks(new.lines[1:], inner)
-    have = set(names(new_body))
-    if all(n in have or mentioned(n, instruction) for n in names(old_body)):
-        return Block(new.name, new.lines, blank)
-    head = [new.lines[0]]
-    body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}")
-    lines = head + [line for b in body for line in b.lines + b.blank]
+    old_body, new_body = split_blocks(old.lines[top:], inner), split_blocks(new.lines[top_new:], inner)
+    drop = {k for k, b in enumerate(old_body) if b.name and mentioned(b.name, instruction)}
+    body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+    lines = new.lines[:top_new] + joined(body)
     while lines and is_blank(lines[-1]):
         lines.pop()
     return Block(new.name, lines, blank)
 
 
-def merge_code(old: list[str], new: list[str], instruction: str) -> list[str] | None:
-    """Merge by definition names; None when the text has no definitions to go by."""
+def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
+    """Merge by blocks; None when the text has no definitions to go by. `drop`: indices of old
+    top-level blocks that go when the output has nothing in their place."""
     base = min((indent_of(line) for line in new if not is_blank(line)), default=0)
+    old_blocks = split_blocks(old, 0)
     if base == 0:
-        old_blocks = split_blocks(old, 0)
         if not names(old_blocks):
             return None
-        merged = merge_blocks(old_blocks, split_blocks(new, 0), instruction, "the file")
-        return [line for b in merged for line in b.lines + b.blank]
+        return joined(merge_blocks(old_blocks, split_blocks(new, 0), instruction, "the file", drop))
     # An indented fragment (a method alone): find the one definition whose body holds its names.
     new_names = set(names(split_blocks(new, base)))
     if not new_names:
         return None
-    parents = [
-        (i, b) for i, b in enumerate(split_blocks(old, 0))
-        if child_indent(b) == base and new_names & set(names(split_blocks(b.lines[1:], base)))
-    ]
-    if len(parents) != 1:
+    parents = [i for i, b in enumerate(old_blocks)
+               if child_indent(b) == base and new_names & set(names(split_blocks(b.lines[header_size(b):], base)))]
+    if len(parents) > 1:  # the same method in two classes: the instruction must say which
+        named = [i for i in parents if old_blocks[i].name and mentioned(old_blocks[i].name, instruction)]
+        if len(named) != 1:
+            owners_ = " and ".join(str(old_blocks[i].name) for i in parents)
+            raise EditError(f"cannot place the model's partial output: {', '.join(sorted(new_names))} is defined "
+                            f"in {owners_} and the instruction names {'both' if named else 'neither'}; "
+                            "nothing written")
+        parents = named
+    if not parents:
         return None
-    i, parent = parents[0]
-    wrapped = Block(parent.name, [parent.lines[0]] + new, parent.blank)
-    blocks = split_blocks(old, 0)
-    blocks[i] = merge_pair(parent, wrapped, instruction, "the file")
-    return [line for b in blocks for line in b.lines + b.blank]
+    i = parents[0]
+    parent = old_blocks[i]
+    wrapped = Block(parent.name, parent.lines[:header_size(parent)] + new, parent.blank)
+    old_blocks[i] = merge_pair(parent, wrapped, instruction, "the file")
+    return joined(old_blocks)
+
+
+def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[tuple[float, int, int]]:
+    """Candidate places for a prose fragment: (similarity, start, end) of the old lines it would
+    replace, from its earliest and its latest alignment with the whole file (`offsets` None) or
+    with the neighbourhood of each given offset (old line - fragment line of a shared line)."""
+    content = sum(1 for x in new if not is_blank(x))
+    slack = 3 + len(new) // 4
+    found: list[tuple[float, int, int]] = []
+    windows = [(0, len(old))] if offsets is None else [
+        (max(0, d - slack), min(len(old), d + len(new) + slack)) for d in offsets]
+    for lo, hi in windows:
+        window = old[lo:hi]
+        for latest in (False, True):
+            w, f = (window[::-1], new[::-1]) if latest else (window, new)
+            sm = difflib.SequenceMatcher(None, w, f, autojunk=False)
+            blocks = [(mb.a, mb.b, mb.size) for mb in sm.get_matching_blocks()
+                      if mb.size and any(not is_blank(x) for x in f[mb.b:mb.b + mb.size])]
+            if latest:
+                blocks = [(len(w) - a - s, len(f) - b - s, s) for a, b, s in blocks[::-1]]
+            matched = sum(sum(1 for x in new[b:b + s] if not is_blank(x)) for _, b, s in blocks)
+            if not blocks or matched * 2 < content:
+                continue
+            (a0, b0, _), (a1, b1, s1) = blocks[0], blocks[-1]
+            start = max(0, lo + a0 - b0)
+            end = min(len(old), lo + a1 + s1 + (len(new) - b1 - s1))
+            found.append((0.0, start, end))
+    if offsets is not None:  # several places: score each by how alike its text is to the fragment
+        found = [(difflib.SequenceMatcher(None, "".join(old[s:e]), "".join(new), autojunk=False).ratio(), s, e)
+                 for _, s, e in set(found)]
+    return found
 
 
 def merge_region(old: list[str], new: list[str]) -> list[str]:
-    """Replace the region of `old` that the fragment aligns with; refuse weak or repeated anchors."""
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    blocks = [m for m in sm.get_matching_blocks() if m.size and any(not is_blank(x) for x in new[m.b:m.b + m.size])]
-    matched = sum(sum(1 for x in new[m.b:m.b + m.size] if not is_blank(x)) for m in blocks)
-    content = sum(1 for x in new if not is_blank(x))
-    if not blocks or matched * 2 < content:
+    """Replace the region of `old` that the fragment matches best; refuse when too little matches,
+    or when two different places match it equally well (a repeated heading and nothing else).
+
+    The earliest and the latest alignment with the whole file settle most fragments at once; only
+    when they disagree is each place the fragment could go scored by text similarity."""
+    found = regions(old, new, None)
+    if len({(s, e) for _, s, e in found}) > 1:
+        offsets = sorted({a - b for b, line in enumerate(new) if not is_blank(line)
+                          for a, other in enumerate(old) if other == line})
+        found = regions(old, new, offsets)
+    if not found:
         raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
-    for m in (blocks[0], blocks[-1]):
-        anchor = old[m.a:m.a + m.size]
-        hits = sum(1 for k in range(len(old) - m.size + 1) if old[k:k + m.size] == anchor)
-        if hits > 1:
-            raise EditError("cannot place the model's partial output: it matches several places in the file; "
-                            "nothing written")
-    first, last = blocks[0], blocks[-1]
-    start = max(0, first.a - first.b)
-    end = min(len(old), last.a + last.size + (len(new) - last.b - last.size))
-    return old[:start] + new + old[end:]
+    best = max(score for score, _, _ in found)
+    places = {(start, end) for score, start, end in found if score >= best - 1e-9}
+    results = {tuple(old[:s] + new + old[e:]) for s, e in places}
+    if len(results) > 1:
+        raise EditError("cannot place the model's partial output: it matches several places in the file equally "
+                        "well; nothing written")
+    return list(results.pop())
 
 
-def ensure_whole(old_text: str, new_text: str, instruction: str) -> WholeFile:
-    """Return a whole file to diff against: the output itself, or the fragment merged into `old`."""
+def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False) -> WholeFile:
+    """Return a whole file to diff against: the output itself, or the fragment merged into `old`.
+
+    `allow_deletions` (the user's explicit flag) takes the output as the whole file as it is."""
     old, new = split_lines(old_text), split_lines(new_text)
-    if not is_fragment(old, new, instruction):
+    if allow_deletions or not is_fragment(old, new, instruction):
         return WholeFile(new_text, complete=True, merged=False)
     merged = merge_code(old, new, instruction)
     if merged is None:

@@ -51,13 +51,20 @@ def test_two_named_definitions_keep_file_order():
 
 @pytest.mark.parametrize("instruction", [
     "Rename `mean` to `average` and update every call site.",  # reaches the callers
-    "Remove `mean`.",  # a removal must see what it removes
     "Add type hints everywhere.",  # names nothing
     "Fix `mean`, `first`, `norm` and `last`.",  # most of the file: nothing to gain
     "Make `mean` use math.fsum and update the imports.",  # file-wide words
 ])
 def test_no_focus_when_it_could_miss_the_edit(instruction):
     assert focus_of(MODULE, instruction) is None
+
+
+def test_removal_focuses_and_deletes_only_the_named_definition():
+    """No keyword gate: "Remove `mean`" shows `mean`; an output without it deletes `mean` alone."""
+    focus = focus_of(MODULE, "Remove `mean`.")
+    assert focus is not None and focus.names == ("mean",)
+    merged = merge_focus(MODULE, "import math\nfrom typing import List\n", "Remove `mean`.")
+    assert merged == MODULE.replace(FIXED_MEAN.replace("len(xs)", "(len(xs) + 1)") + "\n\n", "")
 
 
 def test_no_focus_when_a_name_is_defined_twice():
@@ -107,3 +114,14 @@ def test_unplaceable_focus_output_is_refused(tokenizer):
     lm = scripted_model(tokenizer, "print('hello')\n```\n")
     with pytest.raises(EditError, match="nothing written"):
         edit_file(lm, SourceFile("m.py", MODULE), "Fix the bug in `mean`.", EditOptions(mode="spec"))
+
+
+def test_allow_deletions_reaches_the_merge_through_edit_options(tokenizer):
+    """Focus on `mean`: the model drops the imports it was shown. Kept by default, gone when allowed."""
+    instruction = "Fix the bug in `mean`."
+    lm = scripted_model(tokenizer, FIXED_MEAN + "```\n")
+    kept = edit_file(lm, SourceFile("m.py", MODULE), instruction, EditOptions(mode="rewrite"))
+    assert kept.new_text == MODULE.replace("(len(xs) + 1)", "len(xs)")
+    gone = edit_file(lm, SourceFile("m.py", MODULE), instruction, EditOptions(mode="rewrite", allow_deletions=True))
+    fixed = MODULE.replace("(len(xs) + 1)", "len(xs)")
+    assert gone.new_text == fixed.replace("import math\nfrom typing import List\n\n\n", "")

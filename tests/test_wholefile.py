@@ -139,3 +139,64 @@ def test_ambiguous_fragment_is_refused():
 def test_prose_fragment_matching_nothing_is_refused():
     with pytest.raises(EditError):
         ensure_whole(PROSE, "Something else entirely.\n", "fix the typo")
+
+
+SCRIPT = '''import sys
+
+
+def clean(text):
+    return text
+
+
+def main():
+    print(clean(sys.stdin.read()))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_an_instruction_word_does_not_allow_deleting_an_unnamed_block():
+    """ "strip" once switched the lost-lines check off: the `__main__` block was deleted."""
+    fixed = SCRIPT.replace("return text", "return text.strip()")
+    without_main = fixed.split("\n\nif __name__")[0] + "\n"
+    out = ensure_whole(SCRIPT, without_main, "make `clean` strip its input")
+    assert out.merged and out.text == fixed
+
+
+def test_naming_the_block_allows_its_deletion():
+    without_main = SCRIPT.split("\n\nif __name__")[0] + "\n"
+    out = ensure_whole(SCRIPT, without_main, "remove the `__main__` block")
+    assert out.complete and out.text == without_main
+
+
+def test_allow_deletions_takes_the_output_as_the_whole_file():
+    without_main = SCRIPT.split("\n\nif __name__")[0] + "\n"
+    assert ensure_whole(SCRIPT, without_main, "make `clean` strip its input").text == SCRIPT
+    out = ensure_whole(SCRIPT, without_main, "make `clean` strip its input", allow_deletions=True)
+    assert out.complete and out.text == without_main
+
+
+def test_a_statement_dropped_between_definitions_is_kept_unless_named():
+    with_registry = MODULE.replace("\n\n@functools.cache", "\n\nREGISTRY = {}\n\n\n@functools.cache")
+    edited = with_registry.replace("(len(values) - 1)", "len(values)")
+    dropped = edited.replace("REGISTRY = {}\n\n\n", "")
+    out = ensure_whole(with_registry, dropped, "fix average")
+    assert out.merged and out.text == edited
+    assert ensure_whole(with_registry, dropped, "fix average and remove the unused REGISTRY").text == dropped
+
+
+def test_a_method_in_two_classes_alone_is_refused_unless_the_class_is_named():
+    two = CLASSY + "\n\nclass Box(Shape):\n    def area(self):\n        return 0\n"
+    fragment = "    def area(self):\n        return self.w * self.h\n"
+    with pytest.raises(EditError, match="Shape and Box.*nothing written"):
+        ensure_whole(two, fragment, "fix area")
+    out = ensure_whole(two, fragment, "fix area in Shape")
+    assert out.text == two.replace("self.w + self.h\n\n    def perimeter", "self.w * self.h\n\n    def perimeter")
+
+
+def test_a_statement_moved_in_a_whole_file_is_not_a_loss():
+    moved = MODULE.replace('"""Stats."""\nimport math\n', 'import math\n"""Stats."""\n')
+    out = ensure_whole(MODULE, moved, "put the import first")
+    assert out.complete and out.text == moved
