@@ -12,6 +12,7 @@ from editllm.editor.edit import EditOptions
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 
+
 class _ChatTemplate:
     """Stands in for a tokenizer: renders chat messages verbatim, so the hash sees only our fixed text
     (the model's own chat template is covered by the model's name)."""
