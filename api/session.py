@@ -141,14 +141,14 @@ def check_adapter(adapter: str | Path) -> None:
 
 
 def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto", adapter: str | None = None,
-               trust_remote_code: bool = False, log: Log | None = None) -> LoadedModel:
+               trust_remote_code: bool = False, log: Log | None = None, engine: str = "auto") -> LoadedModel:
     """Load a model (and adapter) for decoding; this is where torch and transformers get imported."""
     if adapter is not None:
         check_adapter(adapter)
     from editllm.editor import models
 
     quiet_libraries()
-    return models.load_model(model, device, dtype, adapter, trust_remote_code, log=log)
+    return models.load_model(model, device, dtype, adapter, trust_remote_code, log=log, engine=engine)
 
 
 class EditSession:
@@ -160,12 +160,13 @@ class EditSession:
     """
 
     def __init__(self, model: str | LoadedModel = DEFAULT_MODEL, *, mode: str = "spec", device: str = "auto",
-                 dtype: str = "auto", adapter: str | None = None, trust_remote_code: bool = False,
-                 log: Log | None = None, load_log: Log | None = None, status: Log | None = None,
+                 dtype: str = "auto", engine: str = "auto", adapter: str | None = None,
+                 trust_remote_code: bool = False, log: Log | None = None, load_log: Log | None = None,
+                 status: Log | None = None,
                  on_tokens: Callable[[int, float], None] | None = None, **options: Any) -> None:
         self.model_spec = model if isinstance(model, str) else model.name
         self._lm = None if isinstance(model, str) else model
-        self.mode, self.device, self.dtype = mode, device, dtype
+        self.mode, self.device, self.dtype, self.engine = mode, device, dtype, engine
         self.adapter, self.trust_remote_code = adapter, trust_remote_code
         self.options = options
         self.log = log or (lambda msg: None)  # one-line notes: fallbacks, merges, warnings
@@ -179,7 +180,7 @@ class EditSession:
         if self._lm is None:
             self.status(f"loading {self.model_spec}")
             self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter, self.trust_remote_code,
-                                  log=self.load_log)
+                                  log=self.load_log, engine=self.engine)
         return self._lm
 
     def edit_options(self):

@@ -19,6 +19,7 @@ def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
         "model": lm.name,
         "device": lm.device,
         "dtype": str(lm.dtype).removeprefix("torch."),
+        "engine": lm.engine_name,
         "changed": any(f["changed"] for f in files),
         "files_changed": sum(1 for f in files if f["changed"]),
         "files_unchanged": sum(1 for f in files if not f["changed"]),

@@ -12,8 +12,6 @@ from editllm.editor.edit import EditOptions
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 
-ENGINE = "torch"  # the only engine today; a llama.cpp engine records its own name here
-
 
 class _ChatTemplate:
     """Stands in for a tokenizer: renders chat messages verbatim, so the hash sees only our fixed text
@@ -55,7 +53,7 @@ def adapter_identity(adapter: str | None) -> dict | None:
 def run_settings(lm: LoadedModel, opts: EditOptions, adapter: str | None) -> dict:
     """The settings that shape a run's records (results.json's `settings`)."""
     return {
-        "engine": ENGINE, "model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
+        "engine": lm.engine_name, "model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
         "focus": opts.focus, "layout": opts.layout, "draft": opts.draft, "gamma": opts.gamma,
         "max_new_tokens": opts.max_new_tokens, "adapter": adapter_identity(adapter),
         "prompt_version": prompt_version(),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 from editllm import api
-from editllm.editor.config import DEFAULT_MODEL, Device, Dtype, Mode
+from editllm.editor.config import DEFAULT_MODEL, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
 from rich.console import Console
@@ -147,9 +147,10 @@ def load_logger(progress: Progress):
     return lambda msg: progress.say(msg) if progress.enabled else note(msg)
 
 
-def load(model: str, device: str, dtype: str, adapter: str | None, trust_remote_code: bool, progress: Progress):
+def load(model: str, device: str, dtype: str, adapter: str | None, trust_remote_code: bool, progress: Progress,
+         engine: str = "torch"):
     progress.say(f"loading {model}")
-    return api.load_model(model, device, dtype, adapter, trust_remote_code, log=load_logger(progress))
+    return api.load_model(model, device, dtype, adapter, trust_remote_code, log=load_logger(progress), engine=engine)
 
 
 # Options shared by `fix` and `check`; None means "from the configuration, else the default".
@@ -159,6 +160,8 @@ MODEL = typer.Option(None, "--model", "-m", envvar="EDITLLM_MODEL",
                      help=f"{DEFAULT_MODEL} (default), bundled:0.5b, an HF model directory, a .gguf file or a hub id.")
 DEVICE = typer.Option(None, "--device", help="auto | cpu | cuda")
 DTYPE = typer.Option(None, "--dtype", help="auto | float32 | bfloat16 | float16")
+ENGINE = typer.Option(None, "--engine", help="auto (llama.cpp for a GGUF on the CPU, else transformers) | torch | "
+                                               "llamacpp")
 MAX_NEW = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file.")
 ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model.")
 FOCUS = typer.Option(True, "--focus/--no-focus",
@@ -171,12 +174,12 @@ STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON ob
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
 
-def settings(mode, model, device, dtype, start: Path | None = None):
+def settings(mode, model, device, dtype, start: Path | None = None, engine=None):
     """The configuration with command-line flags applied on top."""
     from editllm.editor.config import load_config
 
     config = load_config(start)
-    for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype)):
+    for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype), ("engine", engine)):
         config.override(key, value)
     return config
 
@@ -215,6 +218,7 @@ def fix(
     model: str = MODEL,
     device: Device | None = DEVICE,
     dtype: Dtype | None = DTYPE,
+    engine: Engine | None = ENGINE,
     max_new_tokens: int = MAX_NEW,
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     seed: int = typer.Option(0, "--seed"),
@@ -238,9 +242,10 @@ def fix(
     sources = api.read_sources(paths, instruction, stdin_path)
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
-    conf = settings(mode, model, device, dtype)
+    conf = settings(mode, model, device, dtype, engine=engine)
     session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), adapter=adapter, trust_remote_code=trust_remote_code,
+                              dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
+                              trust_remote_code=trust_remote_code,
                               max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
                               monotonic=monotonic, focus=focus, allow_deletions=allow_deletions)
     run_edit(session, sources, instruction, apply, stats, quiet, started)
@@ -257,6 +262,7 @@ def check(
     model: str = MODEL,
     device: Device | None = DEVICE,
     dtype: Dtype | None = DTYPE,
+    engine: Engine | None = ENGINE,
     max_new_tokens: int = MAX_NEW,
     adapter: str = ADAPTER,
     stats: bool = STATS,
@@ -270,7 +276,7 @@ def check(
     """
     started = time.perf_counter()
     args = list(args or [])
-    conf = settings(mode, model, device, dtype)
+    conf = settings(mode, model, device, dtype, engine=engine)
     instruction = instruction_opt or conf.get("instruction")
     if instruction is None:
         if not args:
@@ -292,8 +298,8 @@ def check(
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
     session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), adapter=adapter, max_new_tokens=max_new_tokens, focus=focus,
-                              allow_deletions=allow_deletions)
+                              dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
+                              max_new_tokens=max_new_tokens, focus=focus, allow_deletions=allow_deletions)
     changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
     raise typer.Exit(1 if changed else 0)
 
@@ -319,6 +325,8 @@ def bench(
     copy_prefill: bool = typer.Option(True, "--copy-prefill/--no-copy-prefill",
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
+    engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
+                               "bench names the engine so that runs pair)."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
     from editllm.bench.cases import default_cases, load_cases
@@ -341,12 +349,15 @@ def bench(
             if not p.is_file():
                 raise EditError(f"{p}: no such case file")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit)
-        lm = load(model, device, dtype, adapter, False, Progress(False))
+        lm = load(model, device, dtype, adapter, False, Progress(False), engine=engine)
+        if lm.engine_name == "llamacpp" and ("hf-pld" in modes or kernel or kernel_only):
+            raise EditError("hf-pld and --kernel time a transformers model: run them with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus)
         settings = run_settings(lm, opts, adapter)
         previous = load_previous(reuse, settings) if reuse and selected else None
-        results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch.")}
+        results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
+                         "engine": lm.engine_name}
         if selected:
             with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
                 task = bar.add_task("bench", total=len(selected) * len(modes))
@@ -388,9 +399,10 @@ def hook_uninstall() -> None:
 @app.command("config")
 def show_config(
     mode: Mode | None = MODE, model: str = MODEL, device: Device | None = DEVICE, dtype: Dtype | None = DTYPE,
+    engine: Engine | None = ENGINE,
 ) -> None:
     """Show the effective configuration and where each value comes from."""
-    conf = settings(mode, model, device, dtype)
+    conf = settings(mode, model, device, dtype, engine=engine)
     width = max(len(k) for k in conf.values)
     for key, value in conf.values.items():
         print(f"{key:<{width}}  {json.dumps(value)}  ({conf.sources[key]})")

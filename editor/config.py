@@ -23,14 +23,17 @@ DEFAULTS: dict[str, object] = {
     "max_file_size": 200_000,
     "device": "auto",
     "dtype": "auto",
+    "engine": "auto",
 }
 # The values a setting (and its flag, as a typer choice) may take.
 Mode = Literal["rewrite", "spec", "copy"]
 Device = Literal["auto", "cpu", "cuda"]
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
-CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype)}
+Engine = Literal["auto", "torch", "llamacpp"]
+CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype),
+                                       "engine": get_args(Engine)}
 TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
-         "max_file_size": int, "device": str, "dtype": str}
+         "max_file_size": int, "device": str, "dtype": str, "engine": str}
 
 
 @dataclass

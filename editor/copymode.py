@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from editllm.editor.decode import Decoder, DecodeStats
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
-from editllm.editor.engine import Engine, TorchEngine
+from editllm.editor.engine import Engine
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
@@ -52,7 +52,7 @@ class CopyRun:
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
                  prompt_ids: list[int] | None = None, engine: Engine | None = None) -> None:
-        self.engine = engine if engine is not None else TorchEngine(lm.model, lm.tokenizer)
+        self.engine = engine if engine is not None else lm.engine
         self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
         self.source = Resolver(self.tokenizer, text)

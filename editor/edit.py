@@ -132,7 +132,7 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     max_new = budget(lm, src, len(ids), opts.max_new_tokens, text)
     if not prompt.prefilled:
         max_new = min(max_new + 64, lm.context_length - len(ids))  # room for the model's own fence line
-    decoder = Decoder(lm.model, lm.tokenizer, opts.temperature, opts.seed)
+    decoder = Decoder(lm.engine, temperature=opts.temperature, seed=opts.seed)
     if prompt.prefilled:
         stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None)
     else:  # the opening fence is in the output too: look at all of it (slower; bench layouts only)

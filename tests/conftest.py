@@ -79,6 +79,25 @@ def tiny_model_dir(tmp_path_factory, tokenizer_dir) -> Path:
     return out
 
 
+TINY_HEAD_SCALE = 100.0  # the tiny GGUF's output head, scaled up: no near-ties for llama.cpp's batches to flip
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tmp_path_factory, tiny_model_dir) -> Path:
+    """The tiny model as an F32 GGUF (real Qwen tokenizer metadata, output head scaled up), for the
+    llama.cpp engine. A random tiny model's top-2 logit gap is ~0.025, so without the scaling a
+    batched forward could flip a near-tie and an identity test would fail for no bug of ours."""
+    from tiny_gguf import write_tiny_gguf
+
+    work = tmp_path_factory.mktemp("tiny-gguf")
+    head = work / "head.gguf"
+    shutil.copyfile(_part1(), head)
+    os.truncate(head, 4 << 30)  # the reader maps every tensor of the full model: make the file that long
+    out = write_tiny_gguf(tiny_model_dir, head, work / "tiny-f32.gguf", head_scale=TINY_HEAD_SCALE)
+    head.unlink()
+    return out
+
+
 @pytest.fixture(scope="session")
 def tiny_lm(tiny_model_dir) -> LoadedModel:
     from editllm.editor.models import load_model

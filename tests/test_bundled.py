@@ -15,6 +15,7 @@ INSTRUCTION = "Fix the bug in average(): it divides by the wrong count."
 
 
 def test_fix_example_with_bundled_model(tmp_path):
+    """The default path: on a CPU that is the llama.cpp engine on the bundled GGUF."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     res = subprocess.run(
         [sys.executable, "-m", "editllm.cli.main", "fix", "examples/buggy.py", INSTRUCTION, "--quiet"],
@@ -31,11 +32,13 @@ def test_fix_example_with_bundled_model(tmp_path):
 
 
 def test_spec_is_byte_identical_to_rewrite_in_float32():
+    """On the torch engine in float32 (llama.cpp's batched kernels may flip a near-tie: the bench reports
+    that engine's identical rate, and tests/test_llamacpp.py checks identity on a model without near-ties)."""
     from editllm.editor.edit import EditOptions, edit_file
     from editllm.editor.models import load_model
     from editllm.editor.source import read_source
 
-    lm = load_model("bundled:1.5b", device="cpu", dtype="float32")
+    lm = load_model("bundled:1.5b", device="cpu", dtype="float32", engine="torch")
     src = read_source(ROOT / "examples/buggy.py", "examples/buggy.py")
     # focus off: the whole file is regenerated, the longer and stricter comparison
     rewrite = edit_file(lm, src, INSTRUCTION, EditOptions(mode="rewrite", focus=False))

@@ -1,0 +1,186 @@
+"""The llama.cpp engine on a tiny F32 GGUF written at test time from the tiny random Qwen2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("llama_cpp")
+
+from conftest import TINY_HEAD_SCALE as HEAD_SCALE  # noqa: E402
+from editllm.editor.llamacpp import LlamaCppEngine  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def engine(tiny_gguf) -> LlamaCppEngine:
+    return LlamaCppEngine(tiny_gguf, n_ctx=1024, n_batch=64, threads=1)
+
+
+IDS = [151644, 8948, 198, 2610, 525, 264, 23560, 2038, 6440, 13, 151645, 198, 151644, 872, 198] + list(
+    range(1000, 1090)
+)
+
+
+def test_logits_match_the_torch_model(engine, tiny_model_dir):
+    """Same weights, same tokens: llama.cpp's F32 logits equal transformers' (the converter is right)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    # untie: with tied embeddings, scaling lm_head's data would scale the input embedding too
+    model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone() * HEAD_SCALE)
+    with torch.no_grad():
+        ref = model(torch.tensor([IDS])).logits[0, -5:].numpy()
+    engine.reset()
+    got = engine.forward(IDS, keep=5).numpy().copy()
+    assert got.shape == ref.shape
+    assert np.abs(got - ref).max() < 1e-2 * np.abs(ref).max()
+    assert (got.argmax(-1) == ref.argmax(-1)).all()
+
+
+def test_truncate_then_forward_equals_never_having_seen_the_draft(engine):
+    """A rejected draft leaves no trace: the rows after a crop are those of a clean run."""
+    engine.reset()
+    clean = engine.forward(IDS[:60], keep=1).numpy().copy()
+    clean_next = engine.forward([IDS[60]], keep=1).numpy().copy()
+    engine.reset()
+    engine.forward(IDS[:50], keep=1)
+    engine.forward(IDS[50:60] + [7, 8, 9, 10], keep=5)  # a draft of 4 wrong tokens rides along
+    engine.truncate(4)
+    assert engine.length == 60
+    again = engine.forward([IDS[60]], keep=1)
+    assert np.allclose(again.numpy(), clean_next, atol=1e-3 * np.abs(clean_next).max())
+    assert int(again.argmax()) == int(clean_next.argmax())
+    assert clean.shape == (1, engine.n_vocab)
+
+
+def test_long_input_goes_in_chunks_with_kept_rows_in_the_last(engine):
+    """More tokens than n_batch (64): chunked, and the kept rows are still the last positions."""
+    ids = IDS + IDS[15:]  # 195 tokens
+    engine.reset()
+    rows = engine.forward(ids, keep=3).numpy().copy()
+    engine.reset()
+    engine.forward(ids[:-3], keep=1)
+    one_by_one = [engine.forward([t], keep=1).numpy().copy()[0] for t in ids[-3:]]
+    assert engine.length == len(ids)
+    assert (rows.argmax(-1) == np.array([r.argmax() for r in one_by_one])).all()
+
+
+def test_bad_keep_and_full_context_are_refused(engine):
+    from editllm.editor.errors import EditError
+
+    engine.reset()
+    with pytest.raises(ValueError):
+        engine.forward([1, 2], keep=3)
+    with pytest.raises(EditError):
+        engine.forward(list(range(100, 100 + 1025)), keep=1)
+
+
+# --- the engine inside editllm: the same drafter, matcher and resolver as on torch ---------------------------
+
+FILES = {
+    "stats.py": "import math\n\n\ndef average(xs):\n    total = 0\n    for x in xs:\n        total += x\n"
+                "    return total / (len(xs) - 1)\n\n\ndef spread(xs):\n    return max(xs) - min(xs)\n",
+    "notes.md": "# Notes\n\nSome text with a tpyo.\n\n```python\nprint('hi')\n```\n\nMore text here.\n",
+    "empty_end.py": "x = 1\ny = 2",
+}
+
+
+@pytest.fixture(scope="session")
+def llama_lm(tiny_gguf, tmp_path_factory):
+    """The tiny GGUF loaded the way `editllm --engine llamacpp` loads a model (tokenizer cached once)."""
+    import editllm.editor.models as models
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EDITLLM_CACHE", str(tmp_path_factory.mktemp("editllm-cache")))
+        return models.load_model(str(tiny_gguf), engine="llamacpp")
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+@pytest.mark.parametrize("focus", [True, False])
+def test_spec_is_byte_identical_to_rewrite_on_llamacpp(llama_lm, name, focus):
+    """Lossless on this engine too: spec's verified drafts give rewrite's exact bytes (and stop point)."""
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.source import source_from_text
+
+    src = source_from_text(FILES[name].encode(), name)
+    instruction = "Fix the bug in average." if name == "stats.py" else "Fix the typo."
+    outs = {}
+    for mode in ("rewrite", "spec"):
+        try:
+            res = edit_file(llama_lm, src, instruction, EditOptions(mode=mode, max_new_tokens=96, focus=focus))
+            outs[mode] = (res.raw_output, res.new_text, res.stats.output_tokens)
+        except Exception as exc:  # noqa: BLE001 - a random model may write no closing fence: compare that too
+            outs[mode] = (type(exc).__name__, str(exc))
+    assert outs["spec"] == outs["rewrite"]
+    assert llama_lm.engine_name == "llamacpp" and llama_lm.model is None
+
+
+def test_oracle_program_gives_the_exact_text_on_llamacpp(llama_lm):
+    """Copy mode's runtime on llama.cpp: the gold program's copies enter the cache in one forward each
+    and the resolved text is exactly the target."""
+    from editllm.editor.copymode import run_oracle
+    from editllm.grammar.program import oracle
+
+    before = FILES["stats.py"]
+    after = before.replace("(len(xs) - 1)", "len(xs)")
+    text, stats = run_oracle(llama_lm, "stats.py", before, "Fix the bug in average.", oracle(before, after))
+    assert text == after
+    assert stats.prefilled_tokens > 0 and stats.forwards < stats.output_tokens
+
+
+def test_copy_mode_runs_on_llamacpp(llama_lm):
+    """The model-written program path (grammar mask on llama.cpp's logits): a usable program or a
+    clean fallback to spec, never a crash."""
+    from editllm.editor.copymode import ProgramFailed, run_copy
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.errors import EditError
+    from editllm.editor.source import source_from_text
+
+    try:  # the program loop itself: grammar masks applied to llama.cpp's rows
+        text, stats = run_copy(llama_lm, "stats.py", FILES["stats.py"], "Fix the bug in average.", 64)
+        assert stats.forwards >= 1 and isinstance(text, str)
+    except (ProgramFailed, EditError) as exc:  # a random model's program may be unusable: said in one line
+        assert str(exc) and "\n" not in str(exc)
+    src = source_from_text(FILES["stats.py"].encode(), "stats.py")
+    try:  # and through edit_file, with its fallback to spec
+        res = edit_file(llama_lm, src, "Fix the bug in average.", EditOptions(mode="copy", max_new_tokens=64))
+        assert res.fallback is None or isinstance(res.fallback, str)
+    except EditError as exc:
+        assert "nothing written" in str(exc)
+
+
+def test_engine_choice():
+    from editllm.editor.errors import EditError
+    from editllm.editor.models import pick_engine
+
+    assert pick_engine("auto", "bundled:1.5b", "cpu", None) == "llamacpp"
+    assert pick_engine("auto", "m.gguf", "cpu", None) == "llamacpp"
+    assert pick_engine("auto", "bundled:1.5b", "cuda", None) == "torch"
+    assert pick_engine("auto", "bundled:1.5b", "cpu", "adapter/") == "torch"
+    assert pick_engine("auto", "some/dir", "cpu", None) == "torch"
+    assert pick_engine("torch", "bundled:1.5b", "cpu", None) == "torch"
+    for engine, spec, device, adapter in (("llamacpp", "some/dir", "cpu", None), ("llamacpp", "m.gguf", "cuda", None),
+                                          ("llamacpp", "m.gguf", "cpu", "a/"), ("fast", "m.gguf", "cpu", None)):
+        with pytest.raises(EditError):
+            pick_engine(engine, spec, device, adapter)
+
+
+def test_cli_fix_on_llamacpp_reports_the_engine(tiny_gguf, tmp_path, monkeypatch):
+    """`editllm fix --model X.gguf` on the CPU takes llama.cpp by default and says so in --stats."""
+    import json
+
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "stats.py").write_text(FILES["stats.py"])
+    res = CliRunner().invoke(app, ["fix", "stats.py", "Fix the bug in average.", "--model", str(tiny_gguf),
+                                   "--max-new-tokens", "64", "--stats", "--quiet"])
+    assert res.exit_code in (0, 2), res.output
+    if res.exit_code == 0:
+        stats = json.loads(res.stderr.strip().splitlines()[-1])
+        assert stats["engine"] == "llamacpp" and stats["dtype"] == "gguf"
+    else:  # a random model may never close the file: one clear line, nothing else
+        assert len(res.stderr.strip().splitlines()) == 1
