@@ -21,16 +21,24 @@ import numpy as np
 import torch
 from editllm.editor.errors import EditError
 
+_QUIET = None  # the one log callback, alive as long as the process (llama.cpp keeps a raw pointer to it)
 
-def _silence(ll) -> object:
-    """llama.cpp logs every load detail to stderr; stderr belongs to editllm's own messages."""
 
-    @ll.llama_log_callback
-    def quiet(level, text, user_data):  # noqa: ARG001 - ctypes callback signature
-        return None
+def _silence(ll) -> None:
+    """llama.cpp logs every load detail to stderr; stderr belongs to editllm's own messages.
 
-    ll.llama_log_set(quiet, ctypes.c_void_p(0))
-    return quiet  # the caller keeps it alive: ctypes frees a callback nobody references
+    The callback is process-global in llama.cpp, so it is made once and never freed: a callback owned
+    by one engine would be freed with it while llama.cpp still calls it (a segfault when a second
+    engine frees its context and logs)."""
+    global _QUIET
+    if _QUIET is None:
+
+        @ll.llama_log_callback
+        def quiet(level, text, user_data):  # noqa: ARG001 - ctypes callback signature
+            return None
+
+        _QUIET = quiet
+        ll.llama_log_set(_QUIET, ctypes.c_void_p(0))
 
 
 class LlamaCppEngine:
@@ -43,7 +51,7 @@ class LlamaCppEngine:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EditError("the llama.cpp engine needs llama-cpp-python (pip install llama-cpp-python)") from exc
         self.ll = ll
-        self._log = _silence(ll)
+        _silence(ll)
         ll.llama_backend_init()
         mparams = ll.llama_model_default_params()
         self.model = ll.llama_model_load_from_file(str(gguf).encode(), mparams)

@@ -184,3 +184,25 @@ def test_cli_fix_on_llamacpp_reports_the_engine(tiny_gguf, tmp_path, monkeypatch
         assert stats["engine"] == "llamacpp" and stats["dtype"] == "gguf"
     else:  # a random model may never close the file: one clear line, nothing else
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_two_engines_freed_in_any_order_do_not_crash(tiny_gguf):
+    """llama.cpp's log callback is process-global: an engine that owned it and was freed first left a
+    dangling pointer that the next engine's free called (a segfault at pytest's teardown). In a
+    subprocess, so a crash fails this test instead of the run."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, sys\n"
+        "from editllm.editor.llamacpp import LlamaCppEngine\n"
+        "a = LlamaCppEngine(sys.argv[1], n_ctx=256, n_batch=32, threads=1)\n"
+        "b = LlamaCppEngine(sys.argv[1], n_ctx=256, n_batch=32, threads=1)\n"
+        "b.forward([1, 2, 3], keep=1)\n"
+        "del b; gc.collect()\n"
+        "a.forward([1, 2, 3], keep=1)\n"
+        "del a; gc.collect()\n"
+        "print('ok')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, str(tiny_gguf)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", (res.returncode, res.stderr[-2000:])
