@@ -6,6 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+from editllm.bench.stats import GROUPS
 from editllm.editor.errors import EditError
 
 INSTALL_EXTRA = "pip install 'editllm[bench]'"
@@ -26,6 +27,12 @@ COLUMNS = [
     ("complete_output", "complete output"), ("merged", "merged"),
     ("tests_passed_unmerged", "tests passed without merge"),
 ]
+PROSE_COLUMNS = [  # issue 19: how well the asked edits were made, and how fast
+    ("cases", "cases"), ("errors", "errors"), ("recall", "recall"), ("precision", "precision"),
+    ("unrequested_lines", "unasked lines"), ("exact_match", "exact match"), ("seconds_total", "seconds"),
+    ("speedup_total", "speedup (total time)"), ("speedup_geomean", "speedup (geomean)"),
+    ("identical_to_rewrite", "identical to rewrite"),
+]
 
 
 def _cell(v) -> str:
@@ -37,27 +44,17 @@ def _cell(v) -> str:
 
 
 def markdown(results: dict) -> str:
-    """The summary table per mode, the per-size speedups and, if present, the kernel table."""
+    """One table per group of cases (generated and held-out, code and prose) with the per-size speedups
+    under it, the errors and, if present, the kernel table."""
     adapter = f" + adapter {results['adapter']}" if results.get("adapter") else ""
     lines = [f"# editllm bench — {results.get('model')}{adapter} on {results.get('device')} ({results.get('dtype')})",
              ""]
     summary = results.get("summary", {})
     if summary:
-        lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case.")
-        lines.append("")
-        lines.append("| mode | " + " | ".join(title for _, title in COLUMNS) + " |")
-        lines.append("|---" * (len(COLUMNS) + 1) + "|")
-        for mode, entry in summary.items():
-            lines.append(f"| {mode} | " + " | ".join(_cell(entry.get(k)) for k, _ in COLUMNS) + " |")
-        buckets = sorted({b for e in summary.values() for b in e.get("by_size", {})},
-                         key=lambda b: int(b.split("-")[0]))
-        if buckets:
-            lines += ["", "Speedup (geomean) by file size in lines:", ""]
-            lines.append("| mode | " + " | ".join(buckets) + " |")
-            lines.append("|---" * (len(buckets) + 1) + "|")
-            for mode, entry in summary.items():
-                cells = [entry["by_size"].get(b, {}).get("speedup_geomean") for b in buckets]
-                lines.append(f"| {mode} | " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case. Each group of "
+                     "cases has its own table: held-out numbers are never averaged with generated ones.")
+        for group, by_mode in summary.items():
+            lines += ["", *_group_table(group, by_mode)]
         errors = [r for r in results.get("records", []) if r.get("error")]
         if errors:
             lines += ["", "Errors:", ""]
@@ -75,6 +72,23 @@ def markdown(results: dict) -> str:
             lines.append(f"| {row['tokens']} | {row['one_forward_ms']} | {row['single_steps_ms']}{est} "
                          f"| {row['ratio']} |")
     return "\n".join(lines) + "\n"
+
+
+def _group_table(group: str, by_mode: dict) -> list[str]:
+    """A group's heading, its table per mode (prose columns for prose groups) and its speedups by size."""
+    columns = PROSE_COLUMNS if group.startswith("prose") else COLUMNS
+    lines = [f"## {GROUPS.get(group, group)}", "",
+             "| mode | " + " | ".join(title for _, title in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for mode, entry in by_mode.items():
+        lines.append(f"| {mode} | " + " | ".join(_cell(entry.get(k)) for k, _ in columns) + " |")
+    buckets = sorted({b for e in by_mode.values() for b in e.get("by_size", {})}, key=lambda b: int(b.split("-")[0]))
+    if buckets:
+        lines += ["", "Speedup (geomean) by file size in lines:", "",
+                  "| mode | " + " | ".join(buckets) + " |", "|---" * (len(buckets) + 1) + "|"]
+        for mode, entry in by_mode.items():
+            cells = [entry["by_size"].get(b, {}).get("speedup_geomean") for b in buckets]
+            lines.append(f"| {mode} | " + " | ".join(_cell(c) for c in cells) + " |")
+    return lines
 
 
 def plots(results: dict, out: Path) -> list[Path]:

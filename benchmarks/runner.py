@@ -16,8 +16,9 @@ from dataclasses import replace
 
 import torch
 from editllm.bench.cases import Case
+from editllm.bench.prose_metrics import precision, recall, unrequested
 from editllm.bench.sandbox import run_tests
-from editllm.bench.stats import summarize
+from editllm.bench.stats import summarize_groups
 from editllm.editor.copymode import ProgramFailed, run_oracle
 from editllm.editor.decode import DecodeStats, eos_ids
 from editllm.editor.edit import EditOptions, edit_file
@@ -79,7 +80,10 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
                  "prompt_tokens": None, "output_tokens": None, "forwards": None, "tokens_per_forward": None,
                  "copied_share": None, "exact_match": None, "tests_passed": None, "identical_to_rewrite": None,
                  "complete_output": None, "merged": None, "tests_passed_unmerged": None, "fallback": None,
-                 "layout": opts.layout, "focused": None, "error": None, "text": None, "prefill_seconds": None}
+                 "layout": opts.layout, "focused": None, "error": None, "text": None, "prefill_seconds": None,
+                 "group": case.group}
+    if case.edits is not None:
+        rec.update(recall=None, precision=None, unrequested_lines=None)
     start = time.perf_counter()
     unmerged_text = None
     try:
@@ -120,7 +124,16 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
     )
     if not merged:
         rec["tests_passed_unmerged"] = rec["tests_passed"]
+    if case.edits is not None:
+        rec.update(prose_quality(case, text))
     return rec
+
+
+def prose_quality(case: Case, text: str) -> dict:
+    """How well `text` makes the edits a prose case asks for (`prose_metrics`): recall (asked lines now
+    as asked), precision (asked ÷ all changed lines, a modified line once) and the unasked lines."""
+    return {"recall": recall(case.before, text, case.edits), "precision": precision(case.before, text, case.edits),
+            "unrequested_lines": unrequested(case.before, text, case.edits)}
 
 
 def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOptions,
@@ -140,8 +153,12 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
     for case in cases:
         texts: dict[str, str] = {}
         for mode in modes:
-            rec = dict(previous[(case.id, mode)]) if previous and (case.id, mode) in previous else \
-                run_case_mode(lm, case, mode, opts)
+            if previous and (case.id, mode) in previous:
+                rec = dict(previous[(case.id, mode)], group=case.group)  # older records lack newer columns
+                if case.edits is not None and rec["text"] is not None and rec.get("recall") is None:
+                    rec.update(prose_quality(case, rec["text"]))
+            else:
+                rec = run_case_mode(lm, case, mode, opts)
             if rec["text"] is not None:
                 texts[mode] = rec["text"]
             if "rewrite" in texts and rec["text"] is not None and mode in LOSSLESS:
@@ -150,7 +167,8 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
             if on_record:
                 on_record(rec)
     return {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
-            "modes": modes, "cases": len(cases), "records": records, "summary": summarize(records, modes)}
+            "modes": modes, "cases": len(cases), "records": records,
+            "summary": summarize_groups(records, modes)}
 
 
 def kernel_bench(lm: LoadedModel, sizes: tuple[int, ...] = (1, 8, 32, 128, 512), context: int = 300,

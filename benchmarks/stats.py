@@ -1,10 +1,15 @@
-"""Bench statistics: speedups over rewrite paired per case, and quality rates, per mode."""
+"""Bench statistics: speedups over rewrite paired per case, and quality rates, per mode and per group of
+cases (generated or held-out, code or prose), so that held-out numbers are never mixed with the others."""
 
 from __future__ import annotations
 
 import math
 
 BUCKETS = ((0, 60), (60, 120), (120, 200), (200, 10**9))
+GROUPS = {  # a record's `group` (Case.group) → its report table, in report order
+    "code": "Generated code cases", "code-heldout": "Held-out code cases",
+    "prose": "Prose cases, generated", "prose-heldout": "Prose cases, held out",
+}
 
 
 def geomean(values: list[float]) -> float | None:
@@ -15,6 +20,24 @@ def geomean(values: list[float]) -> float | None:
 def rate(records: list[dict], key: str) -> float | None:
     values = [r.get(key) for r in records if r.get(key) is not None]  # reused records may predate a column
     return round(sum(bool(v) for v in values) / len(values), 3) if values else None
+
+
+def mean(records: list[dict], key: str) -> float | None:
+    """The average of a per-case score (prose recall, precision): each case weighs the same."""
+    values = [r[key] for r in records if r.get(key) is not None]
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def record_group(rec: dict) -> str:
+    """The group of a record; records from before groups were recorded are code cases (no prose case
+    ran then), held out when their kind says so."""
+    return rec.get("group") or ("code-heldout" if str(rec.get("kind", "")).startswith("heldout") else "code")
+
+
+def summarize_groups(records: list[dict], modes: list[str]) -> dict[str, dict]:
+    """`summarize` for each group of cases that has records, in GROUPS order: speedups pair each case with
+    its own rewrite, and no rate averages held-out cases with generated ones."""
+    return {g: summarize(sub, modes) for g in GROUPS if (sub := [r for r in records if record_group(r) == g])}
 
 
 def summarize(records: list[dict], modes: list[str]) -> dict:
@@ -42,6 +65,9 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
             "merged": rate(ok, "merged"), "tests_passed_unmerged": rate(ok, "tests_passed_unmerged"),
             "by_size": {},
         }
+        if any("recall" in r for r in recs):  # prose cases: how well the asked edits were made
+            entry.update(recall=mean(ok, "recall"), precision=mean(ok, "precision"),
+                         unrequested_lines=sum(r.get("unrequested_lines") or 0 for r in ok) if ok else None)
         for lo, hi in BUCKETS:
             sub = [r for r in paired if lo <= r["lines"] < hi]
             if sub:

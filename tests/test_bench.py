@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 from editllm.bench.cases import Case, load_cases
 from editllm.bench.report import write_report
@@ -36,7 +37,8 @@ def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_
         orc = recs[(cid, "oracle")]
         assert orc["exact_match"] and orc["tests_passed"] and orc["forwards"] < sp["forwards"]
         assert orc["identical_to_rewrite"] is None  # oracle and copy make no claim to rewrite's text
-    summary = saved["summary"]
+    summary = saved["summary"]["code"]  # generated code cases: the only group here
+    assert set(saved["summary"]) == {"code"}
     assert summary["rewrite"]["speedup_geomean"] == 1.0 and summary["rewrite"]["exact_match"] == 1.0
     assert summary["oracle"]["exact_match"] == 1.0 and summary["copy"]["cases"] == 2
     assert "| spec |" in md and "| oracle |" in md
@@ -92,7 +94,7 @@ def test_reuse_takes_earlier_records(tmp_path, scripted_lm):
     second = run_bench(lm, cases, ["rewrite", "spec"], EditOptions(), previous=previous)
     recs = {r["mode"]: r for r in second["records"]}
     assert recs["rewrite"]["seconds"] == 123.0 and recs["spec"]["identical_to_rewrite"] is True
-    assert second["summary"]["spec"]["speedup_geomean"] > 10
+    assert second["summary"]["code"]["spec"]["speedup_geomean"] > 10
 
 
 def test_merge_columns_show_what_the_merge_saved(scripted_lm):
@@ -255,3 +257,125 @@ def test_the_edit_path_imports_neither_the_bench_nor_its_extra():
                     [node.module or ""] if isinstance(node, ast.ImportFrom) else []
                 offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith(banned)]
     assert offenders == []
+
+
+# --- prose cases (issue 19) and groups reported apart (issue 13) ----------------------------------------
+
+README = ("# Tool\n\nThsi tool formats files.\n\n```bash\ntool --fix\n```\n\n"
+          "It is quik.\nUse it wiht care.\nRun it ofen.\n")
+TYPOS = [{"line": 3, "before": "Thsi tool formats files.", "after": "This tool formats files."},
+         {"line": 9, "before": "It is quik.", "after": "It is quick."},
+         {"line": 10, "before": "Use it wiht care.", "after": "Use it with care."},
+         {"line": 11, "before": "Run it ofen.", "after": "Run it often."}]
+README_GOLD = README.replace("Thsi", "This").replace("quik", "quick").replace("wiht", "with").replace("ofen", "often")
+# what the scripted model writes: two of the four typos fixed, and a heading nobody asked to change
+HALF_DONE = README.replace("Thsi", "This").replace("quik", "quick").replace("# Tool", "# The Tool")
+
+
+def report_tables(md: str) -> dict[str, dict[str, dict[str, str]]]:
+    """report.md's first table under each `## ` heading: heading → mode → column title → cell."""
+    tables = {}
+    for section in md.split("\n## ")[1:]:
+        title, *body = section.split("\n")
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")]
+                for line in body[body.index(next(x for x in body if x.startswith("|"))):]]
+        rows = rows[:next((n for n, r in enumerate(rows) if r == [""]), len(rows))]  # up to the blank line
+        header, _, *data = rows
+        tables[title] = {r[0]: dict(zip(header, r, strict=True)) for r in data}
+    return tables
+
+
+def test_bench_scores_a_prose_edit_with_recall_and_precision(tmp_path, scripted_lm):
+    """4 typos asked, 2 fixed, 1 unasked line changed: recall 2/4, precision 2/3 (a modified line once)."""
+    lm = scripted_lm(HALF_DONE + "````\n")  # a prose file's wrapper fence has four backticks
+    case = Case("p1", "README.md", "Fix the spelling mistakes.", README, README_GOLD, [], "prose-typo", TYPOS)
+    results = run_bench(lm, [case], ["rewrite", "spec"], EditOptions())
+    write_report(results, tmp_path)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    for rec in saved["records"]:
+        assert rec["error"] is None and rec["group"] == "prose", rec
+        assert rec["recall"] == 0.5 and rec["precision"] == pytest.approx(2 / 3) and rec["unrequested_lines"] == 1
+        assert rec["exact_match"] is False
+    prose = saved["summary"]["prose"]
+    assert set(saved["summary"]) == {"prose"}
+    assert prose["spec"]["recall"] == 0.5 and prose["spec"]["precision"] == 0.667 and prose["spec"]["exact_match"] == 0
+    table = report_tables((tmp_path / "report.md").read_text())["Prose cases, generated"]
+    assert table["rewrite"]["recall"] == "0.5" and table["rewrite"]["precision"] == "0.667"
+    assert table["spec"]["unasked lines"] == "1" and table["spec"]["speedup (total time)"] != "–"
+
+
+def test_a_code_case_records_no_prose_columns(scripted_lm):
+    rec = run_bench(scripted_lm(GOLD + "```\n"), [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS, "bugfix")],
+                    ["rewrite"], EditOptions())["records"][0]
+    assert rec["group"] == "code" and not {"recall", "precision", "unrequested_lines"} & set(rec)
+
+
+def test_held_out_and_generated_cases_get_separate_tables(tmp_path, scripted_lm):
+    """One run, four groups. Each group's scores differ, so a table that mixed two groups would show
+    their average and 2 cases instead of 1."""
+    lm = scripted_lm(HALF_DONE + "````\n")  # the same output for every case: their golds differ
+    made = TYPOS[:2] + [{"line": 1, "before": "# Tool", "after": "# The Tool"}]
+    cases = [Case("gen", "README.md", "Fix the typos.", README, HALF_DONE, [], "bugfix"),  # exact
+             Case("held", "README.md", "Fix the typos.", README, README_GOLD, [], "heldout-bugfix"),  # not exact
+             Case("pgen", "README.md", "Fix the typos.", README, HALF_DONE, [], "prose-typo", made),  # all made
+             Case("pheld", "README.md", "Fix the typos.", README, README_GOLD, [], "prose-typo", TYPOS, True)]
+    results = run_bench(lm, cases, ["rewrite", "spec"], EditOptions())
+    tables = report_tables(write_report(results, tmp_path))
+    assert list(tables) == ["Generated code cases", "Held-out code cases", "Prose cases, generated",
+                            "Prose cases, held out"]
+    assert all(row["cases"] == "1" for table in tables.values() for row in table.values())
+    assert tables["Generated code cases"]["spec"]["exact match"] == "1"
+    assert tables["Held-out code cases"]["spec"]["exact match"] == "0"
+    assert "tests passed" in tables["Held-out code cases"]["spec"]  # code columns, not prose ones
+    assert "recall" not in tables["Held-out code cases"]["spec"]
+    assert tables["Prose cases, generated"]["spec"]["recall"] == "1"
+    assert tables["Prose cases, generated"]["spec"]["precision"] == "1"
+    assert tables["Prose cases, held out"]["spec"]["recall"] == "0.5"
+    assert tables["Prose cases, held out"]["spec"]["precision"] == "0.667"
+    saved = json.loads((tmp_path / "results.json").read_text())["summary"]
+    assert {g: s["rewrite"]["cases"] for g, s in saved.items()} == {"code": 1, "code-heldout": 1, "prose": 1,
+                                                                    "prose-heldout": 1}
+
+
+def test_kind_prose_selects_every_prose_case_and_kinds_stay_exact():
+    from editllm.bench.cases import default_cases
+
+    every = load_cases(default_cases())
+    prose = load_cases(default_cases(), ["prose"])
+    assert prose == [c for c in every if c.kind.startswith("prose-")] and len(prose) >= 24
+    assert all(c.edits and c.group in ("prose", "prose-heldout") for c in prose)
+    assert {c.group for c in prose} == {"prose", "prose-heldout"}
+    held = load_cases(default_cases(), ["heldout-bugfix"])
+    assert held and all(c.group == "code-heldout" and not c.edits for c in held)
+    assert {c.kind for c in load_cases(default_cases(), ["bugfix"])} == {"bugfix"}  # not bugfix-single
+
+
+def test_bench_kind_prose_on_the_command_line(tmp_path, tiny_model_dir):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    res = CliRunner().invoke(app, ["bench", "--model", str(tiny_model_dir), "--device", "cpu", "--dtype", "float32",
+                                   "--kind", "prose", "--limit", "1", "--mode", "rewrite", "--max-new-tokens", "4",
+                                   "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    saved = json.loads((tmp_path / "o" / "results.json").read_text())
+    [rec] = saved["records"]
+    assert rec["kind"].startswith("prose-") and rec["group"].startswith("prose") and "recall" in rec
+    assert list(saved["summary"]) == [rec["group"]] and "## Prose cases" in res.output
+
+
+def test_a_reused_prose_baseline_is_scored_from_its_text(tmp_path, scripted_lm):
+    """--reuse of a rewrite record from before prose scores (or groups) were recorded: scored again."""
+    from editllm.bench.reuse import load_previous, run_settings
+
+    lm = scripted_lm(HALF_DONE + "````\n")
+    cases = [Case("p1", "README.md", "Fix the spelling mistakes.", README, README_GOLD, [], "prose-typo", TYPOS, True)]
+    settings = run_settings(lm, EditOptions(), None)
+    write_report(run_bench(lm, cases, ["rewrite"], EditOptions()) | {"settings": settings}, tmp_path)
+    previous = load_previous(tmp_path, settings)
+    for key in ("recall", "precision", "unrequested_lines", "group"):
+        del previous[("p1", "rewrite")][key]
+    again = run_bench(lm, cases, ["rewrite", "spec"], EditOptions(), previous=previous)
+    rw = next(r for r in again["records"] if r["mode"] == "rewrite")
+    assert rw["group"] == "prose-heldout" and rw["recall"] == 0.5 and rw["unrequested_lines"] == 1
+    assert again["summary"]["prose-heldout"]["rewrite"]["precision"] == 0.667
