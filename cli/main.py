@@ -509,7 +509,7 @@ def train_eval(
 ) -> None:
     """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
     from editllm.bench.cases import default_cases, load_cases
-    from editllm.training.evaluate import compare, table
+    from editllm.bench.evaluate import compare, table
 
     try:
         selected = load_cases(list(cases or default_cases()), kind or None, limit)

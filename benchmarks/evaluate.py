@@ -1,20 +1,17 @@
-"""Before vs after a fine-tune: copy-mode exact match, tests passed and speed on the bench set."""
+"""Before vs after a fine-tune (`editllm train eval`): copy-mode exact match, tests passed and speed on the
+bench set. It runs the bench, so it lives with the bench: `training/` builds data and trains, and never
+imports `editllm.bench`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from editllm.bench.cases import Case
+from editllm.bench.runner import run_bench
 from editllm.editor.edit import EditOptions
 from editllm.editor.models import LoadedModel
-
-if TYPE_CHECKING:
-    from editllm.bench.cases import Case
 
 
 def compare(base: LoadedModel, tuned: LoadedModel, cases: list[Case], on_record=None) -> dict:
     """Run copy mode with both models on the same cases; one row each."""
-    from editllm.bench.runner import run_bench  # the bench harness, loaded only when evaluating
-
     rows = {}
     for label, lm in (("base", base), ("fine-tuned", tuned)):
         results = run_bench(lm, cases, ["copy"], EditOptions(), on_record)
