@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from editllm.editor.config import CHOICES
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.errors import EditError
@@ -18,7 +19,7 @@ from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, 
 from editllm.editor.source import SourceFile, restore_line_endings
 from editllm.editor.wholefile import ensure_whole
 
-MODES = ("rewrite", "spec", "copy")
+MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
 
 
 @dataclass

@@ -106,3 +106,14 @@ def test_a_file_changed_on_disk_stops_every_write(tmp_path, monkeypatch, scripte
     with pytest.raises(EditError, match="b.py: changed on disk while editing; nothing written"):
         write_edits(edits)
     assert (tmp_path / "a.py").read_text() == BUGGY  # a.py was not written first
+
+
+def test_the_modes_are_listed_once(scripted_lm):
+    """Issue 17: the flag's choices, the config file's check and the pipeline's check are one list."""
+    from editllm.editor import edit
+    from editllm.editor.config import CHOICES
+    from editllm.editor.source import SourceFile
+
+    assert edit.MODES is CHOICES["mode"]
+    with pytest.raises(EditError, match=f"choose one of {', '.join(CHOICES['mode'])}$"):
+        edit.edit_file(scripted_lm(FIXED + "```\n"), SourceFile("m.py", BUGGY), "x", edit.EditOptions(mode="fast"))
