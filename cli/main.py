@@ -310,9 +310,9 @@ def bench(
     cases: list[Path] = typer.Option(None, "--cases", help="JSONL case file(s); default: the repo's benchmarks/cases."),
     limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
     kind: list[str] = typer.Option(None, "--kind", help="Only cases of this kind (bugfix, rename, ...)."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", envvar="EDITLLM_MODEL"),
-    device: str = typer.Option("auto", "--device"),
-    dtype: str = typer.Option("auto", "--dtype"),
+    model: str = MODEL,
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
     adapter: str = typer.Option(None, "--adapter"),
     draft: str = typer.Option(DEFAULT_DRAFT, "--draft", help="spec draft schedule."),
     max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1),
@@ -326,9 +326,12 @@ def bench(
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
     engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
-                               "bench names the engine so that runs pair)."),
+                               "bench names the engine so that runs pair, whatever the config says)."),
 ) -> None:
-    """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
+    """Measure speed and quality per mode on benchmark cases; print the Markdown report.
+
+    Model, device and dtype come from the configuration like every command's (flags win); the engine
+    does not: the committed baselines ran on torch, and a run pairs with them only on the same engine."""
     from editllm.bench.cases import default_cases, load_cases
     from editllm.bench.report import require_extra, write_report
     from editllm.bench.reuse import load_previous, run_settings
@@ -349,13 +352,15 @@ def bench(
             if not p.is_file():
                 raise EditError(f"{p}: no such case file")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit)
-        lm = load(model, device, dtype, adapter, False, Progress(False), engine=engine)
+        conf = settings(None, model, device, dtype)
+        lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
+                  engine=engine)
         if lm.engine_name == "llamacpp" and ("hf-pld" in modes or kernel or kernel_only):
             raise EditError("hf-pld and --kernel time a transformers model: run them with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus)
-        settings = run_settings(lm, opts, adapter)
-        previous = load_previous(reuse, settings) if reuse and selected else None
+        recorded = run_settings(lm, opts, adapter)
+        previous = load_previous(reuse, recorded) if reuse and selected else None
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
         if selected:
@@ -371,7 +376,7 @@ def bench(
                 results = run_bench(lm, selected, modes, opts, advance, previous)
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
-        results["settings"] = settings  # what --reuse must match
+        results["settings"] = recorded  # what --reuse must match
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))
@@ -500,12 +505,12 @@ def train_run(
 @train_app.command("eval")
 def train_eval(
     adapter: str = typer.Option(..., "--adapter", help="The fine-tuned adapter (or full-weights directory)."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m"),
+    model: str = MODEL,
     cases: list[Path] = typer.Option(None, "--cases"),
     kind: list[str] = typer.Option(None, "--kind"),
     limit: int = typer.Option(None, "--limit", min=1),
-    device: str = typer.Option("auto", "--device"),
-    dtype: str = typer.Option("auto", "--dtype"),
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
 ) -> None:
     """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
     from editllm.bench.cases import default_cases, load_cases
@@ -513,6 +518,8 @@ def train_eval(
 
     try:
         selected = load_cases(list(cases or default_cases()), kind or None, limit)
+        conf = settings(None, model, device, dtype)
+        model, device, dtype = conf.get("model"), conf.get("device"), conf.get("dtype")
         base = load(model, device, dtype, None, False, Progress(False))
         tuned = load(model, device, dtype, adapter, False, Progress(False))
         sys.stdout.write(table(compare(base, tuned, selected)))
