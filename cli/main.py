@@ -533,14 +533,14 @@ MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the conf
 @model_app.command("info")
 def model_info(model: str = MODEL_ARG) -> None:
     """Show where a model comes from and whether it is ready."""
-    from editllm.editor.models import bundled_for, cache_dir
+    from editllm.editor.modelspec import bundled_for
 
     model = settings(None, model, None, None).get("model")
     bundled = bundled_for(model)
     if bundled is None:
         print(json.dumps({"model": model, "kind": "path or hub id"}))
         return
-    converted = cache_dir() / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
+    converted = bundled.converted_dir()
     parts = bundled.part_paths()
     print(json.dumps({
         "model": f"bundled:{bundled.key}", "title": bundled.title,

@@ -20,7 +20,13 @@ from pathlib import Path
 import torch
 from editllm.editor.config import DEFAULT_MODEL
 from editllm.editor.errors import EditError
-from editllm.editor.modelspec import BUNDLED, BundledModel, bundled_for, cache_dir  # noqa: F401 (re-exported)
+from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
+    BUNDLED,
+    BundledModel,
+    bundled_for,
+    cache_dir,
+    check_model_spec,
+)
 
 
 def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
@@ -84,7 +90,7 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
 def prepare_bundled(bundled: BundledModel, log=None) -> Path:
     """Return the converted directory of a bundled model, assembling and converting it on first use."""
     root = cache_dir()
-    converted = root / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
+    converted = bundled.converted_dir()
     if (converted / "config.json").exists():
         return converted
     root.mkdir(parents=True, exist_ok=True)
@@ -148,21 +154,14 @@ def gguf_tokenizer(gguf: Path):
 
 def resolve_model(spec: str, log=None) -> Path | str:
     """Turn `--model` into a model directory (converted once if needed) or a hub id."""
-    bundled = bundled_for(spec)
-    if bundled:
-        return prepare_bundled(bundled, log)
-    path = Path(spec).expanduser()
-    if path.is_file() and path.suffix == ".gguf":
-        return prepare_gguf(path, log)
-    if path.is_dir():
-        if not (path / "config.json").exists():
-            raise EditError(f"{spec}: not a model directory (no config.json)")
-        return path
-    if path.exists():
-        raise EditError(f"{spec}: not a model (expected a directory, a .gguf file or bundled:NAME)")
-    if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
-        return spec  # a hub id: transformers resolves it from its cache, or online if allowed
-    raise EditError(f"model not found: {spec}")
+    kind = check_model_spec(spec)
+    if kind == "bundled":
+        return prepare_bundled(bundled_for(spec), log)
+    if kind == "gguf":
+        return prepare_gguf(Path(spec).expanduser(), log)
+    if kind == "directory":
+        return Path(spec).expanduser()
+    return spec  # a hub id: transformers resolves it from its cache, or online if allowed
 
 
 def pick_device(device: str) -> str:

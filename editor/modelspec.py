@@ -26,6 +26,10 @@ class BundledModel:
     sha256: str
     gguf_name: str
 
+    def converted_dir(self) -> Path:
+        """Where its bf16 safetensors conversion lives in the cache (made on first use)."""
+        return cache_dir() / f"{self.gguf_name.removesuffix('.gguf')}-bf16"
+
     def part_paths(self) -> list[Path]:
         """Locate every installed part file, in order; a clear error names the first missing one."""
         paths = []
@@ -82,3 +86,23 @@ def bundled_for(spec: str) -> BundledModel | None:
             raise EditError(f"unknown bundled model {key!r}; choose one of {', '.join(BUNDLED)}")
         return BUNDLED[key]
     return None
+
+
+def check_model_spec(spec: str) -> str:
+    """What `--model` names: "bundled", "gguf" (a .gguf file), "directory" (an HF model folder) or "hub"
+    (an `org/name` id, resolved by transformers). Raises EditError for anything else, with no torch
+    imported, so a mistyped path fails in a moment and not after seconds of imports."""
+    if bundled_for(spec):
+        return "bundled"
+    path = Path(spec).expanduser()
+    if path.is_file() and path.suffix == ".gguf":
+        return "gguf"
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise EditError(f"{spec}: not a model directory (no config.json)")
+        return "directory"
+    if path.exists():
+        raise EditError(f"{spec}: not a model (expected a directory, a .gguf file or bundled:NAME)")
+    if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
+        return "hub"
+    raise EditError(f"model not found: {spec}")

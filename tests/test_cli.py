@@ -208,6 +208,13 @@ def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkey
         (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--mode", "fast"], "'fast' is not one of"),
         (lambda d: ((d / "ok.py").write_text("x\n"), (d / "ad").mkdir()),
          ["check", "ok.py", "-i", "x", "--adapter", "ad"], "not a LoRA adapter"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--model", "nowhere"],
+         "model not found: nowhere"),
+        (lambda d: ((d / "ok.py").write_text("x\n"), (d / "m").mkdir()), ["check", "ok.py", "-i", "x", "-m", "m"],
+         "m: not a model directory (no config.json)"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--model", "bundled:7b"],
+         "unknown bundled model '7b'"),
+        (lambda d: None, ["model", "info", "bundled:7b"], "unknown bundled model '7b'"),
     ],
 )
 def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, args, message):
