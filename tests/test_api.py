@@ -117,3 +117,45 @@ def test_the_modes_are_listed_once(scripted_lm):
     assert edit.MODES is CHOICES["mode"]
     with pytest.raises(EditError, match=f"choose one of {', '.join(CHOICES['mode'])}$"):
         edit.edit_file(scripted_lm(FIXED + "```\n"), SourceFile("m.py", BUGGY), "x", edit.EditOptions(mode="fast"))
+
+
+@pytest.fixture
+def split_calls(monkeypatch):
+    """Every `split_lines` call any editllm module makes, as the list of texts it split."""
+    from editllm.grammar import program
+
+    calls: list[str] = []
+    original = program.split_lines
+
+    def counting(text: str) -> list[str]:
+        calls.append(text)
+        return original(text)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("editllm.") and getattr(module, "split_lines", None) is original:
+            monkeypatch.setattr(module, "split_lines", counting)
+    return calls
+
+
+TWO_FUNCTIONS = BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n"  # 6 lines
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("mode,script", [
+    ("spec", FIXED + "```\n"),  # focus: the model is shown `average` alone and writes it fixed
+    ("copy", '<gen>def average(xs):\n    return sum(xs) / len(xs)\n</gen><copy lines="3-6"/>'),
+], ids=["spec-focus", "copy"])
+def test_one_request_splits_each_text_into_lines_once(split_calls, scripted_lm, mode, script, newline):
+    """Issue 17, work done once: the original is split once (in the SourceFile) and its lines are
+    handed to focus, the focus merge, the whole-file check, the resolver and the line endings; the
+    model's output and the merged file are each split once too."""
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.source import SourceFile
+
+    src = SourceFile("m.py", TWO_FUNCTIONS.replace("\n", newline))
+    result = edit_file(scripted_lm(script), src, "Fix the bug in `average`.", EditOptions(mode=mode))
+    assert result.new_text == TWO_FUNCTIONS.replace(BUGGY, FIXED).replace("\n", newline)
+    assert result.fallback is None and result.stats.mode == mode  # the path under test ran
+    assert result.focused == (("average",) if mode == "spec" else ())
+    assert split_calls.count(src.raw) == 1 and (newline == "\n" or src.text not in split_calls)
+    assert sorted(set(split_calls), key=split_calls.index) == split_calls, "a text was split twice"
