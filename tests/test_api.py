@@ -122,6 +122,9 @@ def test_the_modes_are_listed_once(scripted_lm):
 @pytest.fixture
 def split_calls(monkeypatch):
     """Every `split_lines` call any editllm module makes, as the list of texts it split."""
+    import editllm.editor.copymode  # noqa: F401 - every stage imported (binding the real split_lines) first
+    import editllm.editor.diff  # noqa: F401
+    import editllm.editor.edit  # noqa: F401
     from editllm.grammar import program
 
     calls: list[str] = []
@@ -131,9 +134,13 @@ def split_calls(monkeypatch):
         calls.append(text)
         return original(text)
 
+    patched = set()
     for name, module in list(sys.modules.items()):
         if name.startswith("editllm.") and getattr(module, "split_lines", None) is original:
             monkeypatch.setattr(module, "split_lines", counting)
+            patched.add(name.removeprefix("editllm."))
+    assert patched >= {"editor.source", "editor.edit", "editor.focus", "editor.wholefile", "editor.diff",
+                       "resolver.resolve"}
     return calls
 
 
@@ -159,3 +166,16 @@ def test_one_request_splits_each_text_into_lines_once(split_calls, scripted_lm, 
     assert result.focused == (("average",) if mode == "spec" else ())
     assert split_calls.count(src.raw) == 1 and (newline == "\n" or src.text not in split_calls)
     assert sorted(set(split_calls), key=split_calls.index) == split_calls, "a text was split twice"
+
+
+@pytest.mark.parametrize("bom", [False, True], ids=["plain", "bom"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_session_edit_splits_the_original_once_diff_included(split_calls, scripted_lm, tmp_path, monkeypatch,
+                                                               bom, newline):
+    """Through the API: read, focus, decode, merge, line endings and the checked diff split the file once."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_bytes(("\ufeff" if bom else "").encode() + TWO_FUNCTIONS.replace("\n", newline).encode())
+    [edit] = EditSession(scripted_lm(FIXED + "```\n")).edit(["m.py"], "Fix the bug in `average`.")
+    assert edit.changed and edit.focused == ("average",) and edit.source.bom == bom
+    assert f"-    return sum(xs) / (len(xs) - 1){newline}" in edit.diff
+    assert [t.removeprefix("\ufeff") for t in split_calls].count(edit.source.raw) == 1  # the diff's has a BOM
