@@ -184,6 +184,13 @@ def settings(mode, model, device, dtype, start: Path | None = None, engine=None)
     return config
 
 
+def edit_session(conf, adapter: str | None, **options) -> api.EditSession:
+    """The session `fix` and `check` edit with: model, mode, device, dtype and engine from the
+    configuration (flags applied), the rest from their own flags."""
+    return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
+                           dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter, **options)
+
+
 def run_edit(session: api.EditSession, paths: list, instruction: str, apply: bool, stats: bool, quiet: bool,
              started: float, worktree: bool = False, stdin_path: str = "stdin") -> bool:
     """Edit through the API, print the checked diff (or write), return whether anything changed."""
@@ -243,11 +250,9 @@ def fix(
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
     conf = settings(mode, model, device, dtype, engine=engine)
-    session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
-                              trust_remote_code=trust_remote_code,
-                              max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
-                              monotonic=monotonic, focus=focus, allow_deletions=allow_deletions)
+    session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
+                           temperature=temperature, seed=seed, draft=draft, monotonic=monotonic, focus=focus,
+                           allow_deletions=allow_deletions)
     run_edit(session, sources, instruction, apply, stats, quiet, started)
 
 
@@ -297,9 +302,8 @@ def check(
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
-    session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
-                              max_new_tokens=max_new_tokens, focus=focus, allow_deletions=allow_deletions)
+    session = edit_session(conf, adapter, max_new_tokens=max_new_tokens, focus=focus,
+                           allow_deletions=allow_deletions)
     changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
     raise typer.Exit(1 if changed else 0)
 

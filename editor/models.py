@@ -14,6 +14,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,21 @@ from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
     cache_dir,
     check_model_spec,
 )
+
+
+@contextmanager
+def replaced_dir(dest: Path, prefix: str) -> Iterator[Path]:
+    """A temporary folder beside `dest` to fill; on success it replaces `dest` in one rename, so a
+    crash or a concurrent reader never sees a half-written cache entry. On failure it is removed."""
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=prefix))
+    try:
+        yield tmp
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
 
 
 def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
@@ -74,16 +91,9 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
     model.is_quantized = False
     if hasattr(model.config, "_pre_quantization_dtype"):
         del model.config._pre_quantization_dtype
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".convert-"))
-    try:
+    with replaced_dir(dest, ".convert-") as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
     return dest
 
 
@@ -140,15 +150,8 @@ def gguf_tokenizer(gguf: Path):
     where = cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}"
     if not (where / "tokenizer.json").exists():
         where.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=where.parent, prefix=".tokenizer-"))
-        try:
+        with replaced_dir(where, ".tokenizer-") as tmp:
             AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
-            if where.exists():
-                shutil.rmtree(where)
-            os.replace(tmp, where)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
     return AutoTokenizer.from_pretrained(where)
 
 
