@@ -147,6 +147,13 @@ def load_logger(progress: Progress):
     return lambda msg: progress.say(msg) if progress.enabled else note(msg)
 
 
+def check_model(model: str, adapter: str | None) -> None:
+    """Refuse a model spec or adapter that names nothing before a command imports torch (seconds)."""
+    api.check_model_spec(model)
+    if adapter is not None:
+        api.check_adapter(adapter)
+
+
 def load(model: str, device: str, dtype: str, adapter: str | None, trust_remote_code: bool, progress: Progress,
          engine: str = "torch"):
     progress.say(f"loading {model}")
@@ -338,13 +345,16 @@ def bench(
     does not: the committed baselines ran on torch, and a run pairs with them only on the same engine."""
     from editllm.bench.cases import default_cases, load_cases
     from editllm.bench.report import require_extra, write_report
-    from editllm.bench.reuse import load_previous, run_settings
-    from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
-    from editllm.editor.edit import EditOptions
     from rich.progress import Progress as Bar
 
     try:
         require_extra()
+        conf = settings(None, model, device, dtype)
+        check_model(conf.get("model"), adapter)
+        from editllm.bench.reuse import load_previous, run_settings  # torch from here on
+        from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
+        from editllm.editor.edit import EditOptions
+
         modes = [m.strip() for m in mode.split(",") if m.strip()]
         bad = [m for m in modes if m not in ALL_MODES]
         if bad:
@@ -356,7 +366,6 @@ def bench(
             if not p.is_file():
                 raise EditError(f"{p}: no such case file")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit)
-        conf = settings(None, model, device, dtype)
         lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
                   engine=engine)
         if lm.engine_name == "llamacpp" and ("hf-pld" in modes or kernel or kernel_only):
@@ -518,12 +527,14 @@ def train_eval(
 ) -> None:
     """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
     from editllm.bench.cases import default_cases, load_cases
-    from editllm.bench.evaluate import compare, table
 
     try:
-        selected = load_cases(list(cases or default_cases()), kind or None, limit)
         conf = settings(None, model, device, dtype)
         model, device, dtype = conf.get("model"), conf.get("device"), conf.get("dtype")
+        check_model(model, adapter)
+        from editllm.bench.evaluate import compare, table  # torch from here on
+
+        selected = load_cases(list(cases or default_cases()), kind or None, limit)
         base = load(model, device, dtype, None, False, Progress(False))
         tuned = load(model, device, dtype, adapter, False, Progress(False))
         sys.stdout.write(table(compare(base, tuned, selected)))

@@ -215,6 +215,9 @@ def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkey
         (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--model", "bundled:7b"],
          "unknown bundled model '7b'"),
         (lambda d: None, ["model", "info", "bundled:7b"], "unknown bundled model '7b'"),
+        (lambda d: None, ["bench", "--model", "nowhere", "--out", "o"], "model not found: nowhere"),
+        (lambda d: (d / "ad").mkdir(), ["train", "eval", "--adapter", "ad", "-m", "nowhere"], "model not found"),
+        (lambda d: (d / "ad").mkdir(), ["train", "eval", "--adapter", "ad"], "not a LoRA adapter"),
     ],
 )
 def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, args, message):
