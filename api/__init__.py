@@ -15,6 +15,7 @@ from editllm.api.hook import HOOK_MARK, hook_path, install_hook, uninstall_hook
 from editllm.api.session import (
     EditSession,
     FileEdit,
+    check_adapter,
     display_path,
     load_model,
     quiet_libraries,
@@ -25,10 +26,12 @@ from editllm.api.session import (
 from editllm.api.stats import stats_record
 from editllm.editor.config import DEFAULT_MODEL, Config, load_config
 from editllm.editor.errors import EditError
+from editllm.editor.modelspec import check_model_spec
 from editllm.editor.source import SourceFile
 
 __all__ = [
-    "DEFAULT_MODEL", "HOOK_MARK", "Config", "EditError", "EditSession", "FileEdit", "SourceFile", "display_path",
+    "DEFAULT_MODEL", "HOOK_MARK", "Config", "EditError", "EditSession", "FileEdit", "SourceFile", "check_adapter",
+    "check_model_spec", "display_path",
     "hook_path", "install_hook", "load_config", "load_model", "quiet_libraries",
     "read_sources", "staged_files", "stats_record",
     "uninstall_hook", "write_edits",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from editllm.editor.config import CHOICES, DEFAULT_MODEL
 from editllm.editor.errors import EditError
+from editllm.editor.modelspec import check_model_spec
 from editllm.editor.source import SourceFile, read_source, source_from_text
 
 if TYPE_CHECKING:  # torch-heavy; imported only when a model is loaded
@@ -142,7 +143,9 @@ def check_adapter(adapter: str | Path) -> None:
 
 def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto", adapter: str | None = None,
                trust_remote_code: bool = False, log: Log | None = None, engine: str = "auto") -> LoadedModel:
-    """Load a model (and adapter) for decoding; this is where torch and transformers get imported."""
+    """Load a model (and adapter) for decoding; this is where torch and transformers get imported,
+    after the model spec and the adapter were checked without them."""
+    check_model_spec(model)
     if adapter is not None:
         check_adapter(adapter)
     from editllm.editor import models
@@ -196,8 +199,10 @@ class EditSession:
         decided for any file (the caller writes nothing).
         """
         sources = read_sources(paths, instruction, stdin_path)
-        if self.adapter is not None and self._lm is None:
-            check_adapter(self.adapter)
+        if self._lm is None:  # a model to load: check what names it before torch is imported
+            check_model_spec(self.model_spec)
+            if self.adapter is not None:
+                check_adapter(self.adapter)
         if self.mode not in CHOICES["mode"]:
             raise EditError(f"unknown --mode {self.mode!r}; choose one of {', '.join(CHOICES['mode'])}")
         from editllm.editor.diff import checked_diff  # torch from here on, after the input checks

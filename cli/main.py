@@ -147,6 +147,13 @@ def load_logger(progress: Progress):
     return lambda msg: progress.say(msg) if progress.enabled else note(msg)
 
 
+def check_model(model: str, adapter: str | None) -> None:
+    """Refuse a model spec or adapter that names nothing before a command imports torch (seconds)."""
+    api.check_model_spec(model)
+    if adapter is not None:
+        api.check_adapter(adapter)
+
+
 def load(model: str, device: str, dtype: str, adapter: str | None, trust_remote_code: bool, progress: Progress,
          engine: str = "torch"):
     progress.say(f"loading {model}")
@@ -182,6 +189,13 @@ def settings(mode, model, device, dtype, start: Path | None = None, engine=None)
     for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype), ("engine", engine)):
         config.override(key, value)
     return config
+
+
+def edit_session(conf, adapter: str | None, **options) -> api.EditSession:
+    """The session `fix` and `check` edit with: model, mode, device, dtype and engine from the
+    configuration (flags applied), the rest from their own flags."""
+    return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
+                           dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter, **options)
 
 
 def run_edit(session: api.EditSession, paths: list, instruction: str, apply: bool, stats: bool, quiet: bool,
@@ -243,11 +257,9 @@ def fix(
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
     conf = settings(mode, model, device, dtype, engine=engine)
-    session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
-                              trust_remote_code=trust_remote_code,
-                              max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
-                              monotonic=monotonic, focus=focus, allow_deletions=allow_deletions)
+    session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
+                           temperature=temperature, seed=seed, draft=draft, monotonic=monotonic, focus=focus,
+                           allow_deletions=allow_deletions)
     run_edit(session, sources, instruction, apply, stats, quiet, started)
 
 
@@ -297,9 +309,8 @@ def check(
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
-    session = api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                              dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
-                              max_new_tokens=max_new_tokens, focus=focus, allow_deletions=allow_deletions)
+    session = edit_session(conf, adapter, max_new_tokens=max_new_tokens, focus=focus,
+                           allow_deletions=allow_deletions)
     changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
     raise typer.Exit(1 if changed else 0)
 
@@ -310,9 +321,9 @@ def bench(
     cases: list[Path] = typer.Option(None, "--cases", help="JSONL case file(s); default: the repo's benchmarks/cases."),
     limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
     kind: list[str] = typer.Option(None, "--kind", help="Only cases of this kind (bugfix, rename, ...)."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m", envvar="EDITLLM_MODEL"),
-    device: str = typer.Option("auto", "--device"),
-    dtype: str = typer.Option("auto", "--dtype"),
+    model: str = MODEL,
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
     adapter: str = typer.Option(None, "--adapter"),
     draft: str = typer.Option(DEFAULT_DRAFT, "--draft", help="spec draft schedule."),
     max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1),
@@ -326,18 +337,24 @@ def bench(
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
     engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
-                               "bench names the engine so that runs pair)."),
+                               "bench names the engine so that runs pair, whatever the config says)."),
 ) -> None:
-    """Measure speed and quality per mode on benchmark cases; print the Markdown report."""
+    """Measure speed and quality per mode on benchmark cases; print the Markdown report.
+
+    Model, device and dtype come from the configuration like every command's (flags win); the engine
+    does not: the committed baselines ran on torch, and a run pairs with them only on the same engine."""
     from editllm.bench.cases import default_cases, load_cases
     from editllm.bench.report import require_extra, write_report
-    from editllm.bench.reuse import load_previous, run_settings
-    from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
-    from editllm.editor.edit import EditOptions
     from rich.progress import Progress as Bar
 
     try:
         require_extra()
+        conf = settings(None, model, device, dtype)
+        check_model(conf.get("model"), adapter)
+        from editllm.bench.reuse import load_previous, run_settings  # torch from here on
+        from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
+        from editllm.editor.edit import EditOptions
+
         modes = [m.strip() for m in mode.split(",") if m.strip()]
         bad = [m for m in modes if m not in ALL_MODES]
         if bad:
@@ -349,13 +366,14 @@ def bench(
             if not p.is_file():
                 raise EditError(f"{p}: no such case file")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit)
-        lm = load(model, device, dtype, adapter, False, Progress(False), engine=engine)
+        lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
+                  engine=engine)
         if lm.engine_name == "llamacpp" and ("hf-pld" in modes or kernel or kernel_only):
             raise EditError("hf-pld and --kernel time a transformers model: run them with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus)
-        settings = run_settings(lm, opts, adapter)
-        previous = load_previous(reuse, settings) if reuse and selected else None
+        recorded = run_settings(lm, opts, adapter)
+        previous = load_previous(reuse, recorded) if reuse and selected else None
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
         if selected:
@@ -371,7 +389,7 @@ def bench(
                 results = run_bench(lm, selected, modes, opts, advance, previous)
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
-        results["settings"] = settings  # what --reuse must match
+        results["settings"] = recorded  # what --reuse must match
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))
@@ -500,18 +518,22 @@ def train_run(
 @train_app.command("eval")
 def train_eval(
     adapter: str = typer.Option(..., "--adapter", help="The fine-tuned adapter (or full-weights directory)."),
-    model: str = typer.Option(DEFAULT_MODEL, "--model", "-m"),
+    model: str = MODEL,
     cases: list[Path] = typer.Option(None, "--cases"),
     kind: list[str] = typer.Option(None, "--kind"),
     limit: int = typer.Option(None, "--limit", min=1),
-    device: str = typer.Option("auto", "--device"),
-    dtype: str = typer.Option("auto", "--dtype"),
+    device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE,
 ) -> None:
     """Copy-mode exact match, tests passed and speed on the bench set: base model vs fine-tuned."""
     from editllm.bench.cases import default_cases, load_cases
-    from editllm.training.evaluate import compare, table
 
     try:
+        conf = settings(None, model, device, dtype)
+        model, device, dtype = conf.get("model"), conf.get("device"), conf.get("dtype")
+        check_model(model, adapter)
+        from editllm.bench.evaluate import compare, table  # torch from here on
+
         selected = load_cases(list(cases or default_cases()), kind or None, limit)
         base = load(model, device, dtype, None, False, Progress(False))
         tuned = load(model, device, dtype, adapter, False, Progress(False))
@@ -526,14 +548,14 @@ MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the conf
 @model_app.command("info")
 def model_info(model: str = MODEL_ARG) -> None:
     """Show where a model comes from and whether it is ready."""
-    from editllm.editor.models import bundled_for, cache_dir
+    from editllm.editor.modelspec import bundled_for
 
     model = settings(None, model, None, None).get("model")
     bundled = bundled_for(model)
     if bundled is None:
         print(json.dumps({"model": model, "kind": "path or hub id"}))
         return
-    converted = cache_dir() / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
+    converted = bundled.converted_dir()
     parts = bundled.part_paths()
     print(json.dumps({
         "model": f"bundled:{bundled.key}", "title": bundled.title,

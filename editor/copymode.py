@@ -51,11 +51,12 @@ class CopyRun:
 
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
-                 prompt_ids: list[int] | None = None, engine: Engine | None = None) -> None:
+                 prompt_ids: list[int] | None = None, engine: Engine | None = None,
+                 lines: list[str] | None = None) -> None:
         self.engine = engine if engine is not None else lm.engine
         self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
-        self.source = Resolver(self.tokenizer, text)
+        self.source = Resolver(self.tokenizer, text, lines)
         self.eos = sorted(self.engine.eos)
         self.matcher = ProgramMatcher(self.tokenizer, len(self.source.lines), self.engine.vocab_size, self.eos,
                                       monotonic)
@@ -220,9 +221,12 @@ class OracleSteer:
 
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
              monotonic: bool = True, draft: str = DEFAULT_DRAFT,
-             prefill_copies: bool = True, prompt_ids: list[int] | None = None) -> tuple[str, CopyStats]:
-    """Copy mode for one file; ProgramFailed when the model's program is unusable."""
-    run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies, prompt_ids=prompt_ids)
+             prefill_copies: bool = True, prompt_ids: list[int] | None = None,
+             lines: list[str] | None = None) -> tuple[str, CopyStats]:
+    """Copy mode for one file; ProgramFailed when the model's program is unusable. `lines`:
+    `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
+    run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies, prompt_ids=prompt_ids,
+                  lines=lines)
     new_text, _ = run.run_model(max_tokens)
     return new_text, run.stats
 

@@ -34,11 +34,13 @@ def _emit(prefix: str, line: str, out: list[str]) -> None:
         out.append("\n" + NO_NEWLINE)
 
 
-def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = False) -> str:
-    """The git-style diff of one file, or "" when nothing changed."""
+def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = False,
+              old_lines: list[str] | None = None) -> str:
+    """The git-style diff of one file, or "" when nothing changed; `old_lines`: `split_lines(old)`,
+    when the caller has it."""
     if old == new:
         return ""
-    a, b = split_lines(old), split_lines(new)
+    a, b = split_lines(old) if old_lines is None else old_lines, split_lines(new)
     out = [f"diff --git a/{path} b/{path}\n"]
     if new_file:
         out += ["new file mode 100644\n", "--- /dev/null\n"]
@@ -62,9 +64,10 @@ def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = 
     return "".join(out)
 
 
-def apply_diff(old: str, patched_file) -> str:
-    """Apply one unidiff PatchedFile to `old` in memory; the independent check of what we print."""
-    src = split_lines(old)
+def apply_diff(old: str, patched_file, old_lines: list[str] | None = None) -> str:
+    """Apply one unidiff PatchedFile to `old` in memory; the independent check of what we print.
+    `old_lines`: `split_lines(old)`, when the caller has it."""
+    src = split_lines(old) if old_lines is None else old_lines
     out: list[str] = []
     pos = 0
     for hunk in patched_file:
@@ -105,14 +108,15 @@ def checked_diff(changes: list[tuple[SourceFile, str]]) -> str:
     """One diff for several files, verified: parsed back and applied, it must give each new text."""
     parts = []
     for src, new in changes:
-        text = file_diff(src.path, _with_bom(src, src.raw), _with_bom(src, new))
+        old, old_lines = _with_bom(src, src.raw), _bom_lines(src)
+        text = file_diff(src.path, old, _with_bom(src, new), old_lines=old_lines)
         if not text:
             continue
         try:
             patch = PatchSet(text)
         except Exception as exc:  # unidiff raises its own UnidiffParseError and ValueErrors
             raise EditError(f"{src.path}: internal error, the diff does not parse ({exc})") from exc
-        if len(patch) != 1 or apply_diff(_with_bom(src, src.raw), patch[0]) != _with_bom(src, new):
+        if len(patch) != 1 or apply_diff(old, patch[0], old_lines) != _with_bom(src, new):
             raise EditError(f"{src.path}: internal error, the diff would not reproduce the edit; nothing printed")
         parts.append(text)
     return "".join(parts)
@@ -120,6 +124,13 @@ def checked_diff(changes: list[tuple[SourceFile, str]]) -> str:
 
 def _with_bom(src: SourceFile, text: str) -> str:
     return ("\ufeff" + text) if src.bom else text
+
+
+def _bom_lines(src: SourceFile) -> list[str]:
+    """`split_lines(_with_bom(src, src.raw))` from the file's lines, without splitting it again."""
+    if not src.bom:
+        return src.raw_lines
+    return ["\ufeff" + src.raw_lines[0], *src.raw_lines[1:]] if src.raw_lines else ["\ufeff"]
 
 
 def write_atomic(src: SourceFile, new: str) -> None:

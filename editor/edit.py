@@ -9,16 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from editllm.editor.config import CHOICES
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
-from editllm.editor.source import SourceFile, restore_line_endings
+from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.wholefile import ensure_whole
 
-MODES = ("rewrite", "spec", "copy")
+MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
 
 
 @dataclass
@@ -112,12 +113,12 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         return edit_copy(lm, src, instruction, opts, on_progress)
     if opts.layout not in LAYOUTS:
         raise EditError(f"unknown layout {opts.layout!r}; choose one of {', '.join(LAYOUTS)}")
-    focus = focus_of(src.text, instruction) if opts.focus else None
+    focus = focus_of(src.text, instruction, src.lines) if opts.focus else None
     if focus is None:
         text, stats, output = regenerate(lm, src, src.text, instruction, opts, on_progress)
         return finish_edit(src, text, instruction, stats, output, opts.allow_deletions)
     edited, stats, output = regenerate(lm, src, focus.text, instruction, opts, on_progress)
-    whole = merge_focus(src.text, edited, instruction, opts.allow_deletions)
+    whole = merge_focus(src.text, edited, instruction, opts.allow_deletions, src.lines)
     result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions)
     result.focused = focus.names
     return result
@@ -155,10 +156,12 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,
                 allow_deletions: bool = False) -> EditResult:
-    """Whole-file check (merge fragments), then the file's own line endings."""
-    whole = ensure_whole(src.text, text, instruction, allow_deletions)
-    new_text = restore_line_endings(src, whole.text)
-    unmerged = restore_line_endings(src, text) if whole.merged else new_text
+    """Whole-file check (merge fragments), then the file's own line endings. The original's lines come
+    from `src`; the new text is split here, once, and its lines go on to both stages."""
+    lines = split_lines(text)
+    whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines)
+    new_text = restore_line_endings(src, whole.text, whole.lines)
+    unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)
 
 
@@ -174,7 +177,7 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
     try:
         text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
-                               opts.prefill_copies, prompt_ids=ids)
+                               opts.prefill_copies, prompt_ids=ids, lines=src.lines)
         return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
     except (ProgramFailed, EditError) as exc:
         reason = str(exc)

@@ -34,12 +34,13 @@ class Focus:
     names: tuple[str, ...]
 
 
-def focus_of(text: str, instruction: str) -> Focus | None:
+def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Focus | None:
     """The import lines plus the named top-level definitions, or None when focusing would not help
-    (nothing named, a file-wide instruction, a name defined twice, or most of the file named)."""
+    (nothing named, a file-wide instruction, a name defined twice, or most of the file named).
+    `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
     if FILE_WIDE.search(instruction):
         return None
-    lines = split_lines(text)
+    lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
     named = [b for b in blocks if is_named(b, instruction)]
     if not named or len({b.name for b in named}) < len(named):
@@ -60,14 +61,17 @@ def is_import(block: Block) -> bool:
     return block.name is None and bool(block.lines) and all(IMPORT.match(x) for x in block.lines)
 
 
-def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool = False) -> str:
+def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool = False,
+                lines: list[str] | None = None) -> str:
     """Put the edited definitions (and any new ones or new imports) back into the whole file.
 
     What the model was shown and left out goes: the named definitions (the instruction names
-    them), and with `allow_deletions` the import lines too; everything it was not shown stays."""
-    blocks = split_blocks(split_lines(text), 0)
+    them), and with `allow_deletions` the import lines too; everything it was not shown stays.
+    `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
+    lines = split_lines(text) if lines is None else lines
+    blocks = split_blocks(lines, 0)
     drop = {i for i, b in enumerate(blocks) if is_named(b, instruction) or (allow_deletions and is_import(b))}
-    merged = merge_code(split_lines(text), split_lines(edited), instruction, drop)
+    merged = merge_code(lines, split_lines(edited), instruction, drop)
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")

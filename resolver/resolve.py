@@ -15,9 +15,10 @@ from editllm.grammar.program import Copy, Op, check, parse, resolve, split_lines
 class Resolver:
     """The input file's lines, the text of a program over them, and the token ids for any span."""
 
-    def __init__(self, tokenizer, source_text: str) -> None:
+    def __init__(self, tokenizer, source_text: str, lines: list[str] | None = None) -> None:
+        """`lines`: `split_lines(source_text)`, when the caller has it (`SourceFile.lines`)."""
         self.tokenizer = tokenizer  # None: text only
-        self.lines = split_lines(source_text)
+        self.lines = split_lines(source_text) if lines is None else lines
         self._cache: dict[tuple[int, int], list[int]] = {}
 
     def text(self, program: str | list[Op], monotonic: bool = False) -> str:

@@ -106,3 +106,76 @@ def test_a_file_changed_on_disk_stops_every_write(tmp_path, monkeypatch, scripte
     with pytest.raises(EditError, match="b.py: changed on disk while editing; nothing written"):
         write_edits(edits)
     assert (tmp_path / "a.py").read_text() == BUGGY  # a.py was not written first
+
+
+def test_the_modes_are_listed_once(scripted_lm):
+    """Issue 17: the flag's choices, the config file's check and the pipeline's check are one list."""
+    from editllm.editor import edit
+    from editllm.editor.config import CHOICES
+    from editllm.editor.source import SourceFile
+
+    assert edit.MODES is CHOICES["mode"]
+    with pytest.raises(EditError, match=f"choose one of {', '.join(CHOICES['mode'])}$"):
+        edit.edit_file(scripted_lm(FIXED + "```\n"), SourceFile("m.py", BUGGY), "x", edit.EditOptions(mode="fast"))
+
+
+@pytest.fixture
+def split_calls(monkeypatch):
+    """Every `split_lines` call any editllm module makes, as the list of texts it split."""
+    import editllm.editor.copymode  # noqa: F401 - every stage imported (binding the real split_lines) first
+    import editllm.editor.diff  # noqa: F401
+    import editllm.editor.edit  # noqa: F401
+    from editllm.grammar import program
+
+    calls: list[str] = []
+    original = program.split_lines
+
+    def counting(text: str) -> list[str]:
+        calls.append(text)
+        return original(text)
+
+    patched = set()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("editllm.") and getattr(module, "split_lines", None) is original:
+            monkeypatch.setattr(module, "split_lines", counting)
+            patched.add(name.removeprefix("editllm."))
+    assert patched >= {"editor.source", "editor.edit", "editor.focus", "editor.wholefile", "editor.diff",
+                       "resolver.resolve"}
+    return calls
+
+
+TWO_FUNCTIONS = BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n"  # 6 lines
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("mode,script", [
+    ("spec", FIXED + "```\n"),  # focus: the model is shown `average` alone and writes it fixed
+    ("copy", '<gen>def average(xs):\n    return sum(xs) / len(xs)\n</gen><copy lines="3-6"/>'),
+], ids=["spec-focus", "copy"])
+def test_one_request_splits_each_text_into_lines_once(split_calls, scripted_lm, mode, script, newline):
+    """Issue 17, work done once: the original is split once (in the SourceFile) and its lines are
+    handed to focus, the focus merge, the whole-file check, the resolver and the line endings; the
+    model's output and the merged file are each split once too."""
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.source import SourceFile
+
+    src = SourceFile("m.py", TWO_FUNCTIONS.replace("\n", newline))
+    result = edit_file(scripted_lm(script), src, "Fix the bug in `average`.", EditOptions(mode=mode))
+    assert result.new_text == TWO_FUNCTIONS.replace(BUGGY, FIXED).replace("\n", newline)
+    assert result.fallback is None and result.stats.mode == mode  # the path under test ran
+    assert result.focused == (("average",) if mode == "spec" else ())
+    assert split_calls.count(src.raw) == 1 and (newline == "\n" or src.text not in split_calls)
+    assert sorted(set(split_calls), key=split_calls.index) == split_calls, "a text was split twice"
+
+
+@pytest.mark.parametrize("bom", [False, True], ids=["plain", "bom"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_session_edit_splits_the_original_once_diff_included(split_calls, scripted_lm, tmp_path, monkeypatch,
+                                                               bom, newline):
+    """Through the API: read, focus, decode, merge, line endings and the checked diff split the file once."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_bytes(("\ufeff" if bom else "").encode() + TWO_FUNCTIONS.replace("\n", newline).encode())
+    [edit] = EditSession(scripted_lm(FIXED + "```\n")).edit(["m.py"], "Fix the bug in `average`.")
+    assert edit.changed and edit.focused == ("average",) and edit.source.bom == bom
+    assert f"-    return sum(xs) / (len(xs) - 1){newline}" in edit.diff
+    assert [t.removeprefix("\ufeff") for t in split_calls].count(edit.source.raw) == 1  # the diff's has a BOM

