@@ -4,6 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export OMP_WAIT_POLICY ?= PASSIVE
+# llama-cpp-python ships only a source distribution: it compiles llama.cpp (~10-13 minutes on 2 cores).
+# GGML_NATIVE=OFF builds for an AVX2/FMA/F16C baseline: a -march=native build made on one CPU dies with
+# an illegal instruction on a smaller one, and the machines this runs on change CPUs.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: install demo test test-fast lint bench clean
 
