@@ -439,24 +439,13 @@ def train_data(
                                 "passed the checks (resumes from OUT's `.distill.jsonl.gz` beside it)."),
 ) -> None:
     """Write copy-mode training examples (prompt + oracle program); refuses bench overlap (HumanEval, held-out)."""
-    from editllm.training.data import eval_fingerprints, mine_git, overlaps_eval, read_jsonl, synthesize, write_jsonl
+    from editllm.training.data import collect, write_jsonl
 
     model = settings(None, model, None, None).get("model")
-    examples = mine_git(repo, rev_range) if repo else []
-    if synthetic:
-        examples += synthesize(synthetic, seed)
-    if distill:
-        from editllm.training.distill import distill as run_distill
-
-        cache = out.with_name(out.name.split(".")[0] + ".distill.jsonl.gz")
-        outcomes = run_distill(load(model, "auto", "auto", None, False, Progress(False)), distill, cache, seed)
-        err.print(f"distilled into {cache}: {dict(outcomes)}", markup=False)
-        examples += read_jsonl(cache)[:distill]
-    prints = eval_fingerprints()
-    kept = [ex for ex in examples if not overlaps_eval(ex, prints)]
-    if len(kept) < len(examples):
-        err.print(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
-                  "evaluation cases (HumanEval, held-out)", markup=False)
+    kept = collect(repo, rev_range, synthetic, seed, distill,
+                   load_lm=lambda: load(model, "auto", "auto", None, False, Progress(False)),
+                   distill_cache=out.with_name(out.name.split(".")[0] + ".distill.jsonl.gz"),
+                   log=lambda msg: err.print(msg, markup=False))
     if not kept:
         raise EditError("no training examples (give --repo, --synthetic N and/or --distill N)")
     from editllm.editor.models import resolve_model

@@ -329,6 +329,29 @@ def overlaps_eval(example: Example, prints: list[Fingerprint]) -> bool:
     return any(defs & lines or len(body) >= 2 and len(body & lines) >= min(3, len(body)) for defs, body in prints)
 
 
+def collect(repo: Path | None = None, rev_range: str | None = None, synthetic: int = 0, seed: int = 0,
+            distill_n: int = 0, load_lm=None, distill_cache: Path | None = None,
+            log=lambda msg: None) -> list[Example]:
+    """`editllm train data`'s examples: mined from a git history, synthetic edits, and up to
+    `distill_n` distilled ones (`load_lm()` gives the model rewrite mode runs on; the cache resumes),
+    minus every example that shares functions with the evaluation cases (HumanEval, held-out)."""
+    examples = mine_git(repo, rev_range) if repo else []
+    if synthetic:
+        examples += synthesize(synthetic, seed)
+    if distill_n:
+        from editllm.training.distill import distill
+
+        outcomes = distill(load_lm(), distill_n, distill_cache, seed)
+        log(f"distilled into {distill_cache}: {dict(outcomes)}")
+        examples += read_jsonl(distill_cache)[:distill_n]
+    prints = eval_fingerprints()
+    kept = [ex for ex in examples if not overlaps_eval(ex, prints)]
+    if len(kept) < len(examples):
+        log(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
+            "evaluation cases (HumanEval, held-out)")
+    return kept
+
+
 def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
     """One example per line, with the copy-mode prompt the decoder would build (if a tokenizer is given)."""
     from editllm.editor.prompt import copy_prompt
