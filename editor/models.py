@@ -103,15 +103,22 @@ def prepare_bundled(bundled: BundledModel, log=None) -> Path:
     converted = bundled.converted_dir()
     if (converted / "config.json").exists():
         return converted
-    root.mkdir(parents=True, exist_ok=True)
-    gguf = root / bundled.gguf_name
     if log:
         log(f"first use of {bundled.title}: assembling {bundled.parts} parts and converting to bf16 "
             f"under {root} (once; about a minute)")
-    if not gguf.exists():
-        assemble_gguf(bundled, gguf)
-    convert_gguf(gguf, converted)  # the GGUF stays: the llama.cpp engine maps it as it is
+    convert_gguf(bundled_gguf(bundled), converted)  # the GGUF stays: the llama.cpp engine maps it as it is
     return converted
+
+
+def bundled_gguf(bundled: BundledModel, log=None) -> Path:
+    """The bundled model's GGUF in the cache, assembled from its parts on first use (both engines start
+    from it: llama.cpp maps it, the torch engine converts it)."""
+    gguf = cache_dir() / bundled.gguf_name
+    if not gguf.exists():
+        if log:
+            log(f"first use of {bundled.title}: assembling {bundled.parts} parts under {gguf.parent} (once)")
+        assemble_gguf(bundled, gguf)
+    return gguf
 
 
 def prepare_gguf(path: Path, log=None) -> Path:
@@ -129,16 +136,10 @@ def prepare_gguf(path: Path, log=None) -> Path:
 def gguf_of(spec: str, log=None) -> Path | None:
     """The GGUF file a model spec stands for (a bundled one assembled into the cache once), or None for
     an HF directory or hub id."""
-    bundled = bundled_for(spec)
-    if bundled:
-        gguf = cache_dir() / bundled.gguf_name
-        if not gguf.exists():
-            if log:
-                log(f"first use of {bundled.title}: assembling {bundled.parts} parts under {gguf.parent} (once)")
-            assemble_gguf(bundled, gguf)
-        return gguf
-    path = Path(spec).expanduser()
-    return path.resolve() if path.is_file() and path.suffix == ".gguf" else None
+    kind = check_model_spec(spec)
+    if kind == "bundled":
+        return bundled_gguf(bundled_for(spec), log)
+    return Path(spec).expanduser().resolve() if kind == "gguf" else None
 
 
 def gguf_tokenizer(gguf: Path):

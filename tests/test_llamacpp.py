@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import llama_cpp  # noqa: E402,F401 - a dependency: a missing build must fail here, not skip
+import llama_cpp  # noqa: F401 - a dependency: a missing build must fail here, not skip
 import numpy as np
 import pytest
 import torch
-from conftest import TINY_HEAD_SCALE as HEAD_SCALE  # noqa: E402
-from editllm.editor.llamacpp import LlamaCppEngine  # noqa: E402
+from conftest import TINY_HEAD_SCALE as HEAD_SCALE
+from editllm.editor.llamacpp import LlamaCppEngine
 
 
 @pytest.fixture(scope="session")
