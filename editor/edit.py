@@ -170,17 +170,16 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     from editllm.editor.copymode import ProgramFailed, copy_prompt_ids, run_copy
 
     if "</gen>" in src.text or "</gen>" in instruction:  # a <gen> span ends at its first </gen>: none can hold it
-        result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)
-        result.fallback = "the file or instruction contains </gen>, which a copy program cannot write"
-        return result
-    ids = copy_prompt_ids(lm, src.path, src.text, instruction)
-    max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
-    try:
-        text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
-                               opts.prefill_copies, prompt_ids=ids, lines=src.lines)
-        return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
-    except (ProgramFailed, EditError) as exc:
-        reason = str(exc)
+        reason = "the file or instruction contains </gen>, which a copy program cannot write"
+    else:
+        ids = copy_prompt_ids(lm, src.path, src.text, instruction)
+        max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
+        try:
+            text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
+                                   opts.prefill_copies, prompt_ids=ids, lines=src.lines)
+            return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+        except (ProgramFailed, EditError) as exc:
+            reason = str(exc)
     result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)
     result.fallback = reason
     return result
