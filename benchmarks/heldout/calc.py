@@ -56,6 +56,8 @@ def to_postfix(tokens):
     for kind, value in mark_unary(tokens):
         if kind in ("num", "name"):
             output.append((kind, value))
+        elif kind == "op" and value == "neg":
+            stack.append((kind, value))  # a prefix operator: nothing on its left to hand over yet
         elif kind == "op":
             while stack and stack[-1][0] == "op":
                 top = stack[-1][1]

@@ -38,3 +38,4 @@ def test_calculate(candidate):
     assert candidate("qty * rate", qty=3, rate=2.5) == 7.5
     assert candidate("2^3^2") == 512.0 and candidate("(2^3)^2") == 64.0
     assert candidate("-2^2") == -4.0 and candidate("10 - 4 - 3") == 3.0 and candidate("2 * -3") == -6.0
+    assert candidate("2^-1") == 0.5 and candidate("--x", x=4) == 4.0

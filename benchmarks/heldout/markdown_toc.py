@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 import re
 
-ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+ATX = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 CODE = re.compile(r"`([^`]*)`")

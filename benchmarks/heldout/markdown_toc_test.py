@@ -9,7 +9,7 @@ DOC = """# Guide
 # not a heading
 ```
 
-## Configure the `server`
+## Configure the `server` ##
 
 ### Options
 ~~~
@@ -19,7 +19,7 @@ still code
 ~~~
 ### Options
 
-## Café [menu](https://example.com)
+## Café [menu](https://example.com) in C#
 See [options](#options-1) and [gone](#nowhere).
 """
 
@@ -34,7 +34,7 @@ def test_headings(candidate):
     assert [(h.level, h.title, h.anchor) for h in found] == [
         (1, "Guide", "guide"), (2, "Install & Run (v2)", "install--run-v2"),
         (2, "Configure the server", "configure-the-server"), (3, "Options", "options"),
-        (3, "Options", "options-1"), (2, "Café menu", "cafe-menu")]
+        (3, "Options", "options-1"), (2, "Café menu in C#", "cafe-menu-in-c")]
     assert found[3].line == 14
 
 
@@ -47,7 +47,7 @@ def test_insert_toc(candidate):
     out = candidate(DOC)
     assert out.splitlines()[2:10] == ["<!-- toc -->", "- [Install & Run (v2)](#install--run-v2)",
                                       "- [Configure the server](#configure-the-server)", "  - [Options](#options)",
-                                      "  - [Options](#options-1)", "- [Café menu](#cafe-menu)", "",
+                                      "  - [Options](#options-1)", "- [Café menu in C#](#cafe-menu-in-c)", "",
                                       "## Install & Run (v2)"]
     assert out.endswith("[gone](#nowhere).\n") and candidate("no marker") == "no marker"
 
