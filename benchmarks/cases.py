@@ -54,9 +54,10 @@ def kind_selected(kind: str, wanted: list[str]) -> bool:
     return any(kind == w or (w in FAMILIES and kind.startswith(w + "-")) for w in wanted)
 
 
-def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | None = None) -> list[Case]:
-    """Read JSONL cases; keep the given kinds (see `kind_selected`); take `limit` spread evenly over file
-    sizes."""
+def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | None = None,
+               min_lines: int | None = None) -> list[Case]:
+    """Read JSONL cases; keep the given kinds (see `kind_selected`) and files of at least `min_lines` lines
+    (targets stated for "modules of 80+ lines" select with it); take `limit` spread evenly over file sizes."""
     cases = []
     for path in paths:
         for n, line in enumerate(path.read_text().splitlines(), 1):
@@ -71,6 +72,8 @@ def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | N
                 raise EditError(f"{path}:{n}: not a bench case ({exc})") from exc
     if kinds:
         cases = [c for c in cases if kind_selected(c.kind, kinds)]
+    if min_lines is not None:
+        cases = [c for c in cases if c.lines >= min_lines]
     if limit is not None and limit < len(cases):
         by_size = sorted(cases, key=lambda c: c.lines)
         step = len(by_size) / limit

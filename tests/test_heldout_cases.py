@@ -75,6 +75,31 @@ def test_bugs_and_words_are_not_from_our_generators():
         assert not any(re.fullmatch(re.escape(t).replace(r"\{f\}", "`\\w+`"), c["instruction"]) for t in templates)
 
 
+def test_min_lines_selects_the_long_modules():
+    """Issue 21 judges the default mode on modules of 80+ lines: at least 8 held-out cases are that long,
+    and `min_lines` keeps exactly those (before `limit` picks among them)."""
+    long_ids = {r["id"] for r in records() if r["lines"] >= 80}
+    selected = load_cases([CASES], ["heldout-bugfix"], min_lines=80)
+    assert len(long_ids) >= 8 and {c.id for c in selected} == long_ids
+    assert len(load_cases([CASES], min_lines=1)) == len(records())
+    picked = load_cases([CASES], None, 3, min_lines=80)
+    assert len(picked) == 3 and {c.id for c in picked} <= long_ids
+
+
+def test_bench_min_lines_on_the_command_line(tmp_path, tiny_model_dir):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    base = ["bench", "--model", str(tiny_model_dir), "--device", "cpu", "--dtype", "float32", "--cases", str(CASES),
+            "--mode", "rewrite", "--max-new-tokens", "4"]
+    res = CliRunner().invoke(app, base + ["--min-lines", "80", "--limit", "1", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    [rec] = json.loads((tmp_path / "o" / "results.json").read_text())["records"]
+    assert rec["id"] in {r["id"] for r in records() if r["lines"] >= 80}
+    res = CliRunner().invoke(app, base + ["--min-lines", "10000", "--out", str(tmp_path / "none")])
+    assert res.exit_code == 2 and "no bench case matches" in res.output and not (tmp_path / "none").exists()
+
+
 @pytest.mark.parametrize("name", ["humaneval_bugfix.jsonl", "rename.jsonl"])
 def test_generated_cases_are_not_marked_held_out(name):
     """The HumanEval cases are built by our generator: they are reported apart from the held-out ones."""
