@@ -324,10 +324,10 @@ def load_model(
     start = time.perf_counter()
     device = pick_device(device)
     if pick_engine(engine, spec, device, adapter) == "llamacpp":
+        gguf = gguf_of(spec, log)
+        tokenizer = gguf_tokenizer(gguf)  # its pipeline is read in a thread while llama.cpp loads the model
         from editllm.editor.llamacpp import LlamaCppEngine
 
-        gguf = gguf_of(spec, log)
-        tokenizer = gguf_tokenizer(gguf)
         llama = LlamaCppEngine(gguf, tokenizer, n_ctx=LLAMACPP_CONTEXT)
         return LoadedModel(None, tokenizer, spec, "cpu", "gguf", time.perf_counter() - start, "llamacpp", llama,
                            ready_seconds=process_seconds())
