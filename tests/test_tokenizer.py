@@ -137,13 +137,25 @@ def test_llguidance_matcher_is_the_same_on_either_tokenizer(light, tokenizer):
         assert torch.equal(ours.mask(), theirs.mask())
 
 
-def test_gguf_tokenizer_is_light_after_the_first_use(tiny_gguf, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def warm_cache(tiny_gguf, tmp_path_factory) -> tuple[Path, LightTokenizer]:
+    """An editllm cache where the tiny GGUF's tokenizer was converted (through transformers, once)."""
     import editllm.editor.models as models
 
-    monkeypatch.setenv("EDITLLM_CACHE", str(tmp_path))
-    first = models.gguf_tokenizer(tiny_gguf)  # converts through transformers once, then checks the copy
-    assert isinstance(first, LightTokenizer)
-    assert list(tmp_path.glob(f"tokenizer-*/{RUNTIME}"))
+    cache = tmp_path_factory.mktemp("editllm-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EDITLLM_CACHE", str(cache))
+        first = models.gguf_tokenizer(tiny_gguf)
+    return cache, first
+
+
+def test_gguf_tokenizer_is_light_after_the_first_use(tiny_gguf, warm_cache, monkeypatch):
+    import editllm.editor.models as models
+
+    cache, first = warm_cache
+    assert isinstance(first, LightTokenizer)  # the first use converted, checked and saved the light copy
+    assert list(cache.glob(f"tokenizer-*/{RUNTIME}"))
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
     again = models.gguf_tokenizer(tiny_gguf)
     assert isinstance(again, LightTokenizer) and again is not first
     text = TEXTS[0] + TEXTS[8]
@@ -154,33 +166,28 @@ EDIT_IN_A_FRESH_PROCESS = """
 import json, sys
 from editllm.cli.main import app
 path, gguf = sys.argv[1], sys.argv[2]
-codes = []
-for mode in ("rewrite", "spec"):
-    codes.append(app(["fix", path, "Fix the bug in average.", "--model", gguf, "--engine", "llamacpp",
-                      "--mode", mode, "--max-new-tokens", "48", "--stats", "--quiet"], standalone_mode=False))
+args = ["fix", path, "Fix the bug in average.", "--model", gguf, "--engine", "llamacpp", "--max-new-tokens", "24",
+        "--stats", "--quiet"]
+codes = [app([*args, "--mode", mode], standalone_mode=False) or 0 for mode in ("rewrite", "spec")]
 heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
 print("RESULT " + json.dumps({"codes": codes, "heavy": heavy}))
 """
 
 
-def test_llamacpp_edit_imports_neither_torch_nor_transformers(tiny_gguf, tmp_path):
+def test_llamacpp_edit_imports_neither_torch_nor_transformers(tiny_gguf, warm_cache, tmp_path):
     """The whole `editllm fix` on the llama.cpp engine, rewrite and spec, in a fresh process with a warm
     cache: neither torch nor transformers is imported, and --stats says when the model was ready."""
-    env = {**os.environ, "EDITLLM_CACHE": str(tmp_path / "cache"), "OMP_WAIT_POLICY": "PASSIVE"}
-    warm = ("import sys; from pathlib import Path; from editllm.editor.models import gguf_tokenizer; "
-            "print(type(gguf_tokenizer(Path(sys.argv[1]))).__name__)")
-    res = subprocess.run([sys.executable, "-c", warm, str(tiny_gguf)], capture_output=True, text=True, env=env,
-                         timeout=600)
-    assert res.stdout.strip() == "LightTokenizer", res.stderr[-2000:]
+    env = {**os.environ, "EDITLLM_CACHE": str(warm_cache[0]), "OMP_WAIT_POLICY": "PASSIVE"}
     source = Path(tmp_path / "stats.py")
     source.write_text("def average(xs):\n    return sum(xs) / (len(xs) - 1)\n")
     res = subprocess.run([sys.executable, "-c", EDIT_IN_A_FRESH_PROCESS, source.name, str(tiny_gguf)],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
     result = json.loads(res.stdout.strip().splitlines()[-1].removeprefix("RESULT "))
     assert result["heavy"] == []
     assert all(code in (0, 2) for code in result["codes"])  # 2: a random model may never close the file
     records = [json.loads(line) for line in res.stderr.splitlines() if line.startswith("{")]
+    assert len(records) == result["codes"].count(0)  # one --stats record per finished edit
     for record in records:
         assert record["engine"] == "llamacpp"
         assert record["ready_seconds"] >= record["load_seconds"] - 0.05  # the load is part of the process's life
