@@ -20,7 +20,7 @@ from editllm.editor.errors import EditError
 from editllm.editor.modelspec import check_model_spec
 from editllm.editor.source import SourceFile, read_source, source_from_text
 
-if TYPE_CHECKING:  # torch-heavy; imported only when a model is loaded
+if TYPE_CHECKING:  # imported only when a model is loaded
     from editllm.editor.decode import DecodeStats
     from editllm.editor.edit import EditResult
     from editllm.editor.models import LoadedModel
@@ -119,11 +119,11 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
 
 
 def quiet_libraries() -> None:
-    """transformers' load bars and warnings would clutter stderr and hooks."""
-    import transformers
+    """transformers' load bars and warnings would clutter stderr and hooks (`load_model` quiets them
+    itself where it imports transformers; the llama.cpp path does not import it at all)."""
+    from editllm.editor.models import quiet_transformers
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
+    quiet_transformers()
 
 
 def check_adapter(adapter: str | Path) -> None:
@@ -143,14 +143,14 @@ def check_adapter(adapter: str | Path) -> None:
 
 def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto", adapter: str | None = None,
                trust_remote_code: bool = False, log: Log | None = None, engine: str = "auto") -> LoadedModel:
-    """Load a model (and adapter) for decoding; this is where torch and transformers get imported,
-    after the model spec and the adapter were checked without them."""
+    """Load a model (and adapter) for decoding; this is where torch and transformers get imported
+    (except on the llama.cpp engine, which needs neither), after the model spec and the adapter were
+    checked without them."""
     check_model_spec(model)
     if adapter is not None:
         check_adapter(adapter)
     from editllm.editor import models
 
-    quiet_libraries()
     return models.load_model(model, device, dtype, adapter, trust_remote_code, log=log, engine=engine)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import resource
+import sys
 import time
 from collections.abc import Sequence
 
@@ -27,7 +29,16 @@ def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
         "tokens_per_forward": round(total["output_tokens"] / steps, 3) if steps > 0 else None,
         "copied_share": round(total["copied_tokens"] / total["output_tokens"], 3) if total["output_tokens"] else 0.0,
         "load_seconds": round(lm.load_seconds, 3),
+        # process start to model ready, interpreter and imports included (None where unknown)
+        "ready_seconds": None if getattr(lm, "ready_seconds", None) is None else round(lm.ready_seconds, 3),
+        "peak_rss_mb": peak_rss_mb(),
         "decode_seconds": round(decode, 3),
         "total_seconds": round(time.perf_counter() - started, 3),
         "files": files,
     }
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (getrusage's maxrss: KB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)

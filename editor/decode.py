@@ -16,10 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import torch
 from editllm.editor.engine import Engine, TorchEngine, eos_ids
+
+if TYPE_CHECKING:  # rows are torch tensors or numpy arrays; torch is imported only to sample
+    import numpy as np
+    import torch
 
 __all__ = ["DecodeStats", "Decoder", "Drafter", "Free", "Steer", "TailStop", "eos_ids"]
 
@@ -92,7 +95,7 @@ class Drafter(Protocol):
 class Steer(Protocol):
     """What a constrained mode changes in the loop; see `Free` for plain decoding."""
 
-    def pick(self, logits: torch.Tensor, best: int) -> int | None:
+    def pick(self, logits: torch.Tensor | np.ndarray, best: int) -> int | None:
         """The token one row of logits gives; `best` is the loop's own choice for it (argmax or
         sample). None: no token is legal, the loop stops (stop_reason "dead_end")."""
         ...
@@ -110,7 +113,7 @@ class Steer(Protocol):
 class Free:
     """Plain decoding: the model's choice, nothing fed alongside."""
 
-    def pick(self, logits: torch.Tensor, best: int) -> int | None:
+    def pick(self, logits: torch.Tensor | np.ndarray, best: int) -> int | None:
         return best
 
     def feed(self, token: int) -> list[int]:
@@ -130,14 +133,19 @@ class Decoder:
         self.tokenizer = self.engine.tokenizer
         self.eos = self.engine.eos
         self.temperature = temperature
-        self.generator = torch.Generator(device="cpu").manual_seed(seed)
+        self.seed = seed
+        self.generator = None  # made at the first sample: greedy decoding never imports torch
 
-    def choose(self, logits: torch.Tensor) -> list[int]:
+    def choose(self, logits: torch.Tensor | np.ndarray) -> list[int]:
         """One token per row: the argmax where the logits are (only ids come back), or a sample at
         the temperature (on the host in float32, with the seeded generator)."""
         if self.temperature <= 0:
             return logits.argmax(-1).tolist()
-        probs = torch.softmax(logits.float().cpu() / self.temperature, dim=-1)
+        import torch
+
+        if self.generator is None:
+            self.generator = torch.Generator(device="cpu").manual_seed(self.seed)
+        probs = torch.softmax(torch.as_tensor(logits).float().cpu() / self.temperature, dim=-1)
         return torch.multinomial(probs, 1, generator=self.generator).squeeze(-1).tolist()
 
     def run(

@@ -8,10 +8,11 @@ reset, length, and its tokenizer, logits width and EOS ids).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import torch
-from transformers import DynamicCache
+if TYPE_CHECKING:  # imported by TorchEngine only: the llama.cpp path never pays for torch or transformers
+    import numpy as np
+    import torch
 
 
 class Engine(Protocol):
@@ -21,9 +22,10 @@ class Engine(Protocol):
     vocab_size: int  # width of a logits row (may exceed len(tokenizer): Qwen pads its LM head)
     eos: frozenset[int]  # every id that ends generation
 
-    def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
+    def forward(self, tokens: list[int], keep: int) -> torch.Tensor | np.ndarray:
         """Append `tokens` to the cache; return the logits of the last `keep` of them, shape
-        (keep, vocab_size), wherever the engine keeps them (pick on that device, copy ints back)."""
+        (keep, vocab_size), wherever the engine keeps them (pick on that device, copy ints back): a
+        torch tensor, or a numpy array on engines that run without torch (`.argmax(-1)` works on both)."""
         ...
 
     def truncate(self, n: int) -> None:
@@ -65,16 +67,18 @@ class TorchEngine:
         self.device = next(model.parameters()).device
         self.vocab_size = int(model.config.vocab_size)
         self.eos = frozenset(eos_ids(model, tokenizer))
-        self.cache = DynamicCache(config=model.config)
+        self.reset()
 
-    @torch.inference_mode()
     def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
-        out = self.model(
-            input_ids=torch.tensor([tokens], device=self.device),
-            past_key_values=self.cache,
-            use_cache=True,
-            logits_to_keep=keep,
-        )
+        import torch
+
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=torch.tensor([tokens], device=self.device),
+                past_key_values=self.cache,
+                use_cache=True,
+                logits_to_keep=keep,
+            )
         return out.logits[0]
 
     def truncate(self, n: int) -> None:
@@ -82,6 +86,8 @@ class TorchEngine:
             self.cache.crop(-n)  # transformers 5.x: a negative length drops that many entries
 
     def reset(self) -> None:
+        from transformers import DynamicCache
+
         self.cache = DynamicCache(config=self.model.config)
 
     @property

@@ -18,7 +18,6 @@ import os
 from pathlib import Path
 
 import numpy as np
-import torch
 from editllm.editor.errors import EditError
 
 _QUIET = None  # the one log callback, alive as long as the process (llama.cpp keeps a raw pointer to it)
@@ -70,7 +69,7 @@ class LlamaCppEngine:
         self.memory = ll.llama_get_memory(self.ctx)
         vocab = ll.llama_model_get_vocab(self.model)
         self.n_vocab = self.vocab_size = ll.llama_vocab_n_tokens(vocab)
-        self.tokenizer = tokenizer  # the HF tokenizer of the same model: prompts and drafts are its ids
+        self.tokenizer = tokenizer  # HF or editor.tokenizer's light one: prompts and drafts are its ids
         candidates = {ll.llama_vocab_eos(vocab), ll.llama_vocab_eot(vocab)}
         if tokenizer is not None:
             candidates |= set(tokenizer.all_special_ids)
@@ -80,11 +79,11 @@ class LlamaCppEngine:
         self.batch = ll.llama_batch_init(n_batch, 0, 1)
         self.length = 0  # tokens in the cache
 
-    def forward(self, ids: list[int], keep: int) -> torch.Tensor:
+    def forward(self, ids: list[int], keep: int) -> np.ndarray:
         """Append `ids`; return float32 logits of the last `keep` positions, shape (keep, vocab).
 
-        The rows are a view of llama.cpp's buffer (`torch.from_numpy`, no copy): use them before the
-        next call, as the verify loop does. Long inputs go in
+        The rows are a numpy view of llama.cpp's buffer (no copy, and no torch: this path never imports
+        it): use them before the next call, as the verify loop does. Long inputs go in
         `n_batch` chunks; `keep` rows must fit in the last chunk (they are a draft plus one token).
         """
         n = len(ids)
@@ -110,7 +109,7 @@ class LlamaCppEngine:
                 raise EditError(f"llama.cpp decode failed (code {rc})")
             self.length += end - start
         ptr = ll.llama_get_logits(self.ctx)
-        return torch.from_numpy(np.ctypeslib.as_array(ptr, shape=(keep, self.n_vocab)))
+        return np.ctypeslib.as_array(ptr, shape=(keep, self.n_vocab))
 
     def truncate(self, n: int) -> None:
         """Drop the last `n` cache entries (the rejected part of a draft)."""

@@ -12,14 +12,15 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
 from editllm.editor.config import DEFAULT_MODEL
 from editllm.editor.errors import EditError
 from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
@@ -29,6 +30,9 @@ from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
     cache_dir,
     check_model_spec,
 )
+
+if TYPE_CHECKING:  # torch is imported only where a torch model is loaded (seconds): not on the llama.cpp path
+    import torch
 
 
 @contextmanager
@@ -75,6 +79,7 @@ def convert_gguf(gguf: Path, dest: Path) -> Path:
     transformers flags a GGUF-loaded model as quantized and refuses to save it, although its Linear
     weights are already dense; clearing the quantizer flags first is what makes `save_pretrained` work.
     """
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     kwargs: dict = {"gguf_file": gguf.name}
@@ -143,17 +148,38 @@ def gguf_of(spec: str, log=None) -> Path | None:
 
 
 def gguf_tokenizer(gguf: Path):
-    """The HF tokenizer of a GGUF, rebuilt from its metadata once and cached (a few MB): the llama.cpp
-    engine decodes with the same token ids the prompt builder, drafter and matcher use."""
-    from transformers import AutoTokenizer
+    """The tokenizer of a GGUF, with the same token ids the prompt builder, drafter and matcher use.
+
+    The first use rebuilds transformers' tokenizer from the GGUF's metadata and caches it (a few MB),
+    with a light copy (`editor.tokenizer`) checked against it; later uses load the light copy without
+    importing transformers (2-7 s here). A tokenizer the light copy cannot mirror stays on transformers.
+    """
+    from editllm.editor.tokenizer import META, LightTokenizer, save_light
 
     st = gguf.stat()
     where = cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}"
+    light = LightTokenizer.load(where)
+    if light is not None:
+        return light
+    from transformers import AutoTokenizer
+
+    quiet_transformers()
     if not (where / "tokenizer.json").exists():
         where.parent.mkdir(parents=True, exist_ok=True)
         with replaced_dir(where, ".tokenizer-") as tmp:
             AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
-    return AutoTokenizer.from_pretrained(where)
+    hf = AutoTokenizer.from_pretrained(where)
+    if not (where / META).exists() and save_light(hf, where):
+        return LightTokenizer.load(where)
+    return hf
+
+
+def quiet_transformers() -> None:
+    """transformers' load bars and warnings would clutter stderr and hooks; called where it is imported."""
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
 
 
 def resolve_model(spec: str, log=None) -> Path | str:
@@ -169,12 +195,38 @@ def resolve_model(spec: str, log=None) -> Path | str:
 
 
 def pick_device(device: str) -> str:
-    """`auto` means CUDA when present, else CPU."""
+    """`auto` means CUDA when present, else CPU. Where CUDA surely is not there, torch is not asked
+    (importing it costs seconds on the llama.cpp path)."""
     if device == "auto":
+        if not cuda_possible():
+            return "cpu"
+        import torch
+
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise EditError("--device cuda: no CUDA device is available")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise EditError("--device cuda: no CUDA device is available")
     return device
+
+
+def cuda_possible() -> bool:
+    """False when torch could not see a CUDA device, told without importing it: macOS, a CPU-only
+    torch wheel (`+cpu`), or Linux with no NVIDIA device node (native `/dev/nvidia*`, WSL's `/dev/dxg`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if sys.platform == "darwin":
+        return False
+    try:
+        if "+cpu" in version("torch"):
+            return False
+    except PackageNotFoundError:
+        return False
+    if sys.platform.startswith("linux"):
+        dev = Path("/dev")
+        return any(dev.glob("nvidia[0-9]*")) or (dev / "dxg").exists()
+    return True
 
 
 def cpu_has_fast_bf16() -> bool:
@@ -188,6 +240,8 @@ def cpu_has_fast_bf16() -> bool:
 
 def pick_dtype(dtype: str, device: str) -> torch.dtype:
     """`auto`: bf16 on CUDA and on CPUs with bf16 units, else fp32."""
+    import torch
+
     names = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
              "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
     if dtype != "auto":
@@ -239,6 +293,7 @@ class LoadedModel:
     load_seconds: float
     engine_name: str = "torch"
     _engine: object = field(default=None, repr=False)
+    ready_seconds: float | None = None  # process start to loaded, imports included (`process_seconds`)
 
     @property
     def engine(self):
@@ -264,18 +319,21 @@ def load_model(
     log=None,
     engine: str = "auto",
 ) -> LoadedModel:
-    """Load model and tokenizer; the returned model is in eval mode on the chosen device."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+    """Load model and tokenizer; the returned model is in eval mode on the chosen device. The llama.cpp
+    engine imports neither torch nor transformers (seconds each on a small CPU)."""
     start = time.perf_counter()
     device = pick_device(device)
     if pick_engine(engine, spec, device, adapter) == "llamacpp":
+        gguf = gguf_of(spec, log)
+        tokenizer = gguf_tokenizer(gguf)  # its pipeline is read in a thread while llama.cpp loads the model
         from editllm.editor.llamacpp import LlamaCppEngine
 
-        gguf = gguf_of(spec, log)
-        tokenizer = gguf_tokenizer(gguf)
         llama = LlamaCppEngine(gguf, tokenizer, n_ctx=LLAMACPP_CONTEXT)
-        return LoadedModel(None, tokenizer, spec, "cpu", "gguf", time.perf_counter() - start, "llamacpp", llama)
+        return LoadedModel(None, tokenizer, spec, "cpu", "gguf", time.perf_counter() - start, "llamacpp", llama,
+                           ready_seconds=process_seconds())
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    quiet_transformers()
     torch_dtype = pick_dtype(dtype, device)
     where = resolve_model(spec, log)
     kwargs = {"trust_remote_code": trust_remote_code}
@@ -291,4 +349,16 @@ def load_model(
         model = PeftModel.from_pretrained(model, adapter)
         model = model.merge_and_unload()
     model.to(device).eval()
-    return LoadedModel(model, tokenizer, spec, device, torch_dtype, time.perf_counter() - start)
+    return LoadedModel(model, tokenizer, spec, device, torch_dtype, time.perf_counter() - start,
+                       ready_seconds=process_seconds())
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (Linux; None elsewhere): a load time that includes the
+    interpreter's start and every import, which `load_seconds` does not see."""
+    try:
+        after_name = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - int(after_name[19]) / os.sysconf("SC_CLK_TCK"))  # field 22: start time
+    except (OSError, ValueError, IndexError):
+        return None

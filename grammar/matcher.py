@@ -27,13 +27,22 @@ CLOSING = '"/>'
 
 
 def ll_tokenizer(tokenizer, vocab_size: int, eos: list[int]):
-    """llguidance's view of a HF tokenizer; built once per tokenizer, logits width and EOS set (about 2 s)."""
-    import llguidance.hf
+    """llguidance's view of a tokenizer; built once per tokenizer, logits width and EOS set (about 2 s).
+
+    Built from the `tokenizers` pipeline itself (`backend_tokenizer`, which transformers' fast
+    tokenizers and editor.tokenizer's light one both have), as `llguidance.hf.from_tokenizer` does,
+    but without importing transformers, which that module does at its top."""
+    from copy import copy
+
+    import llguidance
 
     built = _LL_TOKENIZERS.setdefault(tokenizer, {})
     key = (vocab_size, tuple(eos))
     if key not in built:
-        built[key] = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size, eos_token=eos)
+        backend = copy(tokenizer.backend_tokenizer)
+        backend.no_padding()
+        backend.no_truncation()
+        built[key] = llguidance.LLTokenizer(backend.to_str(), n_vocab=vocab_size, eos_token=eos)
     return built[key]
 
 
@@ -142,9 +151,11 @@ class ProgramMatcher:
                 allowed[e] = self.accepting()
         return torch.from_numpy(allowed)
 
-    def pick(self, logits: torch.Tensor, best: int | None = None) -> int | None:
+    def pick(self, logits: torch.Tensor | np.ndarray, best: int | None = None) -> int | None:
         """Greedy choice under the mask: the argmax (`best`, if the caller has it) when legal, the
-        usual case; else the argmax of the masked row, on the row's own device."""
+        usual case; else the argmax of the masked row, on the row's own device (a numpy row, from an
+        engine without torch, is viewed as a tensor: no copy)."""
+        logits = torch.as_tensor(logits)
         if best is None:
             best = int(logits.argmax())
         if self.allowed(best):

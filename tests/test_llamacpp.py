@@ -30,7 +30,7 @@ def test_logits_match_the_torch_model(engine, tiny_model_dir):
     with torch.no_grad():
         ref = model(torch.tensor([IDS])).logits[0, -5:].numpy()
     engine.reset()
-    got = engine.forward(IDS, keep=5).numpy().copy()
+    got = engine.forward(IDS, keep=5).copy()
     assert got.shape == ref.shape
     assert np.abs(got - ref).max() < 1e-2 * np.abs(ref).max()
     assert (got.argmax(-1) == ref.argmax(-1)).all()
@@ -39,15 +39,15 @@ def test_logits_match_the_torch_model(engine, tiny_model_dir):
 def test_truncate_then_forward_equals_never_having_seen_the_draft(engine):
     """A rejected draft leaves no trace: the rows after a crop are those of a clean run."""
     engine.reset()
-    clean = engine.forward(IDS[:60], keep=1).numpy().copy()
-    clean_next = engine.forward([IDS[60]], keep=1).numpy().copy()
+    clean = engine.forward(IDS[:60], keep=1).copy()
+    clean_next = engine.forward([IDS[60]], keep=1).copy()
     engine.reset()
     engine.forward(IDS[:50], keep=1)
     engine.forward(IDS[50:60] + [7, 8, 9, 10], keep=5)  # a draft of 4 wrong tokens rides along
     engine.truncate(4)
     assert engine.length == 60
     again = engine.forward([IDS[60]], keep=1)
-    assert np.allclose(again.numpy(), clean_next, atol=1e-3 * np.abs(clean_next).max())
+    assert np.allclose(again, clean_next, atol=1e-3 * np.abs(clean_next).max())
     assert int(again.argmax()) == int(clean_next.argmax())
     assert clean.shape == (1, engine.n_vocab)
 
@@ -56,10 +56,10 @@ def test_long_input_goes_in_chunks_with_kept_rows_in_the_last(engine):
     """More tokens than n_batch (64): chunked, and the kept rows are still the last positions."""
     ids = IDS + IDS[15:]  # 195 tokens
     engine.reset()
-    rows = engine.forward(ids, keep=3).numpy().copy()
+    rows = engine.forward(ids, keep=3).copy()
     engine.reset()
     engine.forward(ids[:-3], keep=1)
-    one_by_one = [engine.forward([t], keep=1).numpy().copy()[0] for t in ids[-3:]]
+    one_by_one = [engine.forward([t], keep=1).copy()[0] for t in ids[-3:]]
     assert engine.length == len(ids)
     assert (rows.argmax(-1) == np.array([r.argmax() for r in one_by_one])).all()
 
