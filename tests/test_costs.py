@@ -31,7 +31,7 @@ def test_draft_length_follows_the_costs_and_the_acceptance():
     gpu = CostSchedule(step=0.020, per_token=0.0001)  # batching nearly free
     assert 1 <= cpu.current and gpu.current >= 4 * cpu.current
     before = cpu.current
-    for _ in range(6):
+    for _ in range(10):
         cpu.update(0, 16)  # rejected at the first token, again and again
     assert cpu.current < before and cpu.p < 0.5
     for _ in range(20):
