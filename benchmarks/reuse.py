@@ -51,12 +51,16 @@ def adapter_identity(adapter: str | None) -> dict | None:
 
 
 def run_settings(lm: LoadedModel, opts: EditOptions, adapter: str | None) -> dict:
-    """The settings that shape a run's records (results.json's `settings`)."""
+    """The settings that shape a run's records (results.json's `settings`). The engine's measured
+    forward costs are among them: they choose the draft lengths of the `cost` schedule (editor.costs;
+    cached per machine, so a second run on the same machine matches)."""
+    from editllm.editor.costs import engine_costs
+
     return {
         "engine": lm.engine_name, "model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
         "focus": opts.focus, "layout": opts.layout, "draft": opts.draft, "gamma": opts.gamma,
         "max_new_tokens": opts.max_new_tokens, "adapter": adapter_identity(adapter),
-        "prompt_version": prompt_version(),
+        "prompt_version": prompt_version(), "costs": engine_costs(lm.engine).as_dict(),
     }
 
 

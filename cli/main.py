@@ -237,7 +237,7 @@ def fix(
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     seed: int = typer.Option(0, "--seed"),
     draft: str = typer.Option(DEFAULT_DRAFT, "--draft", hidden=True,
-                              help="spec draft schedule: fixed:K or adaptive:START,GROW,MAX,AFTER_MISS"),
+                              help="spec draft schedule: cost[:MAX], fixed:K or adaptive:START,GROW,MAX,AFTER_MISS"),
     adapter: str = ADAPTER,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
     stats: bool = STATS,

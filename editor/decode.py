@@ -35,7 +35,10 @@ class DecodeStats:
     prompt_tokens: int = 0
     output_tokens: int = 0
     forwards: int = 0  # prefill included
-    prefill_seconds: float = 0.0
+    prefill_seconds: float = 0.0  # to the first output token, prefix included
+    prefix_tokens: int = 0  # fixed prompt prefix already in the cache before the prefill (Engine.start)
+    prefix_seconds: float = 0.0  # what getting it there took (part of prefill_seconds)
+    prefix_source: str = ""  # "memory", "disk" (a saved state loaded) or "read"; "" without a prefix
     decode_seconds: float = 0.0
     copy_attempts: int = 0
     copied_tokens: int = 0  # drafted tokens the model accepted
@@ -159,6 +162,7 @@ class Decoder:
         on_progress: Callable[[int, float], None] | None = None,
         steer: Steer | None = None,
         stats: DecodeStats | None = None,
+        prefix: int = 0,
     ) -> tuple[list[int], DecodeStats]:
         """Decode until EOS, `stop(output_ids)`, `max_new_tokens` (None: no cap) or a dead end;
         return the output ids (picked and verified tokens, not what `steer.feed` added) and stats
@@ -166,13 +170,16 @@ class Decoder:
 
         With sampling, each drafted token is checked by sampling the model's own distribution at
         its position and comparing: accepted tokens are then distributed exactly as in plain sampling.
+
+        `prefix`: the first that many prompt ids are the fixed part every request shares; an engine
+        with `start` brings them into the cache from memory or a saved state instead of reading them.
         """
         steer = steer or Free()
         stats = stats or DecodeStats(mode=mode, prompt_tokens=len(prompt_ids))
         engine = self.engine
-        engine.reset()
         start = time.perf_counter()
-        rows = engine.forward(prompt_ids, keep=1)
+        have = self.begin(prompt_ids, prefix, stats)
+        rows = engine.forward(prompt_ids[have:], keep=1)
         token = steer.pick(rows[0], self.choose(rows)[0])
         stats.forwards = 1
         stats.prefill_seconds = time.perf_counter() - start
@@ -228,3 +235,20 @@ class Decoder:
         stats.output_tokens = len(out)
         stats.decode_seconds = time.perf_counter() - start - stats.prefill_seconds
         return out, stats
+
+    def begin(self, prompt_ids: list[int], prefix: int, stats: DecodeStats) -> int:
+        """Start the engine's sequence; return how many prompt ids are in its cache already (the
+        fixed prefix, from Engine.start), leaving at least one for the prefill's logits."""
+        engine = self.engine
+        begin = getattr(engine, "start", None)
+        if prefix <= 0 or begin is None:
+            engine.reset()
+            return 0
+        t0 = time.perf_counter()
+        have, stats.prefix_source = begin(prompt_ids[:prefix])
+        if have >= len(prompt_ids):  # the whole prompt is the prefix: read its last token again
+            engine.truncate(have - len(prompt_ids) + 1)
+            have = len(prompt_ids) - 1
+        stats.prefix_tokens = have
+        stats.prefix_seconds = time.perf_counter() - t0
+        return have

@@ -12,7 +12,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-DEFAULT_DRAFT = "adaptive:32,2,256,16"  # DraftSchedule's defaults as a spec string, for options and flags
+DEFAULT_DRAFT = "cost"  # CostSchedule from the engine's measured costs (editor.costs); DraftSchedule() without them
+ADAPTIVE_DRAFT = "adaptive:32,2,256,16"  # DraftSchedule's defaults as a spec string
 
 
 @dataclass
@@ -38,11 +39,19 @@ class DraftSchedule:
     def fixed(cls, k: int) -> DraftSchedule:
         return cls(start=k, grow=1.0, maximum=k, after_miss=k)
 
+    def restart(self) -> None:
+        """A new sequence: back to the first length."""
+        self.current = self.start
+
     @classmethod
     def parse(cls, spec: str) -> DraftSchedule:
-        """`fixed:10` or `adaptive:START,GROW,MAX,AFTER_MISS` (e.g. DEFAULT_DRAFT)."""
+        """`fixed:10` or `adaptive:START,GROW,MAX,AFTER_MISS` (e.g. ADAPTIVE_DRAFT). `cost[:MAX]` needs
+        the engine's costs (editor.costs.draft_schedule); without them it means the adaptive default."""
         kind, _, args = spec.partition(":")
         try:
+            if kind == "cost":
+                cost_maximum(spec)
+                return cls()
             if kind == "fixed":
                 return cls.fixed(int(args or 10))
             if kind == "adaptive":
@@ -52,7 +61,8 @@ class DraftSchedule:
                 return cls(int(start), float(grow), int(maximum), int(after))
         except ValueError:
             pass
-        raise ValueError(f"bad draft schedule {spec!r}: use fixed:K or adaptive:START,GROW,MAX,AFTER_MISS")
+        raise ValueError(f"bad draft schedule {spec!r}: use cost, cost:MAX, fixed:K or "
+                         "adaptive:START,GROW,MAX,AFTER_MISS")
 
     def update(self, accepted: int, drafted: int) -> None:
         if drafted and accepted == drafted:
@@ -61,10 +71,72 @@ class DraftSchedule:
             self.current = self.after_miss
 
 
+def cost_maximum(spec: str) -> int:
+    """The longest draft `cost` or `cost:MAX` allows (default 256)."""
+    _, _, args = spec.partition(":")
+    maximum = int(args) if args else 256
+    if maximum < 1:
+        raise ValueError(spec)
+    return maximum
+
+
+@dataclass
+class CostSchedule:
+    """Each draft's length by expected accepted tokens per second, from the engine's measured costs.
+
+    A forward of k tokens costs `step + per_token * k` seconds (editor.costs fits it). Under a
+    geometric acceptance model (each drafted token accepted with probability p, until the first
+    rejection) a draft of d tokens yields 1 + p(1 - p^d)/(1 - p) tokens, the model's own next token
+    included; the chosen d maximises that over the forward's cost. p is estimated from the drafter's
+    feedback (accepted tokens over accepted tokens plus rejections, recent drafts weighted more),
+    starting from a prior. Why: on llama.cpp a batched token costs a third of a step, so a 256-token
+    draft rejected early costs several seconds (issue 21), while on torch float32 or a GPU, where it
+    costs a twentieth, long drafts pay. The length is still capped by what the γ-gram match offers
+    (CopyDrafter.propose), and any length is lossless: verification decides what is kept.
+    """
+
+    step: float
+    per_token: float
+    maximum: int = 256
+    prior_accepted: float = 19.0  # prior p = 0.95, worth about one draft of evidence
+    prior_rejected: float = 1.0
+    decay: float = 0.8  # weight of the past per feedback: acceptance changes between copied and edited regions
+    accepted: float = field(init=False, default=0.0)
+    rejected: float = field(init=False, default=0.0)
+
+    def __post_init__(self) -> None:
+        self.restart()
+
+    def restart(self) -> None:
+        self.accepted, self.rejected = self.prior_accepted, self.prior_rejected
+
+    @property
+    def p(self) -> float:
+        return self.accepted / (self.accepted + self.rejected)
+
+    @property
+    def current(self) -> int:
+        """The draft length with the most expected tokens per second (at least 1, so that feedback
+        keeps coming); the value is unimodal in d, so the scan stops at its peak."""
+        p, best, best_rate = min(self.p, 1 - 1e-9), 1, 0.0
+        gain = 1.0
+        for d in range(1, self.maximum + 1):
+            gain += p**d  # 1 + p + ... + p^d expected tokens from a forward of 1 + d
+            rate = gain / (self.step + self.per_token * (d + 1))
+            if rate < best_rate:
+                break
+            best, best_rate = d, rate
+        return best
+
+    def update(self, accepted: int, drafted: int) -> None:
+        self.accepted = self.decay * self.accepted + accepted
+        self.rejected = self.decay * self.rejected + (1.0 if accepted < drafted else 0.0)
+
+
 class CopyDrafter:
     """γ-gram index over prompt + output with a positional prior for the next copy."""
 
-    def __init__(self, gamma: int = 3, schedule: DraftSchedule | None = None) -> None:
+    def __init__(self, gamma: int = 3, schedule: DraftSchedule | CostSchedule | None = None) -> None:
         self.gamma = gamma
         self.schedule = schedule or DraftSchedule()
         self.seq: list[int] = []
@@ -77,7 +149,7 @@ class CopyDrafter:
         self.seq = []
         self.index = {}
         self.cursor = source_start
-        self.schedule.current = self.schedule.start
+        self.schedule.restart()
         for token in prompt_ids:
             self.append(token)
 

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from editllm.editor.config import CHOICES
+from editllm.editor.costs import draft_schedule
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
-from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
+from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
@@ -64,6 +65,16 @@ class EditResult:
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
     return lm.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]
+
+
+def prefix_length(lm: LoadedModel, prompt: Prompt, ids: list[int]) -> int:
+    """How many of the prompt's ids are its fixed prefix (editor.prefix); 0 when the prefix's own ids
+    are not a prefix of them (a tokenizer that merges across the boundary), so a saved state is
+    only ever used for exactly the tokens it holds."""
+    if not prompt.prefix:
+        return 0
+    head = lm.tokenizer(prompt.prefix, add_special_tokens=False)["input_ids"]
+    return len(head) if ids[: len(head)] == head else 0
 
 
 def source_offset(lm: LoadedModel, prompt: Prompt) -> int:
@@ -143,9 +154,10 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
             return body is not None and end_of_file(body, prompt.fence) is not None
     drafter = None
     if opts.mode == "spec":
-        drafter = CopyDrafter(opts.gamma, DraftSchedule.parse(opts.draft))
+        drafter = CopyDrafter(opts.gamma, draft_schedule(opts.draft, lm.engine))
     out_ids, stats = opts.generate(lm, ids, max_new, stop) if opts.generate else decoder.run(
-        ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress
+        ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress,
+        prefix=prefix_length(lm, prompt, ids),
     )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)

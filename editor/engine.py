@@ -41,6 +41,14 @@ class Engine(Protocol):
         """Tokens in the cache."""
         ...
 
+    def start(self, prefix_ids: list[int]) -> tuple[int, str]:
+        """Begin a new sequence whose first tokens are the fixed `prefix_ids` (the prompt's part that
+        is the same for every request, editor.prompt). The cache then holds the first n of them, n
+        returned with where they came from ("memory": kept from the last run, "disk": a saved state,
+        "read": read now); the decoder feeds the rest of the prompt. Optional: the decoder resets
+        engines without it. Lossless: the cache is exactly what reading the prefix would leave."""
+        ...
+
 
 def eos_ids(model, tokenizer) -> set[int]:
     """Every id that ends generation: the tokenizer's EOS and the generation config's."""
@@ -67,6 +75,7 @@ class TorchEngine:
         self.device = next(model.parameters()).device
         self.vocab_size = int(model.config.vocab_size)
         self.eos = frozenset(eos_ids(model, tokenizer))
+        self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start)
         self.reset()
 
     def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
@@ -84,11 +93,28 @@ class TorchEngine:
     def truncate(self, n: int) -> None:
         if n > 0:
             self.cache.crop(-n)  # transformers 5.x: a negative length drops that many entries
+            if self.length < len(self.held):
+                self.held = ()
 
     def reset(self) -> None:
         from transformers import DynamicCache
 
         self.cache = DynamicCache(config=self.model.config)
+        self.held = ()
+
+    def start(self, prefix_ids: list[int]) -> tuple[int, str]:
+        """The Engine's `start`: the prefix's cache entries are kept in memory and the cache is
+        cropped back to them for the next run; no file on disk (a torch load takes seconds anyway)."""
+        ids = tuple(prefix_ids)
+        if ids and self.held == ids and self.length >= len(ids):
+            self.truncate(self.length - len(ids))
+            return len(ids), "memory"
+        self.reset()
+        if not ids:
+            return 0, ""
+        self.forward(list(ids), keep=1)
+        self.held = ids
+        return len(ids), "read"
 
     @property
     def length(self) -> int:

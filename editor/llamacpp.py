@@ -13,12 +13,14 @@ llama.cpp's own logits buffer (no copy) that stays valid until the next call.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from pathlib import Path
 
 import numpy as np
 from editllm.editor.errors import EditError
+from editllm.editor.prefix import file_identity, load_state, save_state, state_header, state_path
 
 _QUIET = None  # the one log callback, alive as long as the process (llama.cpp keeps a raw pointer to it)
 
@@ -78,6 +80,10 @@ class LlamaCppEngine:
         self.n_batch = n_batch
         self.batch = ll.llama_batch_init(n_batch, 0, 1)
         self.length = 0  # tokens in the cache
+        # what a saved prefix state depends on (editor.prefix); a LoRA sets "adapter" when it is applied
+        self.identity = {"engine": "llamacpp", "llama_cpp": getattr(ll, "__version__", ""), "n_ctx": n_ctx,
+                         "model": file_identity(gguf), "adapter": None}
+        self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start), kept across runs
 
     def forward(self, ids: list[int], keep: int) -> np.ndarray:
         """Append `ids`; return float32 logits of the last `keep` positions, shape (keep, vocab).
@@ -117,11 +123,48 @@ class LlamaCppEngine:
             return
         self.ll.llama_memory_seq_rm(self.memory, 0, self.length - n, -1)
         self.length -= n
+        if self.length < len(self.held):
+            self.held = ()
 
     def reset(self) -> None:
         """Empty the cache for the next request."""
         self.ll.llama_memory_clear(self.memory, True)
         self.length = 0
+        self.held = ()
+
+    def start(self, prefix_ids: list[int]) -> tuple[int, str]:
+        """Begin a sequence whose first tokens are the fixed `prefix_ids`: the cache then holds them.
+
+        Kept from the last run ("memory": the cells after them are dropped), else loaded from the
+        state saved in the cache dir ("disk"), else read and saved for the next process ("read").
+        Returns (tokens of the prefix now in the cache, where they came from). A state that does not
+        match or does not load is ignored and rebuilt (editor.prefix)."""
+        ids = tuple(prefix_ids)
+        if ids and self.held == ids and self.length >= len(ids):
+            self.truncate(self.length - len(ids))
+            return len(ids), "memory"
+        self.reset()
+        if not ids or len(ids) >= self.n_ctx:
+            return 0, ""
+        ll = self.ll
+        header = state_header(self.identity, ids)
+        path = state_path(header)
+        data = load_state(path, header)
+        if data is not None:
+            buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+            if (ll.llama_state_seq_set_data(self.ctx, buf, len(data), 0) == len(data)
+                    and ll.llama_memory_seq_pos_max(self.memory, 0) == len(ids) - 1):
+                self.length, self.held = len(ids), ids
+                return len(ids), "disk"
+            self.reset()
+        self.forward(list(ids), keep=1)
+        size = ll.llama_state_seq_get_size(self.ctx, 0)
+        buf = (ctypes.c_uint8 * size)()
+        written = ll.llama_state_seq_get_data(self.ctx, buf, size, 0)
+        with contextlib.suppress(OSError):  # a read-only cache dir costs speed, not correctness
+            save_state(path, header, bytes(buf)[:written])
+        self.held = ids
+        return len(ids), "read"
 
     def close(self) -> None:
         if getattr(self, "ctx", None):

@@ -56,6 +56,7 @@ class Layout:
     complete_wording: bool = True  # ask explicitly for every line of the file
     prefill_fence: bool = True  # the assistant turn starts with the opening fence
     system: bool = True  # our system prompt (else the model's default)
+    fixed_first: bool = True  # the fixed wording before the file, so the prompt starts with a fixed prefix
 
 
 LAYOUTS = {
@@ -64,6 +65,7 @@ LAYOUTS = {
     "no-complete-wording": Layout(complete_wording=False),
     "no-prefill": Layout(prefill_fence=False),
     "no-system": Layout(system=False),
+    "fixed-last": Layout(fixed_first=False),  # the layout before the saved prefix state (no fixed prefix)
 }
 
 
@@ -75,11 +77,19 @@ class Prompt:
     fence: str  # the closing fence the output must end with
     file_text: str  # the file as shown to the model (LF endings)
     prefilled: bool = True  # False: the model must open the fenced block itself
+    prefix: str = ""  # the start of `text` that is the same for every file and instruction (editor.prefix)
 
 
 def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
                    layout: Layout = LAYOUTS["default"]) -> Prompt:
-    """Prompt for rewrite and spec modes: the model writes the whole file back."""
+    """Prompt for rewrite and spec modes: the model writes the whole file back.
+
+    Everything that does not depend on the request (chat template start, system message, the wording
+    that asks for the whole file) comes first, so it is one fixed prefix whose cache state is saved
+    once and loaded instead of re-read (editor.prefix); path, file, instruction and the prefilled
+    fence follow. The fixed wording ends with a blank line, so the file's `File:` line starts a new
+    token and the prefix's token ids are a prefix of the whole prompt's ids.
+    """
     lang = language(path)
     fence = fence_for(file_text, 4 if lang in PROSE else 3)
     body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
@@ -88,14 +98,18 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     tail = ("Output the complete updated file in one fenced code block: every line, changed or not. "
             "Change only what the instruction asks for.") if layout.complete_wording else \
         "Output the updated file in a fenced code block."
-    user = code + ask + tail if layout.instruction_last else ask + code + tail
+    fixed = tail + "\n\n" if layout.fixed_first else ""
+    variable = code + ask if layout.instruction_last else ask + code
+    user = fixed + variable.rstrip("\n") if layout.fixed_first else variable + tail
     messages = [{"role": "user", "content": user}]
     if layout.system:
         messages.insert(0, {"role": "system", "content": SYSTEM})
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    at = head.find(user)
+    prefix = head[: at + len(fixed)] if layout.fixed_first and at >= 0 else ""
     if layout.prefill_fence:
-        return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text)
-    return Prompt(text=head, fence=fence, file_text=file_text, prefilled=False)
+        return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text, prefix=prefix)
+    return Prompt(text=head, fence=fence, file_text=file_text, prefilled=False, prefix=prefix)
 
 
 def strip_opening_fence(output: str, fence: str) -> str | None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from editllm.editor.models import LoadedModel
 
+IM_START = 151644  # `<|im_start|>`: every prompt's last part has one (the assistant turn), no output does
+
 
 class ScriptedModel(torch.nn.Module):
     """A fake causal LM that writes a fixed token script after the prompt, whatever it is shown.
@@ -30,8 +32,8 @@ class ScriptedModel(torch.nn.Module):
     def forward(self, input_ids, past_key_values, use_cache=True, logits_to_keep=1):
         past = past_key_values.get_seq_length()
         n = input_ids.shape[1]
-        if past == 0:
-            self.prompt_len = n
+        if past == 0 or IM_START in input_ids[0].tolist():  # the prompt, or its part after a kept prefix
+            self.prompt_len = past + n
         kv = torch.zeros(1, 1, n, 1)
         past_key_values.update(kv, kv, 0)
         logits = torch.zeros(1, logits_to_keep, self.vocab)

@@ -176,7 +176,8 @@ def test_reuse_refuses_a_baseline_made_with_other_settings(tmp_path, scripted_lm
     write_report({"records": [], "settings": settings}, tmp_path)
     assert load_previous(tmp_path, settings) == {}
     changed = {"dtype": "bfloat16", "focus": False, "layout": "no-system", "draft": "fixed:10",
-               "adapter": {"path": "a/", "sha256": "00"}, "prompt_version": "0" * 12, "model": "other"}
+               "adapter": {"path": "a/", "sha256": "00"}, "prompt_version": "0" * 12, "model": "other",
+               "costs": {"step_ms": 1.0, "per_token_ms": 1.0}}
     for key, value in changed.items():
         with pytest.raises(EditError, match=f"made with {key} = .* this run uses"):
             load_previous(tmp_path, settings | {key: value})

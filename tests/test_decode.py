@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from editllm.editor.decode import Decoder, TailStop
-from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
+from editllm.editor.drafter import ADAPTIVE_DRAFT, DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.source import SourceFile
 from hypothesis import HealthCheck, given, settings
@@ -129,6 +129,7 @@ def test_sampling_runs_and_is_seeded(tiny_lm):
 
 
 def test_default_draft_spec_is_the_schedule_defaults():
-    """Flags and options name the default by DEFAULT_DRAFT; it must mean DraftSchedule()."""
-    assert DraftSchedule.parse(DEFAULT_DRAFT) == DraftSchedule()
+    """Flags and options name the default by DEFAULT_DRAFT (`cost`, editor.costs); without an engine's
+    costs it means DraftSchedule(), whose defaults ADAPTIVE_DRAFT spells out."""
+    assert DraftSchedule.parse(DEFAULT_DRAFT) == DraftSchedule() == DraftSchedule.parse(ADAPTIVE_DRAFT)
     assert DraftSchedule.parse("fixed:10") != DraftSchedule()

@@ -1,0 +1,159 @@
+"""What a forward costs on this engine and machine: timed once, fitted as a + b·k, cached per machine.
+
+Why: the best draft length depends on how a batched forward's cost grows with its size, and that
+differs by an order of magnitude between engines (llama.cpp on a CPU: a step ~68 ms, a batched token
+~25 ms; torch float32: ~470 ms and ~26 ms; a GPU: nearly flat). editor.drafter.CostSchedule picks
+each draft by expected accepted tokens per second from these numbers. Timing takes a few seconds on
+a 1.5B model, so the fit is saved as JSON under the cache dir, keyed by the CPU model (from
+/proc/cpuinfo), core count, GPU name and the engine's identity (model file, engine, context size).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from editllm.editor.drafter import CostSchedule, DraftSchedule, cost_maximum
+from editllm.editor.modelspec import cache_dir
+
+SIZES = (1, 4, 16, 64)  # tokens in one timed forward: a decode step and three draft sizes
+CONTEXT = 64  # tokens in the cache before the timed forwards, as in a real run (attention is not free)
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Costs:
+    """A forward of k tokens costs about `step + per_token * k` seconds; `times` are the measured
+    (k, seconds) pairs the fit came from."""
+
+    step: float
+    per_token: float
+    times: tuple[tuple[int, float], ...] = ()
+
+    def of(self, k: int) -> float:
+        return self.step + self.per_token * k
+
+    def as_dict(self) -> dict:
+        """Rounded to 0.1 ms: the bench's --reuse compares them (a re-measurement differs in noise)."""
+        return {"step_ms": round(self.step * 1e3, 1), "per_token_ms": round(self.per_token * 1e3, 1)}
+
+
+def fit(times: dict[int, float]) -> Costs:
+    """Least squares of seconds against k, weighted by 1/seconds² (relative error), so the one-token
+    step counts as much as the 64-token batch. Both coefficients are kept positive."""
+    ks = sorted(times)
+    w = [1.0 / max(times[k], 1e-9) ** 2 for k in ks]
+    sw = sum(w)
+    mk = sum(wi * k for wi, k in zip(w, ks, strict=True)) / sw
+    mt = sum(wi * times[k] for wi, k in zip(w, ks, strict=True)) / sw
+    var = sum(wi * (k - mk) ** 2 for wi, k in zip(w, ks, strict=True))
+    cov = sum(wi * (k - mk) * (times[k] - mt) for wi, k in zip(w, ks, strict=True))
+    per_token = max(cov / var if var else 0.0, 1e-7)
+    step = max(mt - per_token * mk, 1e-6)
+    return Costs(step, per_token, tuple((k, times[k]) for k in ks))
+
+
+def measure(engine, sizes: tuple[int, ...] = SIZES, repeats: int = 2) -> Costs:
+    """Time forwards of each size after CONTEXT tokens (fastest of `repeats`), then fit. The engine is
+    reset before and after; the tokens are arbitrary ids (cost does not depend on which)."""
+    engine.reset()
+    engine.forward([1000 + k for k in range(CONTEXT)], keep=1)
+    times: dict[int, float] = {}
+    for k in sizes:
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            rows = engine.forward([2000 + j for j in range(k)], keep=k)
+            int(rows[-1].argmax())  # waits for an asynchronous device
+            best = min(best, time.perf_counter() - t0)
+            engine.truncate(k)
+        times[k] = best
+    engine.reset()
+    return fit(times)
+
+
+def cpu_name() -> str:
+    """The CPU model, as /proc/cpuinfo names it (empty where there is none)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return ""
+
+
+def engine_identity(engine) -> dict | None:
+    """What the costs depend on besides the machine; None for an engine that names no model (test
+    doubles), whose costs are measured but not saved."""
+    identity = getattr(engine, "identity", None)
+    if identity is not None:
+        return dict(identity)
+    model = getattr(engine, "model", None)
+    name = getattr(getattr(model, "config", None), "_name_or_path", "")
+    if not name:
+        return None
+    device = getattr(engine, "device", "")
+    gpu = ""
+    if getattr(device, "type", "") == "cuda":
+        import torch
+
+        gpu = torch.cuda.get_device_name(device)
+    return {"engine": "torch", "model": name, "dtype": str(getattr(model, "dtype", "")), "device": str(device),
+            "gpu": gpu}
+
+
+def costs_path(key: dict) -> Path:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    return cache_dir() / "costs" / f"{digest}.json"
+
+
+def engine_costs(engine) -> Costs:
+    """The engine's costs: from the engine object, else the cache dir, else measured now and saved."""
+    known = getattr(engine, "_costs", None)
+    if known is not None:
+        return known
+    identity = engine_identity(engine)
+    key = {"format": FORMAT, "cpu": cpu_name(), "cores": os.cpu_count(), "engine": identity}
+    path = costs_path(key) if identity is not None else None
+    costs = _load(path, key) if path is not None else None
+    if costs is None:
+        costs = measure(engine)
+        if path is not None:
+            _save(path, key, costs)
+    with contextlib.suppress(AttributeError):
+        engine._costs = costs
+    return costs
+
+
+def _load(path: Path, key: dict) -> Costs | None:
+    """Saved costs for exactly `key`; anything unreadable or for another key is measured again."""
+    try:
+        d = json.loads(path.read_text())
+        if d["key"] != json.loads(json.dumps(key)):
+            return None
+        return Costs(float(d["step"]), float(d["per_token"]), tuple((int(k), float(t)) for k, t in d["times"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _save(path: Path, key: dict, costs: Costs) -> None:
+    """Atomic write; a read-only cache dir only means measuring again next time."""
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": key} | asdict(costs), indent=1))
+        os.replace(tmp, path)
+
+
+def draft_schedule(spec: str, engine) -> DraftSchedule | CostSchedule:
+    """The schedule a `--draft` spec names on this engine: `cost[:MAX]` measures (or loads) the
+    engine's costs; `fixed:K` and `adaptive:...` need none."""
+    if spec.partition(":")[0] != "cost":
+        return DraftSchedule.parse(spec)
+    maximum = cost_maximum(spec)
+    costs = engine_costs(engine)
+    return CostSchedule(costs.step, costs.per_token, maximum)
