@@ -128,12 +128,13 @@ class InProcessGreedy:
 
 
 def llama_cpp_version(binary: Path) -> str | None:
-    """llama.cpp's build number and commit as `llama-server --version` prints them (e.g. "7312 (abc123)")."""
+    """llama.cpp's version as `llama-server --version` prints it ("0.5.0-dev (build 0, commit unknown)" for
+    the tree vendored in the bindings' sdist, which carries no git history: the bindings' version pins it)."""
     try:
         done = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    m = re.search(r"version:\s*(.+)", done.stdout + done.stderr)
+    m = re.search(r"version:\s*(.+)", done.stdout + done.stderr, re.IGNORECASE)
     return m.group(1).strip() if m else None
 
 
