@@ -21,7 +21,7 @@ def require_extra() -> None:
 COLUMNS = [
     ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),
     ("speedup_total", "speedup (total time)"), ("speedup_after_prompt", "speedup after the prompt (geomean)"),
-    ("seconds_total", "seconds"),
+    ("seconds_total", "seconds"), ("limit_ratio", "× limit"),
     ("tokens_per_forward", "tokens/forward"), ("copied_share", "copied share"), ("exact_match", "exact match"),
     ("tests_passed", "tests passed"), ("identical_to_rewrite", "identical to rewrite"),
     ("complete_output", "complete output"), ("merged", "merged"),
@@ -53,8 +53,21 @@ def markdown(results: dict) -> str:
     if summary:
         lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case. Each group of "
                      "cases has its own table: held-out numbers are never averaged with generated ones.")
+        if results.get("repeat", 1) > 1:
+            lines.append(f"Each (case, mode) ran {results['repeat']} times, interleaved case by case, round by "
+                         "round, mode by mode; seconds are medians (every run is in results.json).")
+        if any(r.get("limit_seconds") for r in results.get("records", [])):
+            lines.append("`× limit`: seconds over the limit, one forward over the prompt plus rewrite's output "
+                         "measured per case in this run.")
+        peers = (results.get("settings") or {}).get("peers")
+        if peers:
+            lines.append(f"Peers: llama.cpp {peers.get('llama.cpp')}, llama-cpp-python "
+                         f"{peers.get('llama-cpp-python')}, {peers.get('threads')} threads; server flags "
+                         + "; ".join(f"{k}: `{' '.join(v)}`" for k, v in (peers.get("server_flags") or {}).items()))
         for group, by_mode in summary.items():
             lines += ["", *_group_table(group, by_mode)]
+        lines += _per_case(results)
+        lines += _mismatches(results)
         errors = [r for r in results.get("records", []) if r.get("error")]
         if errors:
             lines += ["", "Errors:", ""]
@@ -72,6 +85,42 @@ def markdown(results: dict) -> str:
             lines.append(f"| {row['tokens']} | {row['one_forward_ms']} | {row['single_steps_ms']}{est} "
                          f"| {row['ratio']} |")
     return "\n".join(lines) + "\n"
+
+
+def _per_case(results: dict) -> list[str]:
+    """Each case's limit and each mode's seconds (÷ the limit), when the run measured limits."""
+    records = results.get("records", [])
+    if not any(r.get("limit_seconds") for r in records):
+        return []
+    modes = results.get("modes", [])
+    lines = ["", "Per case: seconds (× the case's limit)", "",
+             "| case | lines | limit s | " + " | ".join(modes) + " |", "|---" * (len(modes) + 3) + "|"]
+    by_case: dict[str, dict[str, dict]] = {}
+    for r in records:
+        by_case.setdefault(r["id"], {})[r["mode"]] = r
+    for cid, recs in by_case.items():
+        first = next(iter(recs.values()))
+        cells = []
+        for m in modes:
+            r = recs.get(m, {})
+            ratio = f" ({r['limit_ratio']:.2f}×)" if r.get("limit_ratio") else ""
+            cells.append(f"{_cell(r.get('seconds'))}{ratio}" if r.get("error") is None else "error")
+        lines.append(f"| {cid} | {first['lines']} | {_cell(first.get('limit_seconds'))} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _mismatches(results: dict) -> list[str]:
+    """Every lossless mode's text that is not rewrite's, with rewrite's top-2 logit gap where they part."""
+    parted = [r for r in results.get("records", []) if r.get("first_difference")]
+    if not parted:
+        return []
+    lines = ["", "Texts that differ from rewrite's (top-2 logit gap at the first differing token; < 0.1 is a "
+             "near-tie a batched forward can flip):", ""]
+    for r in parted:
+        d = r["first_difference"]
+        tie = "near-tie" if d["near_tie"] else "NOT a near-tie"
+        lines.append(f"- {r['mode']} ({r['id']}): token {d['token']}, gap {d['gap']} ({tie})")
+    return lines
 
 
 def _group_table(group: str, by_mode: dict) -> list[str]:

@@ -1,34 +1,43 @@
 """The benchmark runner behind `editllm bench`: every case in every mode on one loaded model.
 
-Modes are paired per case (same prompt, same model), so speedups are ratios of the same work.
-`hf-pld` is the peer a user would pick: transformers' own prompt-lookup decoding as the decoding loop of the
-same edit pipeline (prompt, focus, stop, merge: `EditOptions.generate`); `oracle` feeds the
-gold program through copy mode's runtime one op per forward (a reference, not a ceiling: a model decodes
-its ops token by token, and its program may differ from the gold one). Tests of the edited code run in
+Modes are paired per case (same prompt, same model), so speedups are ratios of the same work; with
+`repeat` > 1 the runs interleave (case by case, round by round, mode by mode) so that a busy moment of
+the machine hits every mode of a round alike, and each record keeps every run's seconds and their median.
+Peers are decoding loops plugged into the same edit pipeline (prompt, focus, stop, merge:
+`EditOptions.generate`): `hf-pld` (transformers' prompt-lookup decoding) and llama.cpp's own decoders
+(`editllm.bench.peers`: llama-server greedy, its n-gram speculation, a whole-file rewrite through it,
+llama-cpp-python's high-level greedy). `oracle` feeds the gold program through copy mode's runtime one op
+per forward (a reference, not a ceiling: a model decodes its ops token by token, and its program may
+differ from the gold one). Each case's limit is measured in the same run: one forward over the prompt plus
+rewrite's output, what any lossless decoder must at least read. Tests of the edited code run in
 `editllm.bench.sandbox`, because model output is untrusted code.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
 
 import torch
 from editllm.bench.cases import Case
+from editllm.bench.peers import PEER_MODES, Peers
 from editllm.bench.prose_metrics import precision, recall, unrequested
 from editllm.bench.sandbox import run_tests
 from editllm.bench.stats import summarize_groups
 from editllm.editor.copymode import ProgramFailed, run_oracle
-from editllm.editor.decode import DecodeStats, eos_ids
+from editllm.editor.decode import Decoder, DecodeStats, eos_ids
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
 
-ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld")
-LOSSLESS = ("rewrite", "spec", "hf-pld")  # the modes that must reproduce rewrite's text (copy and oracle do not)
+ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld", *PEER_MODES)
+# The modes that must reproduce rewrite's text (copy and oracle do not; server-ngram-whole reads another prompt).
+LOSSLESS = ("rewrite", "spec", "hf-pld", "server", "server-ngram", "llamacpp-greedy")
+NEAR_TIE = 0.1  # a mismatch is a near-tie when rewrite's top-2 logits differ by less than this where they part
 
 
 class ForwardCounter:
@@ -73,8 +82,47 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
     return out, stats
 
 
-def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> dict:
-    """One (case, mode) record; errors are recorded, not raised."""
+def greedy_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callable[[list[int]], bool],
+                    temperature: float = 0.0, seed: int = 0) -> tuple[list[int], DecodeStats]:
+    """Our own rewrite loop exactly as `edit_file` runs it (no drafter), given as a `generate` hook so that
+    the bench sees rewrite's prompt and output ids (for the limit and the near-tie gaps)."""
+    return Decoder(lm.engine, temperature=temperature, seed=seed).run(ids, max_new, stop, mode="rewrite")
+
+
+def _traced(generate: Callable, trace: dict) -> Callable:
+    """`generate`, recording the prompt ids it was given and the output ids it returned into `trace`."""
+
+    def run(lm, ids, max_new, stop):
+        out, stats = generate(lm, ids, max_new, stop)
+        trace.update(prompt=list(ids), out=list(out))
+        return out, stats
+
+    return run
+
+
+def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | None, trace: dict) -> EditOptions:
+    """The edit options that run `mode`: a peer (and rewrite itself) as a traced `generate` hook on
+    rewrite's pipeline; server-ngram-whole with focus off (the whole file asked of the server)."""
+    if mode == "rewrite":
+        def loop(lm_, ids, max_new, stop):
+            return greedy_generate(lm_, ids, max_new, stop, opts.temperature, opts.seed)
+    elif mode == "hf-pld":
+        loop = hf_pld_generate
+    elif mode in PEER_MODES:
+        if peers is None:
+            raise EditError(f"mode {mode} needs the llama.cpp peers (editllm bench starts them)")
+        loop = peers.hook(mode, lm.engine.eos)
+    else:
+        return replace(opts, mode=mode)
+    focus = False if mode == "server-ngram-whole" else opts.focus
+    return replace(opts, mode="rewrite", generate=_traced(loop, trace), focus=focus)
+
+
+def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, peers: Peers | None = None,
+                  trace: dict | None = None) -> dict:
+    """One (case, mode) record; errors are recorded, not raised. `trace` (when given) receives the
+    prompt and output ids of a mode run through a hook, and every mode's raw output."""
+    trace = {} if trace is None else trace
     src = SourceFile(case.path, case.before)
     rec: dict = {"id": case.id, "kind": case.kind, "mode": mode, "lines": case.lines, "seconds": None,
                  "prompt_tokens": None, "output_tokens": None, "forwards": None, "tokens_per_forward": None,
@@ -87,17 +135,7 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
     start = time.perf_counter()
     unmerged_text = None
     try:
-        if mode in ("rewrite", "spec", "copy", "hf-pld"):
-            mode_opts = replace(opts, mode="rewrite", generate=hf_pld_generate) if mode == "hf-pld" else \
-                replace(opts, mode=mode)
-            result = edit_file(lm, src, case.instruction, mode_opts)
-            text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
-            rec["fallback"] = result.fallback
-            rec["focused"] = list(result.focused)
-            rec["program"] = getattr(result.stats, "program", None)
-            if merged and case.tests:  # what the user would have got without the merge
-                unmerged_text = result.unmerged_text
-        elif mode == "oracle":
+        if mode == "oracle":
             if case.after is None:
                 raise EditError("the case has no gold text for an oracle program")
             try:
@@ -106,6 +144,15 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions) -> 
             except (ProgramError, ProgramFailed) as exc:
                 raise EditError(f"oracle program failed: {exc}") from exc
             complete, merged = True, False
+        elif mode in ALL_MODES:
+            result = edit_file(lm, src, case.instruction, mode_options(lm, mode, opts, peers, trace))
+            text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
+            trace["raw"] = result.raw_output
+            rec["fallback"] = result.fallback
+            rec["focused"] = list(result.focused)
+            rec["program"] = getattr(result.stats, "program", None)
+            if merged and case.tests:  # what the user would have got without the merge
+                unmerged_text = result.unmerged_text
         else:
             raise EditError(f"mode {mode} is not built yet")
     except EditError as exc:
@@ -138,9 +185,14 @@ def prose_quality(case: Case, text: str) -> dict:
 
 def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOptions,
               on_record: Callable[[dict], None] | None = None,
-              previous: dict[tuple[str, str], dict] | None = None) -> dict:
-    """Run every case in every mode (rewrite first, so the others can be compared with it).
+              previous: dict[tuple[str, str], dict] | None = None, repeat: int = 1,
+              peers: Peers | None = None) -> dict:
+    """Run every case in every mode `repeat` times (rewrite first, so the others can be compared with it).
 
+    Runs interleave case by case, round by round, mode by mode; a case's records are then made from its
+    rounds (`merge_runs`: every run's seconds, their median) and get the case's limit (`measure_limit`,
+    once per round, median) and, for a lossless mode whose text is not rewrite's, the top-2 logit gap
+    where it parted from rewrite (`first_difference`). `on_record` hears every single run.
     `previous` records (same model, from `--reuse`) are taken instead of running that pair again.
     """
     modes = sorted(modes, key=lambda m: (m != "rewrite", ALL_MODES.index(m)))
@@ -151,68 +203,168 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
         pass
     records = []
     for case in cases:
+        runs: dict[str, list[dict]] = {m: [] for m in modes}
+        traces: dict[str, dict] = {}
+        limits: list[float] = []
+        for _round in range(repeat):
+            for mode in modes:
+                if previous and (case.id, mode) in previous:
+                    if runs[mode]:
+                        continue  # a reused record is one run, not one per round
+                    rec = dict(previous[(case.id, mode)], group=case.group)  # older records lack newer columns
+                    if case.edits is not None and rec["text"] is not None and rec.get("recall") is None:
+                        rec.update(prose_quality(case, rec["text"]))
+                else:
+                    trace: dict = {}
+                    rec = run_case_mode(lm, case, mode, opts, peers, trace)
+                    traces.setdefault(mode, trace)
+                runs[mode].append(rec)
+                if on_record:
+                    on_record(rec)
+            base = traces.get("rewrite", {})
+            if "out" in base and runs["rewrite"][-1]["error"] is None:
+                limits.append(measure_limit(lm, base["prompt"] + base["out"]))
+        limit = round(statistics.median(limits), 3) if limits else None
         texts: dict[str, str] = {}
         for mode in modes:
-            if previous and (case.id, mode) in previous:
-                rec = dict(previous[(case.id, mode)], group=case.group)  # older records lack newer columns
-                if case.edits is not None and rec["text"] is not None and rec.get("recall") is None:
-                    rec.update(prose_quality(case, rec["text"]))
-            else:
-                rec = run_case_mode(lm, case, mode, opts)
+            rec = merge_runs(runs[mode])
             if rec["text"] is not None:
                 texts[mode] = rec["text"]
             if "rewrite" in texts and rec["text"] is not None and mode in LOSSLESS:
                 rec["identical_to_rewrite"] = rec["text"] == texts["rewrite"]
+                if not rec["identical_to_rewrite"] and "out" in traces.get("rewrite", {}):
+                    rec["first_difference"] = first_difference(lm, traces["rewrite"], traces.get(mode, {}))
+            rec["limit_seconds"] = limit
+            rec["limit_ratio"] = round(rec["seconds"] / limit, 3) if limit and rec["seconds"] else None
             records.append(rec)
-            if on_record:
-                on_record(rec)
     return {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
-            "modes": modes, "cases": len(cases), "records": records,
+            "modes": modes, "cases": len(cases), "repeat": repeat, "records": records,
             "summary": summarize_groups(records, modes)}
+
+
+def merge_runs(runs: list[dict]) -> dict:
+    """One record from a (case, mode)'s runs: the first run's fields, `seconds` the median of every run's
+    (all kept in `seconds_runs`), and whether every run wrote the same text. A run that failed makes the
+    record failed (the error is what the report must show)."""
+    failed = [r for r in runs if r["error"] is not None]
+    rec = dict(failed[0] if failed else runs[0])
+    rec["seconds_runs"] = [r["seconds"] for r in runs if r["seconds"] is not None]
+    if not failed:
+        rec["seconds"] = round(statistics.median(rec["seconds_runs"]), 3)
+        prefill = [r["prefill_seconds"] for r in runs if r.get("prefill_seconds")]
+        rec["prefill_seconds"] = round(statistics.median(prefill), 3) if prefill else None
+        rec["same_text_every_run"] = all(r["text"] == rec["text"] for r in runs)
+    return rec
+
+
+def measure_limit(lm: LoadedModel, ids: list[int]) -> float:
+    """Seconds of one forward over `ids` (a case's prompt plus rewrite's output; the engine cuts it into
+    n_batch chunks), keeping one row of logits, after a short warm-up: what any lossless decoder must at
+    least spend reading that text once in batches (issue 21's limit)."""
+    engine = lm.engine
+    engine.reset()
+    engine.forward(ids[:16], keep=1)  # warm-up: first calls pay allocation
+    engine.reset()
+    start = time.perf_counter()
+    rows = engine.forward(ids, keep=1)
+    float(rows[0, 0])  # waits for the device (CUDA) before the clock stops
+    seconds = time.perf_counter() - start
+    engine.reset()
+    return seconds
+
+
+def first_difference(lm: LoadedModel, rewrite: dict, other: dict) -> dict | None:
+    """Where a lossless mode's output first parts from rewrite's, and rewrite's top-2 logit gap there
+    (prompt plus the common prefix, one forward on the engine). A gap under NEAR_TIE means a batched
+    forward may have flipped a near-tie; a larger one points at a bug.
+
+    The other mode's output ids are used when its hook recorded them (the peers); otherwise (spec) the
+    first of rewrite's tokens whose text its raw output does not continue."""
+    ref = rewrite["out"]
+    if "out" in other:
+        theirs = other["out"]
+        k = next((i for i, (a, b) in enumerate(zip(ref, theirs, strict=False)) if a != b), min(len(ref), len(theirs)))
+        other_token = theirs[k] if k < len(theirs) else None
+    elif "raw" in other:
+        k = _text_parting(lm.tokenizer, ref, other["raw"])
+        other_token = None
+    else:
+        return None
+    engine = lm.engine
+    engine.reset()
+    row = engine.forward(rewrite["prompt"] + ref[:k], keep=1)[0].float()
+    top = torch.topk(row, 2)
+    gap = float(top.values[0] - top.values[1])
+    engine.reset()
+    return {"token": k, "rewrite_token": ref[k] if k < len(ref) else None, "other_token": other_token,
+            "top2": [int(t) for t in top.indices], "gap": round(gap, 4), "near_tie": gap < NEAR_TIE}
+
+
+def _text_parting(tokenizer, ref: list[int], text: str) -> int:
+    """The first index k such that rewrite's tokens up to k+1 are no longer a prefix of `text` (a
+    token that splits a multi-byte character is looked past)."""
+    def agrees(k: int) -> bool:
+        part = tokenizer.decode(ref[:k], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        return text.startswith(part.rstrip("\ufffd") if part.endswith("\ufffd") else part)
+
+    lo, hi = 0, len(ref)  # binary search for a parting point, then walk back to the first one
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if agrees(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    k = lo
+    while k < len(ref) and agrees(k + 1):
+        k += 1
+    return k
 
 
 def kernel_bench(lm: LoadedModel, sizes: tuple[int, ...] = (1, 8, 32, 128, 512), context: int = 300,
                  max_steps: int = 32) -> list[dict]:
-    """Appending N tokens in one forward vs N single-token steps (the cost a copy span saves).
+    """Appending N tokens in one forward vs N single-token steps after `context` tokens (the cost a copy
+    span or a verified draft saves), through the engine interface, so both engines are measured alike.
 
     Single steps beyond `max_steps` are extrapolated from the measured per-step time and marked.
     """
-    vocab = lm.model.config.vocab_size
+    engine = lm.engine
+    vocab = min(int(engine.vocab_size), 150000)
     gen = torch.Generator().manual_seed(0)
-    ctx = torch.randint(0, min(vocab, 150000), (1, context), generator=gen).to(lm.device)
-    rows = []
+    ctx = torch.randint(0, vocab, (context,), generator=gen).tolist()
+    cuda = str(lm.device).startswith("cuda")
 
     def timed(fn) -> float:
-        if lm.device.startswith("cuda"):
+        if cuda:
             torch.cuda.synchronize()
         t = time.perf_counter()
         fn()
-        if lm.device.startswith("cuda"):
+        if cuda:
             torch.cuda.synchronize()
         return time.perf_counter() - t
 
-    with torch.inference_mode():
-        _time_append(lm, ctx, ctx[:, :8], 1, timed)  # warm-up: first calls pay allocation and dispatch
-        for n in sizes:
-            toks = torch.randint(0, min(vocab, 150000), (1, n), generator=gen).to(lm.device)
-            one, many, steps = _time_append(lm, ctx, toks, min(n, max_steps), timed)
-            many = many * n / steps
-            rows.append({"tokens": n, "one_forward_ms": round(one * 1000, 1), "single_steps_ms": round(many * 1000, 1),
-                         "ratio": round(many / one, 1), "estimated": steps < n})
+    rows = []
+    _time_append(engine, ctx, ctx[:8], 1, timed)  # warm-up: first calls pay allocation and dispatch
+    for n in sizes:
+        toks = torch.randint(0, vocab, (n,), generator=gen).tolist()
+        one, many, steps = _time_append(engine, ctx, toks, min(n, max_steps), timed)
+        many = many * n / steps
+        rows.append({"tokens": n, "one_forward_ms": round(one * 1000, 1), "single_steps_ms": round(many * 1000, 1),
+                     "ratio": round(many / one, 1), "estimated": steps < n})
+    engine.reset()
     return rows
 
 
-def _time_append(lm: LoadedModel, ctx: torch.Tensor, toks: torch.Tensor, steps: int, timed) -> tuple[float, float, int]:
-    """Seconds for one forward of `toks` after `ctx`, and for `steps` single-token forwards."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=lm.model.config)
-    lm.model(input_ids=ctx, past_key_values=cache, logits_to_keep=1)
-    one = timed(lambda: lm.model(input_ids=toks, past_key_values=cache, logits_to_keep=1))
-    cache.crop(-toks.shape[1])
+def _time_append(engine, ctx: list[int], toks: list[int], steps: int, timed) -> tuple[float, float, int]:
+    """Seconds for one forward of `toks` after `ctx`, and for `steps` single-token forwards there."""
+    engine.reset()
+    engine.forward(ctx, keep=1)
+    one = timed(lambda: engine.forward(toks, keep=1))
+    engine.truncate(len(toks))
 
     def single() -> None:
-        for i in range(steps):
-            lm.model(input_ids=toks[:, i:i + 1], past_key_values=cache, logits_to_keep=1)
+        for t in toks[:steps]:
+            engine.forward([t], keep=1)
 
-    return one, timed(single), steps
+    many = timed(single)
+    engine.truncate(steps)
+    return one, many, steps

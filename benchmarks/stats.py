@@ -41,7 +41,9 @@ def summarize_groups(records: list[dict], modes: list[str]) -> dict[str, dict]:
 
 
 def summarize(records: list[dict], modes: list[str]) -> dict:
-    """Per mode: speedup over rewrite paired per case (geomean and total-time ratio), quality rates."""
+    """Per mode: speedup over rewrite paired per case (geomean and total-time ratio), quality rates, the
+    total time over the cases' limits, and how many texts parted from rewrite's at a near-tie. `seconds`
+    is a record's median when the bench repeated it, so totals are totals of medians."""
     base = {r["id"]: r for r in records if r["mode"] == "rewrite" and r["error"] is None}
     out = {}
     for mode in modes:
@@ -65,6 +67,13 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
             "merged": rate(ok, "merged"), "tests_passed_unmerged": rate(ok, "tests_passed_unmerged"),
             "by_size": {},
         }
+        limited = [r for r in ok if r.get("limit_seconds")]
+        if limited:  # issue 21: the mode's total time over the total of its cases' limits
+            entry["limit_ratio"] = _round(sum(r["seconds"] for r in limited) / sum(r["limit_seconds"] for r in limited))
+        parted = [r["first_difference"] for r in ok if r.get("first_difference")]
+        if parted:
+            entry["mismatches"] = len(parted)
+            entry["near_ties"] = sum(bool(d["near_tie"]) for d in parted)
         if any("recall" in r for r in recs):  # prose cases: how well the asked edits were made
             entry.update(recall=mean(ok, "recall"), precision=mean(ok, "precision"),
                          unrequested_lines=sum(r.get("unrequested_lines") or 0 for r in ok) if ok else None)

@@ -9,6 +9,7 @@ of every command becomes one line on stderr and exit 2 in one place (`Guarded`),
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 import traceback
@@ -317,7 +318,8 @@ def check(
 
 @app.command()
 def bench(
-    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld."),
+    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld, "
+                             "and llama.cpp's peers server,server-ngram,server-ngram-whole,llamacpp-greedy."),
     cases: list[Path] = typer.Option(None, "--cases", help="JSONL case file(s); default: the repo's benchmarks/cases."),
     limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
     kind: list[str] = typer.Option(None, "--kind", help="Only cases of this kind (bugfix, rename, ...)."),
@@ -339,6 +341,10 @@ def bench(
     focus: bool = FOCUS,
     engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
                                "bench names the engine so that runs pair, whatever the config says)."),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Run each (case, mode) N times, interleaved; report "
+                               "medians."),
+    ngram_flags: str = typer.Option(None, "--ngram-flags", help="llama-server flags of the server-ngram peers "
+                                    "(default: editllm.bench.peers.NGRAM_FLAGS)."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report.
 
@@ -346,15 +352,16 @@ def bench(
     does not: the committed baselines ran on torch, and a run pairs with them only on the same engine."""
     from editllm.bench.cases import default_cases, load_cases
     from editllm.bench.report import require_extra, write_report
-    from rich.progress import Progress as Bar
 
     try:
         require_extra()
         conf = settings(None, model, device, dtype)
         check_model(conf.get("model"), adapter)
+        from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, Peers
         from editllm.bench.reuse import load_previous, run_settings  # torch from here on
         from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
         from editllm.editor.edit import EditOptions
+        from editllm.editor.models import gguf_of
 
         modes = [m.strip() for m in mode.split(",") if m.strip()]
         bad = [m for m in modes if m not in ALL_MODES]
@@ -371,33 +378,48 @@ def bench(
             raise EditError("no bench case matches --kind/--min-lines")
         lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
                   engine=engine)
-        if lm.engine_name == "llamacpp" and ("hf-pld" in modes or kernel or kernel_only):
-            raise EditError("hf-pld and --kernel time a transformers model: run them with --engine torch")
+        if lm.engine_name == "llamacpp" and "hf-pld" in modes:
+            raise EditError("hf-pld runs a transformers model: run it with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus)
         recorded = run_settings(lm, opts, adapter)
         previous = load_previous(reuse, recorded) if reuse and selected else None
+        peers = Peers(gguf_of(conf.get("model")) if any(m in PEER_MODES for m in modes) else None,
+                      shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
-        if selected:
-            with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
-                task = bar.add_task("bench", total=len(selected) * len(modes))
-
-                def advance(rec: dict) -> None:
-                    bar.update(task, advance=1, description=f"{rec['id']} {rec['mode']}")
-                    if not err.is_terminal:
-                        err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
-                                  f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
-
-                results = run_bench(lm, selected, modes, opts, advance, previous)
+        try:
+            if selected:
+                results |= _bench_runs(selected, modes, repeat, lambda advance: run_bench(
+                    lm, selected, modes, opts, advance, previous, repeat, peers))
+            peer_settings = peers.settings(modes)
+        finally:
+            peers.close()
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
-        results["settings"] = recorded  # what --reuse must match
+        # what --reuse must match, then what only pairs this run's modes (peers' flags and versions, repeats)
+        results["settings"] = recorded | {"repeat": repeat} | ({"peers": peer_settings} if peer_settings else {})
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
         sys.stdout.write(write_report(results, out))
     except EditError as exc:
         fail(str(exc))
+
+
+def _bench_runs(selected: list, modes: list[str], repeat: int, run) -> dict:
+    """`run(advance)` under a progress bar (a line per run on a non-terminal stderr)."""
+    from rich.progress import Progress as Bar
+
+    with Bar(console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("bench", total=len(selected) * len(modes) * repeat)
+
+        def advance(rec: dict) -> None:
+            bar.update(task, advance=1, description=f"{rec['id']} {rec['mode']}")
+            if not err.is_terminal:
+                err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
+                          f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
+
+        return run(advance)
 
 
 @hook_app.command("install")
