@@ -292,7 +292,7 @@ def first_difference(lm: LoadedModel, rewrite: dict, other: dict) -> dict | None
         return None
     engine = lm.engine
     engine.reset()
-    row = engine.forward(rewrite["prompt"] + ref[:k], keep=1)[0].float()
+    row = torch.as_tensor(engine.forward(rewrite["prompt"] + ref[:k], keep=1)[0]).float()  # numpy on llama.cpp
     top = torch.topk(row, 2)
     gap = float(top.values[0] - top.values[1])
     engine.reset()
