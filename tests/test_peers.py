@@ -156,7 +156,7 @@ def test_a_peer_that_parts_from_rewrite_is_shown_with_the_top2_gap(llama_lm, pee
     runner.run_case_mode(llama_lm, _case(), "rewrite", opts, trace=trace)
     assert len(trace["prompt"]) == prompt_len
     engine.reset()
-    row = np.sort(engine.forward(trace["prompt"] + [NEWLINE] * 2, keep=1).numpy()[0].copy())
+    row = np.sort(engine.forward(trace["prompt"] + [NEWLINE] * 2, keep=1)[0].copy())
     assert d["gap"] == pytest.approx(float(row[-1] - row[-2]), rel=1e-3)
     assert d["near_tie"] is (d["gap"] < 0.1) and d["gap"] > 0.1  # the scaled head leaves no near-ties
     summary = results["summary"]["code"]["server"]
