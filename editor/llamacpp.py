@@ -9,6 +9,9 @@ positions, `truncate(n)` drops the last n cache entries (a rejected draft), `res
 Not the high-level `llama_cpp.Llama`: with `logits_all=True` it keeps an n_ctx × vocab float matrix
 (5 GB at 8k). Here only the rows asked for are computed, and they are read as a numpy view of
 llama.cpp's own logits buffer (no copy) that stays valid until the next call.
+
+A LoRA adapter (its GGUF form) is loaded once and applied or removed per run (`use_adapter`), like the
+torch engine's unmerged peft adapter: copy mode's program writing runs with it, rewrite and spec without.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ class LlamaCppEngine:
     """One sequence in one llama.cpp context, greedy-decoder friendly."""
 
     def __init__(self, gguf: str | Path, tokenizer=None, n_ctx: int = 8192, n_batch: int = 512,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, adapter: str | Path | None = None) -> None:
         try:
             import llama_cpp as ll
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -79,6 +82,32 @@ class LlamaCppEngine:
         self.n_batch = n_batch
         self.batch = ll.llama_batch_init(n_batch, 0, 1)
         self.length = 0  # tokens in the cache
+        self.lora = None  # the adapter, owned by the model (llama.cpp frees it with the model)
+        self.has_adapter = self.adapter_on = False
+        if adapter is not None:
+            self.lora = ll.llama_adapter_lora_init(self.model, str(adapter).encode())
+            if not self.lora:
+                self.close()
+                raise EditError(f"--adapter {adapter}: llama.cpp could not load it as a LoRA of {Path(gguf).name} "
+                                "(not a LoRA GGUF, or made for another base model)")
+            self.has_adapter = True
+
+    def use_adapter(self, on: bool) -> None:
+        """Apply or remove the LoRA adapter for the next forwards (a no-op without one). The cache is
+        emptied on a switch: its entries were computed under the other weights."""
+        on = on and self.has_adapter
+        if on == self.adapter_on:
+            return
+        ll = self.ll
+        if on:
+            adapters = (ll.llama_adapter_lora_p_ctypes * 1)(self.lora)
+            rc = ll.llama_set_adapters_lora(self.ctx, adapters, 1, (ctypes.c_float * 1)(1.0))
+        else:
+            rc = ll.llama_set_adapters_lora(self.ctx, None, 0, None)
+        if rc != 0:
+            raise EditError(f"llama.cpp could not {'apply' if on else 'remove'} the adapter (code {rc})")
+        self.adapter_on = on
+        self.reset()
 
     def forward(self, ids: list[int], keep: int) -> torch.Tensor:
         """Append `ids`; return float32 logits of the last `keep` positions, shape (keep, vocab).
