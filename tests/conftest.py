@@ -109,3 +109,14 @@ def tiny_lm(tiny_model_dir) -> LoadedModel:
 def scripted_lm(tokenizer):
     """Factory: a LoadedModel whose output is exactly `text` (then EOS)."""
     return lambda text: scripted_model(tokenizer, text)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tiny_gguf):
+    """llama.cpp's own server on the tiny GGUF (built once into the cache: ~10 minutes on a fresh machine;
+    a failed build fails the tests that use it). One slot, no prompt cache carried between requests
+    unless a test asks for it."""
+    from editllm.editor.llamaserver import LlamaServer
+
+    with LlamaServer(tiny_gguf, ["-c", "2048", "-np", "1", "--no-warmup"], threads=1) as server:
+        yield server
