@@ -3,10 +3,11 @@
 Why llama.cpp's own `convert_lora_to_gguf.py`: it knows how each architecture's HF tensor names map onto
 GGUF ones (and the transposes some need), and it is versioned with the llama.cpp that loads the result.
 It is not installed with llama-cpp-python's wheel, only shipped in its source distribution
-(`vendor/llama.cpp/`, with its `conversion/` package and `gguf-py/`), so the first conversion fetches
-that sdist with pip and keeps just those parts in the cache. The script needs the base model's HF
-config: given none it asks the hub, which is unreachable offline, so `--base` is always passed (for a
-bundled model, the folder `editllm model prepare` writes).
+(`vendor/llama.cpp/`, with its `conversion/` package and `gguf-py/`), so the first conversion takes that
+sdist (the one llama-server is built from, fetched once with pip by `editor.llamaserver`) and keeps just
+those parts in the cache. The script needs the base model's HF config: given none it asks the hub, which
+is unreachable offline, so `--base` is always passed (for a bundled model, the folder `editllm model
+prepare` writes).
 """
 
 from __future__ import annotations
@@ -20,32 +21,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from editllm.editor.errors import EditError
+from editllm.editor.llamaserver import LLAMA_CPP_PYTHON, _sdist, server_root
 from editllm.editor.modelspec import ADAPTER_GGUF, cache_dir
 
-LLAMA_CPP_PYTHON = "0.3.36"  # the bindings' version: their vendored llama.cpp writes what they load
 SCRIPT = "convert_lora_to_gguf.py"
 KEEP = (SCRIPT, "conversion/", "gguf-py/")  # under vendor/llama.cpp/ in the sdist: what the script imports
 OUTTYPES = ("f32", "f16", "bf16", "q8_0")
 
 Log = Callable[[str], None]
-
-
-def sdist_path(log: Log | None = None) -> Path:
-    """llama-cpp-python's source distribution in the cache, fetched once with pip (from its
-    configured index or local mirror)."""
-    where = cache_dir() / "sdist"
-    sdist = where / f"llama_cpp_python-{LLAMA_CPP_PYTHON}.tar.gz"
-    if sdist.is_file():
-        return sdist
-    where.mkdir(parents=True, exist_ok=True)
-    if log:
-        log(f"fetching llama-cpp-python {LLAMA_CPP_PYTHON}'s source distribution for its LoRA converter (once)")
-    cmd = [sys.executable, "-m", "pip", "download", f"llama-cpp-python=={LLAMA_CPP_PYTHON}", "--no-deps",
-           "--no-binary", ":all:", "-q", "-d", str(where)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0 or not sdist.is_file():
-        raise EditError(f"cannot fetch llama-cpp-python=={LLAMA_CPP_PYTHON}'s sdist with pip: {last_line(done.stderr)}")
-    return sdist
 
 
 def converter_dir(log: Log | None = None) -> Path:
@@ -56,7 +39,9 @@ def converter_dir(log: Log | None = None) -> Path:
     dest = cache_dir() / f"llama-cpp-{LLAMA_CPP_PYTHON}-lora-converter"
     if (dest / SCRIPT).is_file():
         return dest
-    sdist = sdist_path(log)
+    root = server_root()  # the sdist is shared with the llama-server build: one download for both
+    root.mkdir(parents=True, exist_ok=True)
+    sdist = _sdist(root, log)
     prefix = f"llama_cpp_python-{LLAMA_CPP_PYTHON}/vendor/llama.cpp/"
     with tarfile.open(sdist) as tar, replaced_dir(dest, ".converter-") as tmp:
         members = []
