@@ -127,9 +127,11 @@ def quiet_libraries() -> None:
 
 
 def check_adapter(adapter: str | Path) -> None:
-    """Refuse an adapter that is not a peft adapter folder before torch is imported; peft itself
-    answers a wrong folder with a ValueError deep in its loader."""
+    """Refuse an adapter that is not a peft adapter folder (or a LoRA GGUF file, for llama.cpp) before
+    torch is imported; peft itself answers a wrong folder with a ValueError deep in its loader."""
     p = Path(adapter).expanduser()
+    if p.suffix == ".gguf" and p.is_file():
+        return
     if not p.exists():
         raise EditError(f"--adapter {adapter}: no such directory")
     if not p.is_dir():

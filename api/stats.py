@@ -22,6 +22,7 @@ def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
         "device": lm.device,
         "dtype": str(lm.dtype).removeprefix("torch."),
         "engine": lm.engine_name,
+        "adapter": lm.adapter,  # loaded unmerged: it runs only for copy mode's program
         "changed": any(f["changed"] for f in files),
         "files_changed": sum(1 for f in files if f["changed"]),
         "files_unchanged": sum(1 for f in files if not f["changed"]),

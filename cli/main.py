@@ -556,6 +556,30 @@ def train_eval(
         fail(str(exc))
 
 
+@train_app.command("convert")
+def train_convert(
+    adapter: Path = typer.Argument(..., help="The peft LoRA adapter folder (`editllm train run --out`)."),
+    model: str = typer.Option(None, "--model", "-m", envvar="EDITLLM_MODEL",
+                              help="The base model it was trained on (else from the config)."),
+    outtype: str = typer.Option("f16", "--outtype", help="f32 | f16 | bf16 | q8_0 (f16: half the size of f32)."),
+) -> None:
+    """Write ADAPTER/adapter.gguf for the llama.cpp engine (llama.cpp's convert_lora_to_gguf.py)."""
+    from editllm.training.convert import check_lora_folder, convert_adapter
+
+    model = settings(None, model, None, None).get("model")
+    check_lora_folder(adapter)  # before the base model is prepared (a minute for a bundled one)
+    api.check_model_spec(model)
+    from editllm.editor.models import resolve_model
+
+    api.quiet_libraries()
+    base = resolve_model(model, log=note)
+    if not isinstance(base, Path):
+        raise EditError(f"--model {model}: a hub id; the converter needs the base model as a local HF folder")
+    start = time.perf_counter()
+    out = convert_adapter(adapter, base, outtype, log=note)
+    note(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - start:.1f} s")
+
+
 MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the config, else {DEFAULT_MODEL}).")
 
 

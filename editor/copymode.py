@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from editllm.editor.decode import Decoder, DecodeStats
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
-from editllm.editor.engine import Engine
+from editllm.editor.engine import Engine, set_adapter
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
@@ -180,6 +180,7 @@ class CopyRun:
     def run_model(self, max_tokens: int) -> tuple[str, list[Op]]:
         """Let the model write the program under the FSM."""
         self.max_tokens = max_tokens
+        set_adapter(self.engine, True)  # the span selector writes programs (spec, the fallback, switches it off)
         self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats)
         if self.stats.stop_reason == "dead_end":
             raise ProgramFailed("the grammar left no legal token")
@@ -189,6 +190,7 @@ class CopyRun:
 
     def run_oracle(self, ops: list[Op]) -> tuple[str, list[Op]]:
         """Feed a given program through the same machinery: FSM, copy prefill, one forward per op."""
+        set_adapter(self.engine, True)  # copy mode's runtime as copy mode runs it (the logits go unused)
         self.decoder.run(self.prompt, None, steer=OracleSteer(self, ops), stats=self.stats)
         if not self.matcher.accepting():
             raise ProgramFailed("the oracle program does not end in an accepting state")

@@ -13,6 +13,7 @@ from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
+from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
@@ -144,6 +145,7 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     max_new = budget(lm, src, len(ids), opts.max_new_tokens, text)
     if not prompt.prefilled:
         max_new = min(max_new + 64, lm.context_length - len(ids))  # room for the model's own fence line
+    set_adapter(lm.engine, False)  # lossless modes run the base model: a selector adapter never changes them
     decoder = Decoder(lm.engine, temperature=opts.temperature, seed=opts.seed)
     if prompt.prefilled:
         stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None)

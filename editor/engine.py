@@ -4,6 +4,13 @@ An engine owns one KV cache (batch 1) and runs the model over tokens appended to
 grammar matcher, the resolver and the verify loop (editor.decode) sit above it and never see which
 engine runs: a llama.cpp engine or a server backend implements the same members (forward, truncate,
 reset, length, and its tokenizer, logits width and EOS ids).
+
+A LoRA adapter (copy mode's span selector) stays unmerged: the engine switches it on or off per run
+(`use_adapter`, called through `set_adapter` so engines without one need not implement it). Only copy
+mode's program writing runs with it on; rewrite, spec and copy mode's fallback run the base model, so
+lossless output is byte-identical with or without an adapter loaded. A switch empties the cache: KV
+entries computed under one state are wrong under the other. Anything that caches engine state across
+runs (a saved prompt prefix) must key it by `adapter_on` too.
 """
 
 from __future__ import annotations
@@ -50,6 +57,14 @@ class Engine(Protocol):
         ...
 
 
+def set_adapter(engine: Engine, on: bool) -> None:
+    """Switch the engine's adapter on or off for the next run; engines without one (test doubles, a
+    model loaded with no adapter) have nothing to switch."""
+    switch = getattr(engine, "use_adapter", None)
+    if switch is not None:
+        switch(on)
+
+
 def eos_ids(model, tokenizer) -> set[int]:
     """Every id that ends generation: the tokenizer's EOS and the generation config's."""
     ids: set[int] = set()
@@ -76,6 +91,21 @@ class TorchEngine:
         self.vocab_size = int(model.config.vocab_size)
         self.eos = frozenset(eos_ids(model, tokenizer))
         self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start)
+        # a peft model (LoRA kept unmerged) has a base_model with adapter-layer switches
+        self.has_adapter = hasattr(getattr(model, "base_model", None), "disable_adapter_layers") and hasattr(
+            model, "peft_config")
+        self.adapter_on = self.has_adapter
+        self.use_adapter(False)  # the base model unless a run asks for the adapter (copy mode's program)
+
+    def use_adapter(self, on: bool) -> None:
+        """Run the next forwards with the LoRA adapter on or off (a no-op without one). The cache is
+        emptied on a switch (and the kept prefix with it): its entries were computed under the other weights."""
+        on = on and self.has_adapter
+        if on == self.adapter_on:
+            return
+        layers = self.model.base_model
+        layers.enable_adapter_layers() if on else layers.disable_adapter_layers()
+        self.adapter_on = on
         self.reset()
 
     def forward(self, tokens: list[int], keep: int) -> torch.Tensor:

@@ -9,6 +9,9 @@ positions, `truncate(n)` drops the last n cache entries (a rejected draft), `res
 Not the high-level `llama_cpp.Llama`: with `logits_all=True` it keeps an n_ctx × vocab float matrix
 (5 GB at 8k). Here only the rows asked for are computed, and they are read as a numpy view of
 llama.cpp's own logits buffer (no copy) that stays valid until the next call.
+
+A LoRA adapter (its GGUF form) is loaded once and applied or removed per run (`use_adapter`), like the
+torch engine's unmerged peft adapter: copy mode's program writing runs with it, rewrite and spec without.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ class LlamaCppEngine:
     """One sequence in one llama.cpp context, greedy-decoder friendly."""
 
     def __init__(self, gguf: str | Path, tokenizer=None, n_ctx: int = 8192, n_batch: int = 512,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, adapter: str | Path | None = None) -> None:
         try:
             import llama_cpp as ll
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -84,6 +87,34 @@ class LlamaCppEngine:
         self.identity = {"engine": "llamacpp", "llama_cpp": getattr(ll, "__version__", ""), "n_ctx": n_ctx,
                          "model": file_identity(gguf), "adapter": None}
         self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start), kept across runs
+        self.adapter_path = adapter
+        self.lora = None  # the adapter, owned by the model (llama.cpp frees it with the model)
+        self.has_adapter = self.adapter_on = False
+        if adapter is not None:
+            self.lora = ll.llama_adapter_lora_init(self.model, str(adapter).encode())
+            if not self.lora:
+                self.close()
+                raise EditError(f"--adapter {adapter}: llama.cpp could not load it as a LoRA of {Path(gguf).name} "
+                                "(not a LoRA GGUF, or made for another base model)")
+            self.has_adapter = True
+
+    def use_adapter(self, on: bool) -> None:
+        """Apply or remove the LoRA adapter for the next forwards (a no-op without one). The cache is
+        emptied on a switch: its entries were computed under the other weights."""
+        on = on and self.has_adapter
+        if on == self.adapter_on:
+            return
+        ll = self.ll
+        if on:
+            adapters = (ll.llama_adapter_lora_p_ctypes * 1)(self.lora)
+            rc = ll.llama_set_adapters_lora(self.ctx, adapters, 1, (ctypes.c_float * 1)(1.0))
+        else:
+            rc = ll.llama_set_adapters_lora(self.ctx, None, 0, None)
+        if rc != 0:
+            raise EditError(f"llama.cpp could not {'apply' if on else 'remove'} the adapter (code {rc})")
+        self.adapter_on = on
+        self.identity["adapter"] = file_identity(self.adapter_path) if on else None  # no state saved with it off
+        self.reset()
 
     def forward(self, ids: list[int], keep: int) -> np.ndarray:
         """Append `ids`; return float32 logits of the last `keep` positions, shape (keep, vocab).

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from editllm.editor.config import DEFAULT_MODEL
 from editllm.editor.errors import EditError
 from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
+    ADAPTER_GGUF,
     BUNDLED,
     BundledModel,
     bundled_for,
@@ -257,23 +258,43 @@ ENGINES = ("auto", "torch", "llamacpp")
 LLAMACPP_CONTEXT = 8192  # tokens of KV cache (~230 MB for the 1.5B): prompt + output of files up to ~600 lines
 
 
+def adapter_gguf(adapter: str | Path | None) -> Path | None:
+    """The GGUF form of a LoRA adapter, which the llama.cpp engine loads: the adapter itself when it is a
+    .gguf file, else `adapter.gguf` in its folder (`editllm train convert` writes it); None when there
+    is none."""
+    if adapter is None:
+        return None
+    p = Path(adapter).expanduser()
+    if p.suffix == ".gguf":
+        return p if p.is_file() else None
+    return p / ADAPTER_GGUF if (p / ADAPTER_GGUF).is_file() else None
+
+
 def pick_engine(engine: str, spec: str, device: str, adapter: str | None) -> str:
     """`auto`: llama.cpp for a GGUF model on the CPU (its quantized kernels decode ~7x faster than
-    torch float32 on CPUs without bf16 units, and it maps the file as it is); transformers on CUDA,
-    for HF directories and hub ids, and with a LoRA adapter (llama.cpp adapters are not wired yet)."""
+    torch float32 on CPUs without bf16 units, and it maps the file as it is), with an adapter only when
+    it has a GGUF form; transformers on CUDA, for HF directories and hub ids, and for an adapter that
+    exists only as a peft folder."""
     if engine not in ENGINES:
         raise EditError(f"unknown --engine {engine!r}; choose one of {', '.join(ENGINES)}")
     is_gguf = bundled_for(spec) is not None or Path(spec).expanduser().suffix == ".gguf"
+    gguf_adapter = adapter is None or adapter_gguf(adapter) is not None
     if engine == "auto":
         usable = importlib.util.find_spec("llama_cpp") is not None
-        return "llamacpp" if is_gguf and device == "cpu" and adapter is None and usable else "torch"
+        if is_gguf and device == "cpu" and usable and gguf_adapter:
+            return "llamacpp"
+        engine = "torch"
     if engine == "llamacpp":
         if not is_gguf:
             raise EditError(f"--engine llamacpp needs a GGUF model (bundled:NAME or a .gguf file), not {spec}")
         if device != "cpu":
             raise EditError("--engine llamacpp runs on the CPU; use --engine torch for --device cuda")
-        if adapter is not None:
-            raise EditError("--adapter runs on the torch engine only (for now): add --engine torch")
+        if not gguf_adapter:
+            raise EditError(f"--adapter {adapter}: no {ADAPTER_GGUF} in it for llama.cpp; run `editllm train "
+                            f"convert {adapter}` or add --engine torch")
+    elif adapter is not None and Path(adapter).suffix == ".gguf":
+        raise EditError(f"--adapter {adapter}: a GGUF adapter runs on llama.cpp only; give the torch engine "
+                        "its peft folder")
     return engine
 
 
@@ -282,7 +303,8 @@ class LoadedModel:
     """A model ready for decoding, with what the stats report about it.
 
     `model` is the transformers module (None on the llama.cpp engine); `engine` is what the decoder
-    drives: one per loaded model, reset at the start of every run.
+    drives: one per loaded model, reset at the start of every run. `adapter` is the LoRA adapter loaded
+    with it (kept unmerged: the engine switches it on for copy mode's programs only).
     """
 
     model: torch.nn.Module | None
@@ -292,6 +314,7 @@ class LoadedModel:
     dtype: torch.dtype | str
     load_seconds: float
     engine_name: str = "torch"
+    adapter: str | None = None
     _engine: object = field(default=None, repr=False)
     ready_seconds: float | None = None  # process start to loaded, imports included (`process_seconds`)
 
@@ -328,9 +351,9 @@ def load_model(
         tokenizer = gguf_tokenizer(gguf)  # its pipeline is read in a thread while llama.cpp loads the model
         from editllm.editor.llamacpp import LlamaCppEngine
 
-        llama = LlamaCppEngine(gguf, tokenizer, n_ctx=LLAMACPP_CONTEXT)
-        return LoadedModel(None, tokenizer, spec, "cpu", "gguf", time.perf_counter() - start, "llamacpp", llama,
-                           ready_seconds=process_seconds())
+        llama = LlamaCppEngine(gguf, tokenizer, n_ctx=LLAMACPP_CONTEXT, adapter=adapter_gguf(adapter))
+        return LoadedModel(None, tokenizer, spec, "cpu", "gguf", time.perf_counter() - start, "llamacpp",
+                           adapter, llama, ready_seconds=process_seconds())
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     quiet_transformers()
@@ -343,14 +366,13 @@ def load_model(
     except OSError as exc:  # hub id not cached and no network, unreadable files, ...
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise EditError(f"cannot load model {spec}: {first}") from exc
-    if adapter:
+    if adapter:  # kept unmerged: rewrite and spec run the base model (TorchEngine.use_adapter)
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, adapter)
-        model = model.merge_and_unload()
     model.to(device).eval()
     return LoadedModel(model, tokenizer, spec, device, torch_dtype, time.perf_counter() - start,
-                       ready_seconds=process_seconds())
+                       adapter=adapter, ready_seconds=process_seconds())
 
 
 def process_seconds() -> float | None:

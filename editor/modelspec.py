@@ -67,6 +67,8 @@ BUNDLED = {
     ),
 }
 
+ADAPTER_GGUF = "adapter.gguf"  # a LoRA adapter's llama.cpp form, in its peft folder (`editllm train convert`)
+
 
 def cache_dir() -> Path:
     """`$EDITLLM_CACHE`, else `$XDG_CACHE_HOME/editllm`, else `~/.cache/editllm`."""

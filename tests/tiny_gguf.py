@@ -78,3 +78,35 @@ def write_tiny_gguf(model_dir: Path, head_gguf: Path, out: Path, head_scale: flo
     writer.write_tensors_to_file()
     writer.close()
     return out
+
+
+def write_tiny_lora_gguf(adapter_dir: Path, out: Path) -> Path:
+    """Write a peft LoRA adapter of the tiny model as the LoRA GGUF llama.cpp loads, the way llama.cpp's
+    `convert_lora_to_gguf.py` lays it out: general.type `adapter`, adapter.type `lora`, its alpha, and for
+    each adapted weight `<gguf name>.lora_a` (rank x in) and `.lora_b` (out x rank) as peft stores them.
+    Written here (not by that script) so that the engine's tests need neither the converter nor its sdist."""
+    import gguf
+    from safetensors.numpy import load_file
+
+    config = json.loads((adapter_dir / "adapter_config.json").read_text())
+    weights = load_file(str(adapter_dir / "adapter_model.safetensors"))
+    layers = {int(k.split(".layers.")[1].split(".")[0]) for k in weights if ".layers." in k}
+    writer = gguf.GGUFWriter(str(out), "qwen2")
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(config["lora_alpha"]))
+    for hf, name in TENSORS.items():
+        if not hf.endswith(".weight") or "{i}" not in hf:
+            continue
+        for i in sorted(layers):
+            stem = "base_model.model." + hf.format(i=i).removesuffix(".weight")
+            if f"{stem}.lora_A.weight" not in weights:
+                continue  # a module the adapter does not target
+            for part, suffix in (("lora_A", "lora_a"), ("lora_B", "lora_b")):
+                data = np.ascontiguousarray(weights[f"{stem}.{part}.weight"], dtype=np.float32)
+                writer.add_tensor(f"{name.format(i=i)}.{suffix}", data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return out
