@@ -8,10 +8,24 @@ reset, length, and its tokenizer, logits width and EOS ids).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 from transformers import DynamicCache
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Cache entries taken from earlier positions instead of computed: the entries of prompt positions
+    `src .. src+len(ids)-1` placed at the next positions of the sequence (keys rotated by the shift).
+
+    Copy mode uses it for copied lines the prompt already shows (`--copy-kv reuse`): their keys and
+    values were computed in the prompt's context, which is why it is an approximation (issue 22) and
+    not lossless. `ids` are the tokens the entries stand for (the drafter and the stats see them)."""
+
+    src: int
+    ids: tuple[int, ...]
 
 
 class Engine(Protocol):
@@ -38,6 +52,21 @@ class Engine(Protocol):
     def length(self) -> int:
         """Tokens in the cache."""
         ...
+
+    # Optional (copy mode's `--copy-kv reuse` needs it; `supports_reuse(engine)` says whether it is there):
+    # def forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
+    #     Like `forward` over `parts` in order, a `Reuse` standing for its entries taken from the prompt;
+    #     the last `keep` parts must be computed tokens. Later forwards and `truncate` work as usual.
+
+
+def supports_reuse(engine: Any) -> bool:
+    """Whether an engine can take cache entries from the prompt (`forward_reuse`)."""
+    return callable(getattr(engine, "forward_reuse", None))
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
 def eos_ids(model, tokenizer) -> set[int]:
@@ -66,23 +95,85 @@ class TorchEngine:
         self.vocab_size = int(model.config.vocab_size)
         self.eos = frozenset(eos_ids(model, tokenizer))
         self.cache = DynamicCache(config=model.config)
+        # Logical position of each cache entry, once `forward_reuse` has put entries out of order
+        # (computed tokens after the reused entries that follow them); None while entry k is position k.
+        self.positions: torch.Tensor | None = None
 
     @torch.inference_mode()
     def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
+        past = self.length
         out = self.model(
             input_ids=torch.tensor([tokens], device=self.device),
             past_key_values=self.cache,
             use_cache=True,
             logits_to_keep=keep,
         )
+        if self.positions is not None:  # later tokens come after every entry: the default mask is right
+            self.positions = torch.cat([self.positions, torch.arange(past, past + len(tokens), device=self.device)])
         return out.logits[0]
 
     def truncate(self, n: int) -> None:
         if n > 0:
             self.cache.crop(-n)  # transformers 5.x: a negative length drops that many entries
+            if self.positions is not None:
+                self.positions = self.positions[:-n]
 
     def reset(self) -> None:
         self.cache = DynamicCache(config=self.model.config)
+        self.positions = None
+
+    def shift_keys(self, keys: torch.Tensor, delta: int) -> torch.Tensor:
+        """Keys (post-RoPE) as if computed `delta` positions later: RoPE rotations compose, so one more
+        rotation by `delta` moves them (the model's own rotary module: its theta and scaling)."""
+        rotary = self.model.get_decoder().rotary_emb
+        cos, sin = rotary(keys, torch.tensor([[delta]], device=keys.device))
+        cos, sin = cos[:, None].to(keys.dtype), sin[:, None].to(keys.dtype)
+        return keys * cos + rotate_half(keys) * sin
+
+    @torch.inference_mode()
+    def forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
+        """`forward` where a `Reuse` part takes its entries from the prompt (see `Reuse`).
+
+        The reused entries are appended first, then the computed tokens run in one forward at their
+        own positions, with a mask by position: a computed token sees the entries before it, reused
+        or not, and none after it. So the cache holds entries out of position order from here on;
+        `positions` records each entry's position for the next `forward_reuse`."""
+        past = self.length
+        order = self.positions if self.positions is not None else torch.arange(past, device=self.device)
+        ids: list[int] = []
+        at: list[int] = []
+        spans: list[tuple[int, int, int]] = []  # (src, n, dst)
+        pos = past
+        for part in parts:
+            if isinstance(part, Reuse):
+                spans.append((part.src, len(part.ids), pos))
+                pos += len(part.ids)
+            else:
+                ids.append(part)
+                at.append(pos)
+                pos += 1
+        if len(ids) < keep or not isinstance(parts[-1], int) or any(isinstance(p, Reuse) for p in parts[-keep:]):
+            raise ValueError("the kept rows must be computed tokens at the end of `parts`")
+        for layer in self.cache.layers:
+            keys = [layer.keys] + [self.shift_keys(layer.keys[:, :, s:s + n], d - s) for s, n, d in spans]
+            values = [layer.values] + [layer.values[:, :, s:s + n] for s, n, _ in spans]
+            layer.keys, layer.values = torch.cat(keys, dim=2), torch.cat(values, dim=2)
+        reused = [torch.arange(d, d + n, device=self.device) for _, n, d in spans]
+        query = torch.tensor(at, device=self.device)
+        kv = torch.cat([order, *reused, query])
+        dtype = self.model.dtype
+        mask = torch.zeros(len(ids), len(kv), dtype=dtype, device=self.device)
+        mask.masked_fill_(kv[None, :] > query[:, None], torch.finfo(dtype).min)
+        out = self.model(
+            input_ids=torch.tensor([ids], device=self.device),
+            position_ids=query[None],
+            attention_mask=mask[None, None],
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=keep,
+        )
+        self.positions = kv
+        return out.logits[0]
 
     @property
     def length(self) -> int:
