@@ -56,7 +56,7 @@ class Engine(Protocol):
     # Optional (copy mode's `--copy-kv reuse` needs it; `supports_reuse(engine)` says whether it is there):
     # def forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
     #     Like `forward` over `parts` in order, a `Reuse` standing for its entries taken from the prompt;
-    #     the last `keep` parts must be computed tokens. Later forwards and `truncate` work as usual.
+    #     rows for the last `keep` computed tokens. Later forwards and `truncate` work as usual.
 
 
 def supports_reuse(engine: Any) -> bool:
@@ -132,7 +132,8 @@ class TorchEngine:
 
     @torch.inference_mode()
     def forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
-        """`forward` where a `Reuse` part takes its entries from the prompt (see `Reuse`).
+        """`forward` where a `Reuse` part takes its entries from the prompt (see `Reuse`); the rows are
+        those of the last `keep` computed tokens (the decoder keeps its draft, computed, at the end).
 
         The reused entries are appended first, then the computed tokens run in one forward at their
         own positions, with a mask by position: a computed token sees the entries before it, reused
@@ -152,8 +153,8 @@ class TorchEngine:
                 ids.append(part)
                 at.append(pos)
                 pos += 1
-        if len(ids) < keep or not isinstance(parts[-1], int) or any(isinstance(p, Reuse) for p in parts[-keep:]):
-            raise ValueError("the kept rows must be computed tokens at the end of `parts`")
+        if not 1 <= keep <= len(ids):
+            raise ValueError(f"keep={keep}: only the {len(ids)} computed tokens have rows")
         for layer in self.cache.layers:
             keys = [layer.keys] + [self.shift_keys(layer.keys[:, :, s:s + n], d - s) for s, n, d in spans]
             values = [layer.values] + [layer.values[:, :, s:s + n] for s, n, _ in spans]

@@ -181,9 +181,9 @@ def test_prompt_copies_find_nearly_every_copied_token_in_the_prompt(tokenizer):
     """The copy prompt's `12|line` numbering keeps a copy's tokens the prompt's tokens (issue 22):
     over the bench's code cases, >= 95 % of whole-file copies are reusable (the rest is computed)."""
     from editllm.editor.copykv import PromptCopies
-    from editllm.grammar.program import Copy
     from editllm.editor.prompt import copy_prompt
     from editllm.editor.source import split_lines
+    from editllm.grammar.program import Copy
 
     total = reused = 0
     for case in [c for c in _cases() if c["path"].endswith(".py")][:20]:
