@@ -236,3 +236,18 @@ def test_unknown_copy_kv_is_refused(tiny_lm):
 
     with pytest.raises(EditError, match="copy-kv"):
         CopyRun(tiny_lm, "f.py", "x = 1\n", "change", copy_kv="sometimes")
+
+
+def test_copy_prompt_starts_with_its_fixed_prefix_token_for_token(tokenizer):
+    """The fixed part (rules, worked example) comes first and is a clean token prefix of every copy
+    prompt, so a saved prompt state can hold it; the file follows as `12|line`."""
+    from editllm.editor.prompt import EXAMPLE_FILE, copy_prefix, copy_prompt, numbered
+
+    head = tokenizer(copy_prefix(tokenizer), add_special_tokens=False)["input_ids"]
+    assert numbered(EXAMPLE_FILE) in copy_prefix(tokenizer)
+    for case in _cases()[:12]:
+        text = copy_prompt(tokenizer, case["path"], case["before"], case["instruction"])
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert ids[:len(head)] == head and len(ids) > len(head)
+        assert text.endswith("<|im_start|>assistant\n") and case["instruction"].strip() in text[len(copy_prefix(tokenizer)):]
+    assert numbered("a\n\n  b") == "1|a\n2|\n3|  b\n"
