@@ -249,5 +249,6 @@ def test_copy_prompt_starts_with_its_fixed_prefix_token_for_token(tokenizer):
         text = copy_prompt(tokenizer, case["path"], case["before"], case["instruction"])
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
         assert ids[:len(head)] == head and len(ids) > len(head)
-        assert text.endswith("<|im_start|>assistant\n") and case["instruction"].strip() in text[len(copy_prefix(tokenizer)):]
+        assert text.endswith("<|im_start|>assistant\n")
+        assert case["instruction"].strip() in text[len(copy_prefix(tokenizer)):]
     assert numbered("a\n\n  b") == "1|a\n2|\n3|  b\n"
