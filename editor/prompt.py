@@ -261,7 +261,7 @@ def copy_example() -> str:
 def numbered(file_text: str) -> str:
     """The file as the copy prompt shows it: `12|line`, numbers unpadded.
 
-    Why this form: measured with the Qwen tokenizer on the bench's 59 code files, `12|line` is 1.37x
+    Why this form: measured with the Qwen tokenizer on the bench's 43 code cases, `12|line` is 1.37x
     the file's own tokens (the old right-aligned `  12| line` 1.43x) and 99 % of the tokens a copy
     feeds (the lines tokenized as one chunk) are the same tokens at the same characters here, so copy
     mode can take their cache entries from the prompt (`--copy-kv reuse`). A space or tab after the
