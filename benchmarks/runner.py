@@ -76,9 +76,9 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
 
 def oracle_edit(lm: LoadedModel, case: Case, opts: EditOptions) -> tuple[str, DecodeStats, tuple[str, ...]]:
     """The gold program through copy mode's runtime, focused as copy mode focuses: when the instruction
-    names definitions (and focus is on), the program is the one between those definitions before and
+    names definitions (and `copy_focus` is on), the program is the one between those definitions before and
     after, over the focused text, merged back by name."""
-    before_focus = focus_of(case.before, case.instruction) if opts.focus else None
+    before_focus = focus_of(case.before, case.instruction) if opts.focus and opts.copy_focus else None
     after_focus = focus_of(case.after, case.instruction) if before_focus is not None else None
     if before_focus is None or after_focus is None or after_focus.names != before_focus.names:
         text, stats = run_oracle(lm, case.path, case.before, case.instruction, oracle(case.before, case.after),

@@ -344,6 +344,8 @@ def bench(
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
     copy_kv: CopyKV = typer.Option("reread", "--copy-kv", help="copy/oracle: reread or reuse (see `fix --help`)."),
+    copy_focus: bool = typer.Option(False, "--copy-focus/--no-copy-focus",
+                                    help="copy/oracle: focus on the named definitions as rewrite/spec do."),
     engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
                                "bench names the engine so that runs pair, whatever the config says)."),
 ) -> None:
@@ -379,7 +381,7 @@ def bench(
         if lm.engine_name == "llamacpp" and ("hf-pld" in modes or kernel or kernel_only):
             raise EditError("hf-pld and --kernel time a transformers model: run them with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
-                           focus=focus, copy_kv=copy_kv)
+                           focus=focus, copy_kv=copy_kv, copy_focus=copy_focus)
         recorded = run_settings(lm, opts, adapter)
         previous = load_previous(reuse, recorded) if reuse and selected else None
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
@@ -398,6 +400,7 @@ def bench(
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
         results["copy_kv"] = copy_kv
+        results["copy_focus"] = copy_focus
         results["settings"] = recorded  # what --reuse must match
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)

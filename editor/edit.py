@@ -35,7 +35,10 @@ class EditOptions:
     monotonic: bool = True  # copy mode: spans must move forward through the file
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
-    focus: bool = True  # show only the definitions the instruction names (editor.focus)
+    focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
+    # copy mode too (off by default: the shipped adapter was trained on whole files, and a program's
+    # line numbers then count the focused text's lines)
+    copy_focus: bool = False
     copy_kv: str = "reread"  # copy mode: "reuse" takes copied lines' cache entries from the prompt (issue 22)
     # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
     # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
@@ -175,7 +178,7 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     else:
         # Focus as in rewrite/spec: the program is written over the named definitions (and imports) only,
         # numbered from 1, and merged back by name; the prompt shrinks to the function's size.
-        focus = focus_of(src.text, instruction, src.lines) if opts.focus else None
+        focus = focus_of(src.text, instruction, src.lines) if opts.focus and opts.copy_focus else None
         shown = focus.text if focus is not None else src.text
         lines = split_lines(shown) if focus is not None else src.lines
         ids = copy_prompt_ids(lm, src.path, shown, instruction)

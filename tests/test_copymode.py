@@ -252,3 +252,16 @@ def test_copy_prompt_starts_with_its_fixed_prefix_token_for_token(tokenizer):
         assert text.endswith("<|im_start|>assistant\n")
         assert case["instruction"].strip() in text[len(copy_prefix(tokenizer)):]
     assert numbered("a\n\n  b") == "1|a\n2|\n3|  b\n"
+
+
+def test_copy_focus_writes_the_program_over_the_named_definition_only(scripted_lm):
+    """With copy_focus the program numbers the focused text's lines and is merged back by name."""
+    body = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n\n\ndef h():\n    return 3\n"
+    # focused text: the import, then `g` (5 lines); a scripted model cannot go on after a copy's lines
+    # (it follows its script by position), so this program copies last
+    lm = scripted_lm('<gen>import os\n\n\ndef g():\n</gen><copy lines="5-5"/>')
+    result = edit_file(lm, SourceFile("m.py", body), "Make `g` return 2.",
+                       EditOptions(mode="copy", copy_focus=True))
+    assert result.fallback is None and result.focused == ("g",)
+    assert result.new_text == body  # line 5 of the focused text is `    return 2`: copied, unchanged
+    assert result.stats.copied_lines == 1
