@@ -30,6 +30,7 @@ from editllm.editor.copymode import ProgramFailed, run_oracle
 from editllm.editor.decode import Decoder, DecodeStats, eos_ids
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
+from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
@@ -118,6 +119,21 @@ def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | N
     return replace(opts, mode="rewrite", generate=_traced(loop, trace), focus=focus)
 
 
+def oracle_edit(lm: LoadedModel, case: Case, opts: EditOptions) -> tuple[str, DecodeStats, tuple[str, ...]]:
+    """The gold program through copy mode's runtime, focused as copy mode focuses: when the instruction
+    names definitions (and `copy_focus` is on), the program is the one between those definitions before and
+    after, over the focused text, merged back by name."""
+    before_focus = focus_of(case.before, case.instruction) if opts.focus and opts.copy_focus else None
+    after_focus = focus_of(case.after, case.instruction) if before_focus is not None else None
+    if before_focus is None or after_focus is None or after_focus.names != before_focus.names:
+        text, stats = run_oracle(lm, case.path, case.before, case.instruction, oracle(case.before, case.after),
+                                 opts.prefill_copies, copy_kv=opts.copy_kv)
+        return text, stats, ()
+    text, stats = run_oracle(lm, case.path, before_focus.text, case.instruction,
+                             oracle(before_focus.text, after_focus.text), opts.prefill_copies, copy_kv=opts.copy_kv)
+    return merge_focus(case.before, text, case.instruction), stats, before_focus.names
+
+
 def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, peers: Peers | None = None,
                   trace: dict | None = None) -> dict:
     """One (case, mode) record; errors are recorded, not raised. `trace` (when given) receives the
@@ -139,11 +155,11 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, pee
             if case.after is None:
                 raise EditError("the case has no gold text for an oracle program")
             try:
-                text, stats = run_oracle(lm, case.path, case.before, case.instruction,
-                                         oracle(case.before, case.after), opts.prefill_copies)
+                text, stats, focused = oracle_edit(lm, case, opts)
             except (ProgramError, ProgramFailed) as exc:
                 raise EditError(f"oracle program failed: {exc}") from exc
             complete, merged = True, False
+            rec["focused"] = list(focused)
         elif mode in ALL_MODES:
             result = edit_file(lm, src, case.instruction, mode_options(lm, mode, opts, peers, trace))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
@@ -166,6 +182,7 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, pee
         prefill_seconds=round(stats.prefill_seconds, 3) if stats.prefill_seconds else None,
         output_tokens=stats.output_tokens, forwards=stats.forwards,
         tokens_per_forward=round(stats.tokens_per_forward, 3), copied_share=round(stats.copied_share, 3),
+        reused_tokens=getattr(stats, "reused_tokens", None),
         exact_match=(text == case.after) if case.after is not None else None,
         tests_passed=run_tests(text, case.tests), complete_output=complete, merged=merged, text=text,
     )

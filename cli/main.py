@@ -18,7 +18,7 @@ from pathlib import Path
 
 import typer
 from editllm import api
-from editllm.editor.config import DEFAULT_MODEL, Device, Dtype, Engine, Mode
+from editllm.editor.config import DEFAULT_MODEL, CopyKV, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
 from rich.console import Console
@@ -178,16 +178,20 @@ FOCUS = typer.Option(True, "--focus/--no-focus",
 ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
                                help="Accept output that drops code the instruction does not name (else it is "
                                     "merged back as a fragment, or refused).")
+COPY_KV = typer.Option(None, "--copy-kv",
+                       help="copy mode: reread (default) feeds copied lines through the model; reuse takes their "
+                            "cache entries from the prompt (faster, approximate: off until the selector is measured).")
 STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
 
-def settings(mode, model, device, dtype, start: Path | None = None, engine=None):
+def settings(mode, model, device, dtype, start: Path | None = None, engine=None, copy_kv=None):
     """The configuration with command-line flags applied on top."""
     from editllm.editor.config import load_config
 
     config = load_config(start)
-    for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype), ("engine", engine)):
+    for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype), ("engine", engine),
+                       ("copy_kv", copy_kv)):
         config.override(key, value)
     return config
 
@@ -196,7 +200,8 @@ def edit_session(conf, adapter: str | None, **options) -> api.EditSession:
     """The session `fix` and `check` edit with: model, mode, device, dtype and engine from the
     configuration (flags applied), the rest from their own flags."""
     return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
-                           dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter, **options)
+                           dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
+                           copy_kv=conf.get("copy_kv"), **options)
 
 
 def run_edit(session: api.EditSession, paths: list, instruction: str, apply: bool, stats: bool, quiet: bool,
@@ -248,6 +253,7 @@ def fix(
     stdin_path: str = typer.Option("stdin", "--path", help="The path to show in the diff for '-' (stdin)."),
     focus: bool = FOCUS,
     allow_deletions: bool = ALLOW_DELETIONS,
+    copy_kv: CopyKV | None = COPY_KV,
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     started = time.perf_counter()
@@ -257,7 +263,7 @@ def fix(
     sources = api.read_sources(paths, instruction, stdin_path)
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
-    conf = settings(mode, model, device, dtype, engine=engine)
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv)
     session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
                            temperature=temperature, seed=seed, draft=draft, monotonic=monotonic, focus=focus,
                            allow_deletions=allow_deletions)
@@ -282,6 +288,7 @@ def check(
     quiet: bool = QUIET,
     focus: bool = FOCUS,
     allow_deletions: bool = ALLOW_DELETIONS,
+    copy_kv: CopyKV | None = COPY_KV,
 ) -> None:
     """Propose an edit and exit 1 if there is one (0 if none, 2 on errors): the pre-commit convention.
 
@@ -289,7 +296,7 @@ def check(
     """
     started = time.perf_counter()
     args = list(args or [])
-    conf = settings(mode, model, device, dtype, engine=engine)
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv)
     instruction = instruction_opt or conf.get("instruction")
     if instruction is None:
         if not args:
@@ -339,6 +346,9 @@ def bench(
     copy_prefill: bool = typer.Option(True, "--copy-prefill/--no-copy-prefill",
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
+    copy_kv: CopyKV = typer.Option("reread", "--copy-kv", help="copy/oracle: reread or reuse (see `fix --help`)."),
+    copy_focus: bool = typer.Option(False, "--copy-focus/--no-copy-focus",
+                                    help="copy/oracle: focus on the named definitions as rewrite/spec do."),
     engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
                                "bench names the engine so that runs pair, whatever the config says)."),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Run each (case, mode) N times, interleaved; report "
@@ -381,7 +391,7 @@ def bench(
         if lm.engine_name == "llamacpp" and "hf-pld" in modes:
             raise EditError("hf-pld runs a transformers model: run it with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
-                           focus=focus)
+                           focus=focus, copy_kv=copy_kv, copy_focus=copy_focus)
         recorded = run_settings(lm, opts, adapter)
         previous = load_previous(reuse, recorded) if reuse and selected else None
         peers = Peers(gguf_of(conf.get("model")) if any(m in PEER_MODES for m in modes) else None,
@@ -397,6 +407,8 @@ def bench(
             peers.close()
         results["adapter"] = adapter  # the same base model name with and without one
         results["focus"] = focus
+        results["copy_kv"] = copy_kv
+        results["copy_focus"] = copy_focus
         # what --reuse must match, then what only pairs this run's modes (peers' flags and versions, repeats)
         results["settings"] = recorded | {"repeat": repeat} | ({"peers": peer_settings} if peer_settings else {})
         if kernel or kernel_only:

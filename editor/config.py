@@ -24,16 +24,18 @@ DEFAULTS: dict[str, object] = {
     "device": "auto",
     "dtype": "auto",
     "engine": "auto",
+    "copy_kv": "reread",
 }
 # The values a setting (and its flag, as a typer choice) may take.
 Mode = Literal["rewrite", "spec", "copy"]
 Device = Literal["auto", "cpu", "cuda"]
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 Engine = Literal["auto", "torch", "llamacpp"]
+CopyKV = Literal["reread", "reuse"]  # copy mode: re-read copied lines, or take their cache entries from the prompt
 CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype),
-                                       "engine": get_args(Engine)}
+                                       "engine": get_args(Engine), "copy_kv": get_args(CopyKV)}
 TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
-         "max_file_size": int, "device": str, "dtype": str, "engine": str}
+         "max_file_size": int, "device": str, "dtype": str, "engine": str, "copy_kv": str}
 
 
 @dataclass

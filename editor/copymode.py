@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from editllm.editor.copykv import COPY_KV, DEFAULT_TAIL, PromptCopies
 from editllm.editor.decode import Decoder, DecodeStats
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
-from editllm.editor.engine import Engine, set_adapter
+from editllm.editor.engine import Engine, Reuse, set_adapter, supports_reuse
+from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
@@ -37,6 +39,7 @@ class CopyStats(DecodeStats):
     spans: int = 0
     copied_lines: int = 0
     prefilled_tokens: int = 0  # copied lines appended to the cache
+    reused_tokens: int = 0  # of those, taken from the prompt's cache entries (--copy-kv reuse)
     program: str = ""
 
 
@@ -52,7 +55,7 @@ class CopyRun:
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
                  prompt_ids: list[int] | None = None, engine: Engine | None = None,
-                 lines: list[str] | None = None) -> None:
+                 lines: list[str] | None = None, copy_kv: str = "reread", tail: int = DEFAULT_TAIL) -> None:
         self.engine = engine if engine is not None else lm.engine
         self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
@@ -68,6 +71,14 @@ class CopyRun:
         self.tag_ids: dict[str, list[int]] = {}
         self.max_tokens = 0
         self.fed_extra = False  # the last picked token brought forced tokens or copied lines along
+        self.copies: PromptCopies | None = None  # --copy-kv reuse: where copied tokens sit in the prompt
+        if copy_kv not in COPY_KV:
+            raise EditError(f"unknown --copy-kv {copy_kv!r}; choose one of {', '.join(COPY_KV)}")
+        if copy_kv == "reuse":
+            if not supports_reuse(self.engine):
+                raise EditError(f"--copy-kv reuse is not available on the {type(self.engine).__name__}; "
+                                "use --copy-kv reread")
+            self.copies = PromptCopies(self.tokenizer, path, text, instruction, self.source.lines, self.prompt, tail)
 
     @property
     def cache(self):
@@ -82,7 +93,7 @@ class CopyRun:
         if not self.matcher.in_gen():
             self.stats.tag_tokens += 1
 
-    def take(self, token: int, use_forced: bool = True) -> list[int]:
+    def take(self, token: int, use_forced: bool = True) -> list[int | Reuse]:
         """Consume one model token; return what else joins it in the next forward (copy or forced)."""
         self.record(token)
         extra: list[int] = []
@@ -102,14 +113,19 @@ class CopyRun:
             if self.prefill_copies:
                 ids = self.source.tokens(copy)
                 self.stats.prefilled_tokens += len(ids)
-                extra += ids
+                if self.copies is None:
+                    extra += ids
+                else:
+                    parts = self.copies.parts(copy, ids, self.prompt)
+                    self.stats.reused_tokens += sum(len(p.ids) for p in parts if isinstance(p, Reuse))
+                    extra += parts
         return extra
 
     # --- Steer: how the program steers the verify loop ------------------------------------------
     def pick(self, logits: torch.Tensor, best: int) -> int | None:
         return self.matcher.pick(logits, best)
 
-    def feed(self, token: int) -> list[int]:
+    def feed(self, token: int) -> list[int | Reuse]:
         if self.stats.program_tokens >= self.max_tokens:
             raise ProgramFailed(f"the program exceeded {self.max_tokens} tokens")
         extra = self.take(token)
@@ -208,9 +224,9 @@ class OracleSteer:
     def pick(self, logits: torch.Tensor, best: int) -> int | None:
         return self.ops[0][1][0] if self.ops else self.run.eos[0]
 
-    def feed(self, token: int) -> list[int]:
+    def feed(self, token: int) -> list[int | Reuse]:
         text, ids = self.ops.pop(0)
-        extra: list[int] = []
+        extra: list[int | Reuse] = []
         for k, t in enumerate(ids):
             if not self.run.matcher.allowed(t):
                 raise ProgramFailed(f"the FSM rejects the oracle program at {text!r}")
@@ -224,19 +240,20 @@ class OracleSteer:
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
              monotonic: bool = True, draft: str = DEFAULT_DRAFT,
              prefill_copies: bool = True, prompt_ids: list[int] | None = None,
-             lines: list[str] | None = None) -> tuple[str, CopyStats]:
+             lines: list[str] | None = None, copy_kv: str = "reread") -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable. `lines`:
     `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
     run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies, prompt_ids=prompt_ids,
-                  lines=lines)
+                  lines=lines, copy_kv=copy_kv)
     new_text, _ = run.run_model(max_tokens)
     return new_text, run.stats
 
 
 def run_oracle(lm: LoadedModel, path: str, text: str, instruction: str, ops: list[Op],
-               prefill_copies: bool = True) -> tuple[str, CopyStats]:
+               prefill_copies: bool = True, copy_kv: str = "reread") -> tuple[str, CopyStats]:
     """The gold program through the copy-mode runtime (the bench's `oracle` mode: copy mode's ceiling)."""
-    run = CopyRun(lm, path, text, instruction, monotonic=True, mode="oracle", prefill_copies=prefill_copies)
+    run = CopyRun(lm, path, text, instruction, monotonic=True, mode="oracle", prefill_copies=prefill_copies,
+                  copy_kv=copy_kv)
     new_text, _ = run.run_oracle(ops)
     return new_text, run.stats
 

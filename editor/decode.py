@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from editllm.editor.engine import Engine, TorchEngine, eos_ids
+from editllm.editor.engine import Engine, Reuse, TorchEngine, eos_ids
 
 if TYPE_CHECKING:  # rows are torch tensors or numpy arrays; torch is imported only to sample
     import numpy as np
@@ -103,9 +103,10 @@ class Steer(Protocol):
         sample). None: no token is legal, the loop stops (stop_reason "dead_end")."""
         ...
 
-    def feed(self, token: int) -> list[int]:
+    def feed(self, token: int) -> list[int | Reuse]:
         """`token` (picked, not EOS) joins the output; return the tokens that join it in the next
-        forward, before any draft. They go to the cache and the drafter, not to the output ids."""
+        forward, before any draft. They go to the cache and the drafter, not to the output ids.
+        A `Reuse` among them stands for tokens whose cache entries the engine takes from the prompt."""
         ...
 
     def accept(self, token: int) -> None:
@@ -210,10 +211,15 @@ class Decoder:
             extra = steer.feed(token)
             if drafter is not None:
                 for t in extra:
-                    drafter.append(t)
+                    for i in t.ids if isinstance(t, Reuse) else (t,):
+                        drafter.append(i)
             limit = None if max_new_tokens is None else max_new_tokens - len(out)
             draft = drafter.propose(limit) if drafter is not None else []
-            rows = engine.forward([token, *extra, *draft], keep=len(draft) + 1)
+            parts = [token, *extra, *draft]
+            if any(isinstance(t, Reuse) for t in extra):  # copy mode's --copy-kv reuse
+                rows = engine.forward_reuse(parts, keep=len(draft) + 1)
+            else:
+                rows = engine.forward(parts, keep=len(draft) + 1)
             stats.forwards += 1
             best = self.choose(rows)
             accepted = 0

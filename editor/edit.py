@@ -38,6 +38,10 @@ class EditOptions:
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
     focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
+    # copy mode too (off by default: the shipped adapter was trained on whole files, and a program's
+    # line numbers then count the focused text's lines)
+    copy_focus: bool = False
+    copy_kv: str = "reread"  # copy mode: "reuse" takes copied lines' cache entries from the prompt (issue 22)
     # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
     # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
     generate: Callable[..., tuple[list[int], DecodeStats]] | None = None
@@ -186,12 +190,22 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     if "</gen>" in src.text or "</gen>" in instruction:  # a <gen> span ends at its first </gen>: none can hold it
         reason = "the file or instruction contains </gen>, which a copy program cannot write"
     else:
-        ids = copy_prompt_ids(lm, src.path, src.text, instruction)
-        max_tokens = budget(lm, src, len(ids), opts.max_new_tokens)
+        # Focus as in rewrite/spec: the program is written over the named definitions (and imports) only,
+        # numbered from 1, and merged back by name; the prompt shrinks to the function's size.
+        focus = focus_of(src.text, instruction, src.lines) if opts.focus and opts.copy_focus else None
+        shown = focus.text if focus is not None else src.text
+        lines = split_lines(shown) if focus is not None else src.lines
+        ids = copy_prompt_ids(lm, src.path, shown, instruction)
+        max_tokens = budget(lm, src, len(ids), opts.max_new_tokens, shown)
         try:
-            text, stats = run_copy(lm, src.path, src.text, instruction, max_tokens, opts.monotonic, opts.draft,
-                                   opts.prefill_copies, prompt_ids=ids, lines=src.lines)
-            return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+            text, stats = run_copy(lm, src.path, shown, instruction, max_tokens, opts.monotonic, opts.draft,
+                                   opts.prefill_copies, prompt_ids=ids, lines=lines, copy_kv=opts.copy_kv)
+            if focus is None:
+                return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+            whole = merge_focus(src.text, text, instruction, opts.allow_deletions, src.lines)
+            result = finish_edit(src, whole, instruction, stats, stats.program, opts.allow_deletions)
+            result.focused = focus.names
+            return result
         except (ProgramFailed, EditError) as exc:
             reason = str(exc)
     result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)

@@ -15,11 +15,25 @@ runs (a saved prompt prefix) must key it by `adapter_on` too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # imported by TorchEngine only: the llama.cpp path never pays for torch or transformers
     import numpy as np
     import torch
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Cache entries taken from earlier positions instead of computed: the entries of prompt positions
+    `src .. src+len(ids)-1` placed at the next positions of the sequence (keys rotated by the shift).
+
+    Copy mode uses it for copied lines the prompt already shows (`--copy-kv reuse`): their keys and
+    values were computed in the prompt's context, which is why it is an approximation (issue 22) and
+    not lossless. `ids` are the tokens the entries stand for (the drafter and the stats see them)."""
+
+    src: int
+    ids: tuple[int, ...]
 
 
 class Engine(Protocol):
@@ -57,12 +71,31 @@ class Engine(Protocol):
         ...
 
 
+    # Optional (copy mode's `--copy-kv reuse` needs it; `supports_reuse(engine)` says whether it is there):
+    # def forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
+    #     Like `forward` over `parts` in order, a `Reuse` standing for its entries taken from the prompt;
+    #     rows for the last `keep` computed tokens. Later forwards and `truncate` work as usual.
+
+
+def supports_reuse(engine: Any) -> bool:
+    """Whether an engine can take cache entries from the prompt (`forward_reuse`)."""
+    return callable(getattr(engine, "forward_reuse", None))
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    import torch
+
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
 def set_adapter(engine: Engine, on: bool) -> None:
     """Switch the engine's adapter on or off for the next run; engines without one (test doubles, a
     model loaded with no adapter) have nothing to switch."""
     switch = getattr(engine, "use_adapter", None)
     if switch is not None:
         switch(on)
+
 
 
 def eos_ids(model, tokenizer) -> set[int]:
@@ -91,10 +124,14 @@ class TorchEngine:
         self.vocab_size = int(model.config.vocab_size)
         self.eos = frozenset(eos_ids(model, tokenizer))
         self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start)
+        # Logical position of each cache entry, once `forward_reuse` has put entries out of order
+        # (computed tokens after the reused entries that follow them); None while entry k is position k.
+        self.positions: torch.Tensor | None = None
         # a peft model (LoRA kept unmerged) has a base_model with adapter-layer switches
         self.has_adapter = hasattr(getattr(model, "base_model", None), "disable_adapter_layers") and hasattr(
             model, "peft_config")
         self.adapter_on = self.has_adapter
+        self.reset()
         self.use_adapter(False)  # the base model unless a run asks for the adapter (copy mode's program)
 
     def use_adapter(self, on: bool) -> None:
@@ -111,6 +148,7 @@ class TorchEngine:
     def forward(self, tokens: list[int], keep: int) -> torch.Tensor:
         import torch
 
+        past = self.length
         with torch.inference_mode():
             out = self.model(
                 input_ids=torch.tensor([tokens], device=self.device),
@@ -118,6 +156,8 @@ class TorchEngine:
                 use_cache=True,
                 logits_to_keep=keep,
             )
+        if self.positions is not None:  # later tokens come after every entry: the default mask is right
+            self.positions = torch.cat([self.positions, torch.arange(past, past + len(tokens), device=self.device)])
         return out.logits[0]
 
     def truncate(self, n: int) -> None:
@@ -125,12 +165,15 @@ class TorchEngine:
             self.cache.crop(-n)  # transformers 5.x: a negative length drops that many entries
             if self.length < len(self.held):
                 self.held = ()
+            if self.positions is not None:
+                self.positions = self.positions[:-n]
 
     def reset(self) -> None:
         from transformers import DynamicCache
 
         self.cache = DynamicCache(config=self.model.config)
         self.held = ()
+        self.positions = None
 
     def start(self, prefix_ids: list[int]) -> tuple[int, str]:
         """The Engine's `start`: the prefix's cache entries are kept in memory and the cache is
@@ -145,6 +188,69 @@ class TorchEngine:
         self.forward(list(ids), keep=1)
         self.held = ids
         return len(ids), "read"
+
+    def shift_keys(self, keys: torch.Tensor, delta: int) -> torch.Tensor:
+        """Keys (post-RoPE) as if computed `delta` positions later: RoPE rotations compose, so one more
+        rotation by `delta` moves them (the model's own rotary module: its theta and scaling)."""
+        import torch
+
+        rotary = self.model.get_decoder().rotary_emb
+        cos, sin = rotary(keys, torch.tensor([[delta]], device=keys.device))
+        cos, sin = cos[:, None].to(keys.dtype), sin[:, None].to(keys.dtype)
+        return keys * cos + rotate_half(keys) * sin
+
+    def forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
+        """`forward` where a `Reuse` part takes its entries from the prompt (see `Reuse`); the rows are
+        those of the last `keep` computed tokens (the decoder keeps its draft, computed, at the end).
+
+        The reused entries are appended first, then the computed tokens run in one forward at their
+        own positions, with a mask by position: a computed token sees the entries before it, reused
+        or not, and none after it. So the cache holds entries out of position order from here on;
+        `positions` records each entry's position for the next `forward_reuse`."""
+        import torch
+
+        with torch.inference_mode():
+            return self._forward_reuse(parts, keep)
+
+    def _forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
+        import torch
+
+        past = self.length
+        order = self.positions if self.positions is not None else torch.arange(past, device=self.device)
+        ids: list[int] = []
+        at: list[int] = []
+        spans: list[tuple[int, int, int]] = []  # (src, n, dst)
+        pos = past
+        for part in parts:
+            if isinstance(part, Reuse):
+                spans.append((part.src, len(part.ids), pos))
+                pos += len(part.ids)
+            else:
+                ids.append(part)
+                at.append(pos)
+                pos += 1
+        if not 1 <= keep <= len(ids):
+            raise ValueError(f"keep={keep}: only the {len(ids)} computed tokens have rows")
+        for layer in self.cache.layers:
+            keys = [layer.keys] + [self.shift_keys(layer.keys[:, :, s:s + n], d - s) for s, n, d in spans]
+            values = [layer.values] + [layer.values[:, :, s:s + n] for s, n, _ in spans]
+            layer.keys, layer.values = torch.cat(keys, dim=2), torch.cat(values, dim=2)
+        reused = [torch.arange(d, d + n, device=self.device) for _, n, d in spans]
+        query = torch.tensor(at, device=self.device)
+        kv = torch.cat([order, *reused, query])
+        dtype = self.model.dtype
+        mask = torch.zeros(len(ids), len(kv), dtype=dtype, device=self.device)
+        mask.masked_fill_(kv[None, :] > query[:, None], torch.finfo(dtype).min)
+        out = self.model(
+            input_ids=torch.tensor([ids], device=self.device),
+            position_ids=query[None],
+            attention_mask=mask[None, None],
+            past_key_values=self.cache,
+            use_cache=True,
+            logits_to_keep=keep,
+        )
+        self.positions = kv
+        return out.logits[0]
 
     @property
     def length(self) -> int:

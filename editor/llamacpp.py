@@ -67,6 +67,10 @@ class LlamaCppEngine:
         cparams.n_batch = cparams.n_ubatch = n_batch
         cparams.n_threads = cparams.n_threads_batch = threads
         cparams.no_perf = True
+        # A second sequence is the scratch space of `forward_reuse`; a unified cache lets its cells be
+        # shared into sequence 0 (with separate streams `seq_cp` would copy whole buffers).
+        cparams.n_seq_max = 2
+        cparams.kv_unified = True
         self.ctx = ll.llama_init_from_model(self.model, cparams)
         if not self.ctx:
             ll.llama_model_free(self.model)
@@ -85,7 +89,8 @@ class LlamaCppEngine:
         self.length = 0  # tokens in the cache
         # what a saved prefix state depends on (editor.prefix); a LoRA sets "adapter" when it is applied
         self.identity = {"engine": "llamacpp", "llama_cpp": getattr(ll, "__version__", ""), "n_ctx": n_ctx,
-                         "model": file_identity(gguf), "adapter": None}
+                         "model": file_identity(gguf), "adapter": None,
+                         "n_seq_max": cparams.n_seq_max, "kv_unified": bool(cparams.kv_unified)}
         self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start), kept across runs
         self.adapter_path = adapter
         self.lora = None  # the adapter, owned by the model (llama.cpp frees it with the model)
@@ -97,6 +102,8 @@ class LlamaCppEngine:
                 raise EditError(f"--adapter {adapter}: llama.cpp could not load it as a LoRA of {Path(gguf).name} "
                                 "(not a LoRA GGUF, or made for another base model)")
             self.has_adapter = True
+        self.prompt_length = 0  # the first forward after a reset: what `forward_reuse` may take entries from
+        self._state: ctypes.Array | None = None  # sequence 0 serialized once, at the first reuse after a reset
 
     def use_adapter(self, on: bool) -> None:
         """Apply or remove the LoRA adapter for the next forwards (a no-op without one). The cache is
@@ -123,6 +130,14 @@ class LlamaCppEngine:
         it): use them before the next call, as the verify loop does. Long inputs go in
         `n_batch` chunks; `keep` rows must fit in the last chunk (they are a draft plus one token).
         """
+        rows = self._decode(ids, list(range(self.length, self.length + len(ids))), keep)
+        if not self.prompt_length:
+            self.prompt_length = self.length
+        return rows
+
+    def _decode(self, ids: list[int], positions: list[int], keep: int) -> np.ndarray:
+        """Decode `ids` at `positions` into sequence 0 (llama.cpp masks by position, so tokens may sit
+        among cells placed there before); logits of the last `keep`."""
         n = len(ids)
         if not 1 <= keep <= min(n, self.n_batch):
             raise ValueError(f"keep={keep} must be in 1..min({n}, {self.n_batch})")
@@ -137,7 +152,7 @@ class LlamaCppEngine:
             batch.n_tokens = end - start
             for k, token in enumerate(ids[start:end]):
                 batch.token[k] = token
-                batch.pos[k] = self.length + k
+                batch.pos[k] = positions[start + k]
                 batch.n_seq_id[k] = 1
                 batch.seq_id[k][0] = 0
                 batch.logits[k] = start + k >= n - keep
@@ -147,6 +162,61 @@ class LlamaCppEngine:
             self.length += end - start
         ptr = ll.llama_get_logits(self.ctx)
         return np.ctypeslib.as_array(ptr, shape=(keep, self.n_vocab))
+
+    def forward_reuse(self, parts: list, keep: int) -> np.ndarray:
+        """`forward` where a `Reuse` part takes its cells from the prompt (`engine.Reuse`); rows of the
+        last `keep` parts (computed tokens).
+
+        llama.cpp cannot copy a range of cells within one sequence (`seq_cp` shares cells, and moving
+        them with `seq_add` would move the prompt's too). So the prompt's sequence is serialized once
+        (`llama_state_seq_get_data`) and, per call, loaded into the scratch sequence 1, cut to the
+        reused ranges and shifted there (`seq_add`: the RoPE pass runs at the next decode); each range
+        is shared into sequence 0 (`seq_cp`) when its turn comes. llama.cpp wants a batch's positions
+        consecutive and right after the sequence's last cell, so the computed tokens between two
+        reused ranges decode on their own: a call costs one decode per group of computed tokens."""
+        from editllm.editor.engine import Reuse
+
+        ll, mem = self.ll, self.memory
+        groups: list[tuple[list[int], tuple[int, int, int] | None]] = [([], None)]  # (computed ids, next reuse)
+        spans: list[tuple[int, int, int]] = []  # (src, n, dst)
+        pos = self.length
+        for part in parts:
+            if isinstance(part, Reuse):
+                if part.src + len(part.ids) > self.prompt_length:
+                    raise ValueError("a Reuse must take its entries from the prompt")
+                span = (part.src, len(part.ids), pos)
+                spans.append(span)
+                groups[-1] = (groups[-1][0], span)
+                groups.append(([], None))
+                pos += len(part.ids)
+            else:
+                groups[-1][0].append(part)
+                pos += 1
+        if not 1 <= keep <= len(groups[-1][0]):
+            raise ValueError(f"keep={keep}: the rows must be computed tokens after the last reused range")
+        if spans:
+            if self._state is None:
+                size = ll.llama_state_seq_get_size(self.ctx, 0)
+                self._state = (ctypes.c_uint8 * size)()
+                ll.llama_state_seq_get_data(self.ctx, self._state, size, 0)
+            if ll.llama_state_seq_set_data(self.ctx, self._state, len(self._state), 1) == 0:
+                raise EditError("llama.cpp could not load the prompt's cache into the scratch sequence")
+            ll.llama_memory_seq_rm(mem, 1, self.prompt_length, -1)
+            for src, n, dst in spans:  # dst >= prompt length: a moved range never meets an unmoved one
+                ll.llama_memory_seq_add(mem, 1, src, src + n, dst - src)
+            ll.llama_memory_seq_rm(mem, 1, 0, self.prompt_length)
+        rows = None
+        for ids, span in groups:
+            if ids:
+                rows = self._decode(ids, list(range(self.length, self.length + len(ids))),
+                                    keep if span is None else 1)
+            if span is not None:
+                _, n, dst = span
+                ll.llama_memory_seq_cp(mem, 1, 0, dst, dst + n)
+                self.length += n
+        if spans:
+            ll.llama_memory_seq_rm(mem, 1, -1, -1)
+        return rows
 
     def truncate(self, n: int) -> None:
         """Drop the last `n` cache entries (the rejected part of a draft)."""
@@ -162,6 +232,8 @@ class LlamaCppEngine:
         self.ll.llama_memory_clear(self.memory, True)
         self.length = 0
         self.held = ()
+        self.prompt_length = 0
+        self._state = None
 
     def start(self, prefix_ids: list[int]) -> tuple[int, str]:
         """Begin a sequence whose first tokens are the fixed `prefix_ids`: the cache then holds them.

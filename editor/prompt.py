@@ -237,19 +237,25 @@ def _after_the_file(lines: list[str], cut: int, core: list[str]) -> bool:
     return any(like(line) for line in lines[:cut]) and not any(like(line) for line in lines[cut:])
 
 
-COPY_SYSTEM = (
+COPY_RULES = (
     "You are a precise code editor. You edit a file by writing an edit program, not the file itself. "
     "The program is a sequence of two operations:\n"
     '<copy lines="I-J"/> copies input lines I to J (inclusive) unchanged.\n'
     "<gen>TEXT</gen> writes new text (whole lines, each ending with a newline).\n"
     "Copy every line that does not change; write with <gen> only the lines you change or add; "
-    "leave out lines you delete. Line ranges must increase through the file."
+    "leave out lines you delete. Line ranges must increase through the file. "
+    "Each input line is shown as its number, `|`, then the line."
 )
 
 EXAMPLE_FILE = (
     'def area(w, h):\n    """Area of a rectangle."""\n    return w + h\n\n\n'
     'def perimeter(w, h):\n    """Perimeter of a rectangle."""\n    return 2 * (w + h)\n'
 )
+
+
+def copy_header(path: str) -> str:
+    """What the per-file part starts with, before the numbered lines."""
+    return f"File: {path}\n"
 
 
 def copy_example() -> str:
@@ -260,27 +266,58 @@ def copy_example() -> str:
     instruction and the real program did neither.
     """
     return (
-        f"Example. File (8 lines):\n{numbered(EXAMPLE_FILE)}Instruction: Fix the bug in area.\n"
+        f"Example. {copy_header('shapes.py')}{numbered(EXAMPLE_FILE)}Instruction: Fix the bug in area.\n"
         'Program: <copy lines="1-2"/><gen>    return w * h\n</gen><copy lines="4-8"/>\n'
         "One copy tag can copy any number of lines: use as few tags as possible."
     )
 
 
 def numbered(file_text: str) -> str:
-    """The file with right-aligned line numbers, as the copy prompt shows it."""
+    """The file as the copy prompt shows it: `12|line`, numbers unpadded.
+
+    Why this form: measured with the Qwen tokenizer on the bench's 43 code cases, `12|line` is 1.37x
+    the file's own tokens (the old right-aligned `  12| line` 1.43x) and 99 % of the tokens a copy
+    feeds (the lines tokenized as one chunk) are the same tokens at the same characters here, so copy
+    mode can take their cache entries from the prompt (`--copy-kv reuse`). A space or tab after the
+    number (1.27x) merges with the line's first word (` def`, `\\tdef`): only 89 % would match.
+    """
     lines = file_text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    width = len(str(max(1, len(lines))))
-    return "".join(f"{k:>{width}}| {line}\n" for k, line in enumerate(lines, 1))
+    return "".join(f"{k}|{line}\n" for k, line in enumerate(lines, 1))
+
+
+# The fixed part of every copy prompt (rules and worked example) is the system message, before the
+# file: it is the same token prefix for every file, so an engine can read it once and keep its state.
+COPY_SYSTEM = f"{COPY_RULES}\n\n{copy_example()}"
+
+
+_SENTINEL = "@@EDITLLM-FILE@@"  # plain text: any renderer keeps it verbatim
+
+
+def _copy_frame(tokenizer) -> tuple[str, str]:
+    """The chat template's text around the user message: (prefix up to it, tail after it)."""
+    messages = [{"role": "system", "content": COPY_SYSTEM}, {"role": "user", "content": _SENTINEL}]
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    head, tail = text.split(_SENTINEL)
+    return head, tail
+
+
+def copy_prefix(tokenizer) -> str:
+    """The fixed text every copy prompt starts with (system rules and worked example, then the user
+    turn's opening): a saved prompt state can hold it. Its tokens are a prefix of every copy prompt's
+    tokens (it ends with the user turn's newline, and the file part starts a new word)."""
+    return _copy_frame(tokenizer)[0]
+
+
+def copy_user(path: str, file_text: str, instruction: str) -> str:
+    """The per-file part: path, numbered lines, then the instruction (last: better for small models).
+    No line count: the last number says it, and on short functions every token per call counts."""
+    return f"{copy_header(path)}{numbered(file_text)}Instruction: {instruction.strip()}"
 
 
 def copy_prompt(tokenizer, path: str, file_text: str, instruction: str) -> str:
-    """Prompt for copy mode (and for training/, which must see exactly what the decoder sees)."""
-    n = len(file_text.split("\n")) - (1 if file_text.endswith("\n") or not file_text else 0)
-    user = (
-        f"File: {path} ({n} lines)\n\n{numbered(file_text)}\n"
-        f"Instruction: {instruction.strip()}\n\n{copy_example()}\n\nNow write the edit program for {path}."
-    )
-    messages = [{"role": "system", "content": COPY_SYSTEM}, {"role": "user", "content": user}]
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    """Prompt for copy mode (and for training/, which must see exactly what the decoder sees):
+    `copy_prefix(tokenizer)` + the file's part + the assistant turn's opening."""
+    head, tail = _copy_frame(tokenizer)
+    return head + copy_user(path, file_text, instruction) + tail

@@ -112,3 +112,156 @@ def test_tag_drafts_do_not_change_the_program(tiny_lm, seed, monkeypatch):
         assert run.cache.get_seq_length() == s.prompt_tokens + s.program_tokens + s.prefilled_tokens
         results.append((run.program, s.forwards))
     assert results[0][0] == results[1][0] and results[0][1] <= results[1][1]
+
+
+# --- --copy-kv reuse: copied lines take the prompt's cache entries (issue 22) ---------------------------
+
+def _engine(tiny_lm):
+    from editllm.editor.engine import TorchEngine
+
+    return TorchEngine(tiny_lm.model, tiny_lm.tokenizer)
+
+
+PROMPT = list(range(1000, 1040))
+
+
+def test_reused_keys_are_the_recomputed_keys_at_the_new_positions(tiny_lm, monkeypatch):
+    """Layer 0's keys depend only on the token and its position: rotated prompt keys must equal the keys
+    computed at the new positions; without the rotation they must not."""
+    from editllm.editor.engine import Reuse
+
+    def layer0(engine, n):
+        return engine.cache.layers[0].keys[0, :, -n:], engine.cache.layers[0].values[0, :, -n:]
+
+    ref = _engine(tiny_lm)
+    ref.forward(PROMPT + [7] + PROMPT[10:20] + [8], keep=1)
+    want_k, want_v = layer0(ref, 12)
+    for rotate in (True, False):
+        if not rotate:
+            monkeypatch.setattr(type(ref), "shift_keys", lambda self, keys, delta: keys)
+        eng = _engine(tiny_lm)
+        eng.forward(PROMPT, keep=1)
+        eng.forward_reuse([7, Reuse(10, tuple(PROMPT[10:20])), 8], keep=1)
+        assert eng.length == len(PROMPT) + 12
+        got_k, got_v = eng.cache.layers[0].keys[0], eng.cache.layers[0].values[0]
+        order = eng.positions.argsort()  # entries by position: token 7, the reused run, token 8
+        got_k, got_v = got_k[:, order][:, -12:], got_v[:, order][:, -12:]
+        torch.testing.assert_close(got_v, want_v, rtol=1e-5, atol=1e-5)
+        assert torch.allclose(got_k, want_k, rtol=1e-4, atol=1e-4) is rotate
+
+
+def test_forward_reuse_masks_by_position(tiny_lm):
+    """One forward with entries out of order (a computed token before the reused run, tokens after it)
+    gives what feeding them in order gives, and later forwards and truncation agree too."""
+    from editllm.editor.engine import Reuse
+
+    run = Reuse(5, tuple(PROMPT[5:15]))
+    mixed = _engine(tiny_lm)
+    mixed.forward(PROMPT, keep=1)
+    a = mixed.forward_reuse([7, run, 8, 9], keep=2)
+    ordered = _engine(tiny_lm)
+    ordered.forward(PROMPT, keep=1)
+    ordered.forward([7], keep=1)
+    # in order: the reused run right after 7 (nothing computed before it in that forward), then 8, 9
+    for layer in ordered.cache.layers:
+        keys = ordered.shift_keys(layer.keys[:, :, 5:15], len(PROMPT) + 1 - 5)
+        layer.keys = torch.cat([layer.keys, keys], dim=2)
+        layer.values = torch.cat([layer.values, layer.values[:, :, 5:15]], dim=2)
+    b = ordered.forward([8, 9], keep=2)
+    torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    mixed.forward([10, 11, 12], keep=1)
+    ordered.forward([10, 11, 12], keep=1)
+    mixed.truncate(2)
+    ordered.truncate(2)
+    torch.testing.assert_close(mixed.forward([13], keep=1), ordered.forward([13], keep=1), rtol=1e-4, atol=1e-4)
+    assert mixed.length == ordered.length == len(PROMPT) + 15
+
+
+def test_prompt_copies_find_nearly_every_copied_token_in_the_prompt(tokenizer):
+    """The copy prompt's `12|line` numbering keeps a copy's tokens the prompt's tokens (issue 22):
+    over the bench's code cases, >= 95 % of whole-file copies are reusable (the rest is computed)."""
+    from editllm.editor.copykv import PromptCopies
+    from editllm.editor.prompt import copy_prompt
+    from editllm.editor.source import split_lines
+    from editllm.grammar.program import Copy
+
+    total = reused = 0
+    for case in [c for c in _cases() if c["path"].endswith(".py")][:20]:
+        lines = split_lines(case["before"])
+        ids = tokenizer(copy_prompt(tokenizer, case["path"], case["before"], case["instruction"]),
+                        add_special_tokens=False)["input_ids"]
+        copies = PromptCopies(tokenizer, case["path"], case["before"], case["instruction"], lines, ids, tail=1)
+        whole = Copy(1, len(lines))
+        fed = tokenizer("".join(lines), add_special_tokens=False)["input_ids"]
+        parts = copies.parts(whole, fed, ids)
+        got = [t for p in parts for t in (p.ids if hasattr(p, "ids") else [p])]
+        assert got == fed  # the same tokens, reused or computed
+        for p in parts:
+            if hasattr(p, "ids"):
+                assert ids[p.src:p.src + len(p.ids)] == list(p.ids)  # what is reused is what the prompt holds
+                reused += len(p.ids)
+        total += len(fed)
+    assert reused >= 0.95 * total
+
+
+@pytest.mark.parametrize("tail", [1, 4])
+def test_oracle_with_reuse_gives_the_exact_text_and_reads_fewer_tokens(tiny_lm, tail, monkeypatch):
+    import editllm.editor.copymode as cm
+
+    monkeypatch.setattr(cm, "DEFAULT_TAIL", tail)
+    cases = [c for c in _cases() if c["path"].endswith(".py")][:6]
+    for case in cases:
+        ops = oracle(case["before"], case["after"])
+        text, stats = run_oracle(tiny_lm, case["path"], case["before"], case["instruction"], ops, copy_kv="reuse")
+        plain, plain_stats = run_oracle(tiny_lm, case["path"], case["before"], case["instruction"], ops)
+        assert text == plain == case["after"], case["id"]
+        assert plain_stats.reused_tokens == 0 < stats.reused_tokens <= stats.prefilled_tokens
+        assert stats.forwards == plain_stats.forwards and tiny_lm.engine.length == \
+            stats.prompt_tokens + stats.program_tokens + stats.prefilled_tokens
+
+
+def test_copy_kv_reuse_on_the_model_loop_keeps_the_cache_consistent(tiny_lm):
+    text = "".join(f"value_{k} = compute({k}, {k + 1})\n" for k in range(12))
+    run = CopyRun(tiny_lm, "f.py", text, "change something", copy_kv="reuse")
+    try:
+        run.run_model(max_tokens=40)
+    except ProgramFailed:
+        pass
+    s = run.stats
+    assert run.engine.length == s.prompt_tokens + s.program_tokens + s.prefilled_tokens
+
+
+def test_unknown_copy_kv_is_refused(tiny_lm):
+    from editllm.editor.errors import EditError
+
+    with pytest.raises(EditError, match="copy-kv"):
+        CopyRun(tiny_lm, "f.py", "x = 1\n", "change", copy_kv="sometimes")
+
+
+def test_copy_prompt_starts_with_its_fixed_prefix_token_for_token(tokenizer):
+    """The fixed part (rules, worked example) comes first and is a clean token prefix of every copy
+    prompt, so a saved prompt state can hold it; the file follows as `12|line`."""
+    from editllm.editor.prompt import EXAMPLE_FILE, copy_prefix, copy_prompt, numbered
+
+    head = tokenizer(copy_prefix(tokenizer), add_special_tokens=False)["input_ids"]
+    assert numbered(EXAMPLE_FILE) in copy_prefix(tokenizer)
+    for case in _cases()[:12]:
+        text = copy_prompt(tokenizer, case["path"], case["before"], case["instruction"])
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert ids[:len(head)] == head and len(ids) > len(head)
+        assert text.endswith("<|im_start|>assistant\n")
+        assert case["instruction"].strip() in text[len(copy_prefix(tokenizer)):]
+    assert numbered("a\n\n  b") == "1|a\n2|\n3|  b\n"
+
+
+def test_copy_focus_writes_the_program_over_the_named_definition_only(scripted_lm):
+    """With copy_focus the program numbers the focused text's lines and is merged back by name."""
+    body = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n\n\ndef h():\n    return 3\n"
+    # focused text: the import, then `g` (5 lines); a scripted model cannot go on after a copy's lines
+    # (it follows its script by position), so this program copies last
+    lm = scripted_lm('<gen>import os\n\n\ndef g():\n</gen><copy lines="5-5"/>')
+    result = edit_file(lm, SourceFile("m.py", body), "Make `g` return 2.",
+                       EditOptions(mode="copy", copy_focus=True))
+    assert result.fallback is None and result.focused == ("g",)
+    assert result.new_text == body  # line 5 of the focused text is `    return 2`: copied, unchanged
+    assert result.stats.copied_lines == 1
