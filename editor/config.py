@@ -24,6 +24,7 @@ DEFAULTS: dict[str, object] = {
     "device": "auto",
     "dtype": "auto",
     "engine": "auto",
+    "server": None,  # a llama-server URL to edit through (editllm.remote); None: the local engine
 }
 # The values a setting (and its flag, as a typer choice) may take.
 Mode = Literal["rewrite", "spec", "copy"]
@@ -33,7 +34,7 @@ Engine = Literal["auto", "torch", "llamacpp"]
 CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype),
                                        "engine": get_args(Engine)}
 TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
-         "max_file_size": int, "device": str, "dtype": str, "engine": str}
+         "max_file_size": int, "device": str, "dtype": str, "engine": str, "server": str}
 
 
 @dataclass
