@@ -152,7 +152,7 @@ def server_generate(mode: str):
     return generate
 
 
-def remote_options(opts, lm: RemoteModel, mode: str):
+def remote_options(opts, mode: str):
     """The local EditOptions for a rewrite or spec run through the server."""
     return replace(opts, mode=mode, generate=server_generate(mode))
 
@@ -163,9 +163,7 @@ def edit_remote(lm: RemoteModel, src, instruction: str, opts):
 
     if opts.mode == "copy":
         return edit_copy_remote(lm, src, instruction, opts)
-    if opts.mode == "spec" and lm.info.speculative is None:
-        pass  # the stats say speculative=None: the server ran plain greedy decoding
-    return edit_file(lm, src, instruction, remote_options(opts, lm, opts.mode))
+    return edit_file(lm, src, instruction, remote_options(opts, opts.mode))  # stats.speculative: what ran
 
 
 def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
@@ -186,7 +184,7 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
             raise
         except (ProgramFailed, EditError) as exc:
             reason = str(exc)
-    result = edit_file(lm, src, instruction, remote_options(opts, lm, "spec"))
+    result = edit_file(lm, src, instruction, remote_options(opts, "spec"))
     result.fallback = reason
     return result
 
@@ -208,7 +206,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
             raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
         answer = lm.client.complete(seq, room, slot=slot, grammar=request_grammar(n, after, monotonic),
                                     lora=lm.scale(True))
-        stats.requests = getattr(stats, "requests", 0) + 1
+        stats.requests += 1
         t = answer.get("timings", {})
         stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
         stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
