@@ -5,9 +5,8 @@ client-driven copy loop writes local copy mode's program, and many files survive
 from __future__ import annotations
 
 import json
+import os
 import re
-import threading
-import time
 
 import pytest
 from editllm.editor.errors import EditError
@@ -72,6 +71,50 @@ def llama_lm(tiny_gguf, cache):
 @pytest.fixture(scope="module")
 def remote(llama_server, llama_lm):
     return RemoteModel(ServerClient(llama_server.url), llama_lm.tokenizer, "tiny")
+
+
+# The prompt for a file without a language ends with the tokens "``" "`\n"; the chain this model follows
+# from there writes "pass\n```": a finished file, whatever the file was (tests that need edits to succeed).
+CHAIN = {3989: 6385, 6385: 198, 198: 73594}  # "`\n" -> "pass" -> "\n" -> "```"; every other token -> "\n"
+
+
+@pytest.fixture(scope="module")
+def chain_gguf(tiny_model_dir, tmp_path_factory):
+    """A tiny GGUF that writes a whole (one-line) file: its layers add nothing to the residual stream (zero
+    output projections), so the next token depends on the last one only, through one-hot embeddings and a
+    head that maps each to its successor (logit 80 against 0: no near-ties)."""
+    import shutil
+
+    import numpy as np
+    from conftest import _part1
+    from safetensors.numpy import load_file, save_file
+    from tiny_gguf import write_tiny_gguf
+
+    work = tmp_path_factory.mktemp("chain-gguf")
+    weights = load_file(str(tiny_model_dir / "model.safetensors"))
+    for name in weights:
+        if name.endswith(("o_proj.weight", "down_proj.weight")):
+            weights[name] = np.zeros_like(weights[name])
+    emb = np.zeros_like(weights["model.embed_tokens.weight"])
+    head = np.zeros_like(emb)
+    emb[:, len(CHAIN)] = 1.0  # every other token: the "default" direction
+    head[198, len(CHAIN)] = 10.0
+    for k, (token, successor) in enumerate(CHAIN.items()):
+        emb[token] = 0.0
+        emb[token, k] = 1.0
+        head[successor, k] = 10.0
+    weights["model.embed_tokens.weight"], weights["lm_head.weight"] = emb, head
+    model_dir = work / "model"
+    model_dir.mkdir()
+    save_file(weights, str(model_dir / "model.safetensors"))
+    cfg = json.loads((tiny_model_dir / "config.json").read_text()) | {"tie_word_embeddings": False}
+    (model_dir / "config.json").write_text(json.dumps(cfg))
+    header = work / "head.gguf"
+    shutil.copyfile(_part1(), header)
+    os.truncate(header, 4 << 30)
+    out = write_tiny_gguf(model_dir, header, work / "chain-f32.gguf")
+    header.unlink()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -210,50 +253,92 @@ def test_cli_fix_through_the_server(llama_server, tiny_gguf, cache, tmp_path, mo
         assert any(line.startswith("editllm: failed stats.py:") for line in lines)
 
 
-# --- many files, the server killed mid-run -----------------------------------------------------------------
+# --- a model that finishes its files: many files, failures, the server killed mid-run ----------------------
+
+ARGS = ["-c", "4096", "-np", "4", "--no-warmup"]  # 4 slots of 1024 tokens
+
+
+@pytest.fixture(scope="module")
+def chain_server(chain_gguf):
+    with LlamaServer(chain_gguf, ARGS, threads=1) as server:
+        yield server
+
+
+def test_rewrite_of_a_finished_file_equals_the_local_engine(chain_server, chain_gguf, cache, monkeypatch):
+    import editllm.editor.models as models
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.remote.session import connect
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    local = models.load_model(str(chain_gguf), engine="llamacpp")
+    served = connect(chain_server.url, str(chain_gguf))
+    src = source_from_text(b"value = 1\nother = 2\n", "settings.cfg")
+    for mode in ("rewrite", "spec"):
+        opts = EditOptions(mode=mode, allow_deletions=True)
+        ours, theirs = edit_file(local, src, "Simplify.", opts), edit_remote(served, src, "Simplify.", opts)
+        assert theirs.new_text == ours.new_text == "pass\n"
+        assert theirs.stats.output_tokens == ours.stats.output_tokens == 3  # "pass" "\n" "```": the local cut
+        assert theirs.stats.requests == 1
+
+
+def test_a_failed_file_blocks_no_other_and_exits_2(chain_server, chain_gguf, cache, tmp_path, monkeypatch):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    names = ["a.cfg", "big.cfg", "c.cfg"]
+    (tmp_path / "a.cfg").write_text("a = 1\n")
+    (tmp_path / "big.cfg").write_text("".join(f"key{k} = {k}\n" for k in range(400)))  # over a 1024-token slot
+    (tmp_path / "c.cfg").write_text("c = 3\n")
+    res = CliRunner().invoke(app, ["fix", *names, "Simplify.", "--model", str(chain_gguf), "--server",
+                                   chain_server.url, "--jobs", "3", "--allow-deletions", "--journal",
+                                   str(tmp_path / "j")])
+    assert res.exit_code == 2, res.output
+    assert [line for line in res.stdout.splitlines() if line.startswith("--- ")] == ["--- a/a.cfg", "--- a/c.cfg"]
+    assert "editllm: failed big.cfg:" in res.stderr and "too long" in res.stderr
+    assert "3 file(s): 2 changed, 1 failed" in res.stderr
+
 
 def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_missing(
-        tiny_gguf, cache, tmp_path, monkeypatch):
+        chain_gguf, cache, tmp_path, monkeypatch):
+    import signal
+
     import editllm.editor.llamaserver as llamaserver
     from editllm.api import EditSession, Journal
 
     monkeypatch.setenv("EDITLLM_CACHE", str(cache))
     monkeypatch.chdir(tmp_path)
-    names = [f"m{k:02d}.py" for k in range(24)]
-    originals = {n: f"def f{k}(x):\n    return x + {k}\n" for k, n in enumerate(names)}
+    names = [f"m{k:02d}.cfg" for k in range(24)]
+    originals = {n: f"value = {k}\n" for k, n in enumerate(names)}
     for n, text in originals.items():
         (tmp_path / n).write_text(text)
-    args = ["-c", "4096", "-np", "4", "--no-warmup"]
-    server = LlamaServer(tiny_gguf, args, threads=1).start()
+    server = LlamaServer(chain_gguf, ARGS, threads=1).start()
     port = server.port
-    session = EditSession(str(tiny_gguf), mode="rewrite", server=server.url, max_new_tokens=24)
-    journal = Journal(tmp_path / "journal")
-    finished = []
+    session = EditSession(str(chain_gguf), mode="rewrite", server=server.url, allow_deletions=True)
 
-    def killer():
-        while len(finished) < 6:
-            time.sleep(0.05)
-        server.stop()
+    def kill_after_six(done: int, total: int, failed: int) -> None:
+        if done == 6:  # mid-run: SIGKILL, no graceful shutdown
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
 
-    threading.Thread(target=killer, daemon=True).start()
-    first = session.edit_many(names, "Add a docstring.", jobs=4, retries=0, journal=journal, apply=True,
-                              backoff=0.01, progress=lambda done, total, failed: finished.append(done))
-    down = {o.path for o in first.failed if "server" in o.error}
-    assert down and first.exit_code() == 2  # the kill hit files in flight and after it
-    assert all("server" in o.error or "nothing written" in o.error for o in first.failed)
-    for o in first.outcomes:  # nothing half-written: each file is its original or its whole edit
-        on_disk = (tmp_path / o.path).read_text()
-        assert on_disk == (o.edit.new_text if o.written else originals[o.path])
+    first = session.edit_many(names, "Simplify.", jobs=4, retries=0, journal=Journal(tmp_path / "j"), apply=True,
+                              progress=kill_after_six)
+    server.stop()
+    failed = {o.path for o in first.failed}
+    assert len(failed) >= 24 - 6 - 4 and first.exit_code() == 2
+    assert all("server" in o.error for o in first.failed)
+    for o in first.outcomes:  # nothing lost, nothing half-written: each file is its original or its whole edit
+        assert (tmp_path / o.path).read_text() == ("pass\n" if o.path not in failed else originals[o.path])
+        assert o.written == (o.path not in failed)
 
-    monkeypatch.setattr(llamaserver, "free_port", lambda: port)  # the restarted server at the same URL
-    with LlamaServer(tiny_gguf, args, threads=1):
+    monkeypatch.setattr(llamaserver, "free_port", lambda: port)  # restarted at the same URL
+    with LlamaServer(chain_gguf, ARGS, threads=1):
+        again = EditSession(str(chain_gguf), mode="rewrite", server=f"http://127.0.0.1:{port}", allow_deletions=True)
         calls = []
-        session2 = EditSession(str(tiny_gguf), mode="rewrite", server=f"http://127.0.0.1:{port}", max_new_tokens=24)
-        real = session2.edit_source
-        monkeypatch.setattr(session2, "edit_source", lambda src, ins: calls.append(src.path) or real(src, ins))
-        second = session2.edit_many(names, "Add a docstring.", jobs=4, journal=Journal(tmp_path / "journal"),
-                                    apply=True)
-    redo = {o.path for o in first.outcomes if o.error is not None}
-    assert set(calls) == redo  # only what the first run did not finish
-    assert {o.path for o in second.outcomes if o.resumed} == set(names) - redo
-    assert not any("server" in (o.error or "") for o in second.outcomes)
+        real = again.edit_source
+        monkeypatch.setattr(again, "edit_source", lambda src, ins: calls.append(src.path) or real(src, ins))
+        second = again.edit_many(names, "Simplify.", jobs=4, journal=Journal(tmp_path / "j"), apply=True)
+    assert sorted(calls) == sorted(failed)  # only what the first run did not finish
+    assert second.exit_code() == 0 and sum(o.resumed for o in second.outcomes) == 24 - len(failed)
+    assert all((tmp_path / n).read_text() == "pass\n" for n in names)
