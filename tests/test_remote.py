@@ -52,6 +52,65 @@ def test_request_grammar_offers_only_lines_after_the_last_copy():
     assert "copy ::=" in big and len(big) < 5000
 
 
+# --- the client's loops against a scripted server (what each request carries) ----------------------------
+
+class ScriptedClient:
+    """Answers `complete` from a script of (text, stop_type) and keeps every request's arguments."""
+
+    def __init__(self, tokenizer, script: list[tuple[str, str]]) -> None:
+        self.tokenizer, self.script, self.sent = tokenizer, list(script), []
+        self.url = "http://scripted"
+
+    def info(self):
+        from editllm.remote.client import ServerInfo
+
+        return ServerInfo(self.url, 1, 4096, None, "")
+
+    def complete(self, ids, n_predict, **kw):
+        self.sent.append({"ids": list(ids), "n_predict": n_predict, **kw})
+        text, stop_type = self.script.pop(0)
+        tokens = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return {"tokens": tokens, "stop_type": stop_type, "timings": {"predicted_n": len(tokens)}}
+
+
+def test_a_stop_word_inside_the_file_continues_the_same_completion(tokenizer):
+    """A prose file's fence is ````; the server's stop word (the start of any fence) fires at the file's own
+    ``` line, so the client continues from what was written until the local stop rule cuts."""
+    from editllm.editor.edit import EditOptions
+
+    text = "# T\n\n```py\nx = 1\n```\n"
+    client = ScriptedClient(tokenizer, [("# T\n\n```", "word"), ("py\nx = 1\n```", "word"),
+                                        ("\n\n````\nmore", "word")])
+    lm = RemoteModel(client, tokenizer, "scripted")
+    res = edit_remote(lm, source_from_text(text.encode(), "t.md"), "Keep it.", EditOptions(mode="rewrite",
+                                                                                          focus=False))
+    assert res.new_text == text and res.stats.requests == 3 and res.stats.stop_reason == "stop"
+    first = client.sent[0]["ids"]
+    for k in (1, 2):  # each continuation carries the prompt and everything written so far
+        sent = client.sent[k]["ids"]
+        assert sent[: len(first)] == first and len(sent) > len(client.sent[k - 1]["ids"])
+
+
+def test_the_copy_loop_appends_the_copied_lines_ids_and_narrows_the_grammar(tokenizer):
+    from editllm.remote.copyloop import copy_parts
+    from editllm.remote.modes import run_copy_loop
+
+    text = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    script = [('<copy lines="1-2"/>', "eos"), ('<gen>C = 3\n</gen><copy lines="4-4"/>', "eos"), ("", "eos")]
+    client = ScriptedClient(tokenizer, script)
+    lm = RemoteModel(client, tokenizer, "scripted")
+    src = source_from_text(text.encode(), "m.py")
+    prompt, resolver, stats = copy_parts(lm, src, "Capitalise c.")
+    assert run_copy_loop(lm, prompt, resolver, stats, 200) == "a = 1\nb = 2\nC = 3\nd = 4\n"
+    tag = tokenizer('<copy lines="1-2"/>', add_special_tokens=False)["input_ids"]
+    assert client.sent[1]["ids"] == prompt + tag + resolver.tokens(Copy(1, 2))  # exactly local copy mode's ids
+    assert '"1-"' in client.sent[0]["grammar"] and '"2-"' not in client.sent[1]["grammar"]
+    assert '"3-"' in client.sent[1]["grammar"] and "copy" not in client.sent[2]["grammar"].split("\n")[0]
+    assert {r["slot"] for r in client.sent} == {0}  # one slot: its prompt cache serves every continuation
+    assert stats.spans == 2 and stats.requests == 3 and stats.prefilled_tokens == len(resolver.tokens(Copy(1, 2))) + \
+        len(resolver.tokens(Copy(4, 4)))
+
+
 # --- fixtures: servers and the local engine on the same tiny GGUF ------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -216,16 +275,21 @@ def test_a_server_with_another_tokenizer_is_refused(llama_server):
         ServerClient(llama_server.url).check_tokenizer(Other())
 
 
-def test_requests_carry_the_adapter_scale_only_when_the_server_has_one(remote, monkeypatch):
+def test_requests_carry_the_adapter_scale_only_when_the_server_has_one(tokenizer, monkeypatch):
     """`--lora FILE --lora-init-without-apply`: scale 1 for program requests, 0 for rewrite/spec/fallback."""
     sent = []
-    monkeypatch.setattr(remote.client, "request", lambda path, body=None, timeout=None: sent.append(body) or
-                        {"tokens": [], "stop_type": "eos"})
-    remote.client.complete([1, 2], 4, lora=remote.scale(True))
-    assert "lora" not in sent[-1]
-    monkeypatch.setattr(remote, "lora", True)
-    remote.client.complete([1, 2], 4, lora=remote.scale(True))
-    remote.client.complete([1, 2], 4, lora=remote.scale(False))
+
+    def answer(path, body=None, timeout=None):
+        sent.append(body)
+        return {"total_slots": 2} if path == "/props" else {"tokens": [], "stop_type": "eos"}
+
+    client = ServerClient("http://127.0.0.1:1")
+    monkeypatch.setattr(client, "request", answer)
+    plain, with_adapter = RemoteModel(client, tokenizer, "m"), RemoteModel(client, tokenizer, "m", lora=True)
+    client.complete([1, 2], 4, lora=plain.scale(True))
+    assert "lora" not in sent[-1] and sent[-1]["prompt"] == [1, 2] and sent[-1]["temperature"] == 0
+    client.complete([1, 2], 4, lora=with_adapter.scale(True))
+    client.complete([1, 2], 4, lora=with_adapter.scale(False))
     assert [b["lora"] for b in sent[-2:]] == [[{"id": 0, "scale": 1.0}], [{"id": 0, "scale": 0.0}]]
 
 
