@@ -115,7 +115,17 @@ def test_the_copy_loop_appends_the_copied_lines_ids_and_narrows_the_grammar(toke
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
+    """A cache for the tokenizers these GGUFs rebuild; the server binary stays the one in the real cache."""
     return tmp_path_factory.mktemp("editllm-cache")
+
+
+@pytest.fixture(scope="module")
+def binary(llama_server):
+    """llama-server as built once in the real cache (the `llama_server` fixture builds it), resolved before a
+    test points EDITLLM_CACHE elsewhere: a server started after that must not build another copy there."""
+    from editllm.editor.llamaserver import server_binary
+
+    return server_binary(build=False)
 
 
 @pytest.fixture(scope="module")
@@ -177,10 +187,10 @@ def chain_gguf(tiny_model_dir, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def spec_server(tiny_gguf):
+def spec_server(tiny_gguf, binary):
     """The same server with llama.cpp's n-gram speculation (a server setting, not a request field)."""
     with LlamaServer(tiny_gguf, ["-c", "2048", "-np", "1", "--no-warmup", "--spec-type", "ngram-simple",
-                                 "--draft-max", "16"], threads=1) as server:
+                                 "--draft-max", "16"], threads=1, binary=binary) as server:
         yield server
 
 
@@ -323,8 +333,8 @@ ARGS = ["-c", "4096", "-np", "4", "--no-warmup"]  # 4 slots of 1024 tokens
 
 
 @pytest.fixture(scope="module")
-def chain_server(chain_gguf):
-    with LlamaServer(chain_gguf, ARGS, threads=1) as server:
+def chain_server(chain_gguf, binary):
+    with LlamaServer(chain_gguf, ARGS, threads=1, binary=binary) as server:
         yield server
 
 
@@ -365,7 +375,7 @@ def test_a_failed_file_blocks_no_other_and_exits_2(chain_server, chain_gguf, cac
 
 
 def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_missing(
-        chain_gguf, cache, tmp_path, monkeypatch):
+        chain_gguf, binary, cache, tmp_path, monkeypatch):
     import signal
 
     import editllm.editor.llamaserver as llamaserver
@@ -377,7 +387,7 @@ def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_mi
     originals = {n: f"value = {k}\n" for k, n in enumerate(names)}
     for n, text in originals.items():
         (tmp_path / n).write_text(text)
-    server = LlamaServer(chain_gguf, ARGS, threads=1).start()
+    server = LlamaServer(chain_gguf, ARGS, threads=1, binary=binary).start()
     port = server.port
     session = EditSession(str(chain_gguf), mode="rewrite", server=server.url, allow_deletions=True)
 
@@ -397,7 +407,7 @@ def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_mi
         assert o.written == (o.path not in failed)
 
     monkeypatch.setattr(llamaserver, "free_port", lambda: port)  # restarted at the same URL
-    with LlamaServer(chain_gguf, ARGS, threads=1):
+    with LlamaServer(chain_gguf, ARGS, threads=1, binary=binary):
         again = EditSession(str(chain_gguf), mode="rewrite", server=f"http://127.0.0.1:{port}", allow_deletions=True)
         calls = []
         real = again.edit_source
@@ -425,7 +435,7 @@ def small_gguf():
 
 
 @pytest.mark.server05
-def test_small_model_every_mode_through_the_server(small_gguf):
+def test_small_model_every_mode_through_the_server(small_gguf, binary):
     """rewrite through the server equals the local llama.cpp engine's; spec through a server with n-gram
     speculation equals rewrite and says which speculation ran; copy writes a program that resolves (or
     falls back to spec with its reason)."""
@@ -438,7 +448,7 @@ def test_small_model_every_mode_through_the_server(small_gguf):
     local = models.load_model("bundled:0.5b", engine="llamacpp")
     expected = edit_file(local, src, instruction, EditOptions(mode="rewrite"))
     base = ["-c", "4096", "-np", "1", "--no-warmup"]
-    with LlamaServer(small_gguf, base, threads=2) as plain:
+    with LlamaServer(small_gguf, base, threads=2, binary=binary) as plain:
         remote = connect(plain.url, "bundled:0.5b")
         rewrite = edit_remote(remote, src, instruction, EditOptions(mode="rewrite"))
         assert rewrite.new_text == expected.new_text and rewrite.raw_output == expected.raw_output
@@ -447,6 +457,7 @@ def test_small_model_every_mode_through_the_server(small_gguf):
             assert copy.stats.requests == copy.stats.spans + 1 and copy.stats.program
         else:
             assert copy.new_text == rewrite.new_text  # spec through a plain server is its greedy rewrite
-    with LlamaServer(small_gguf, [*base, "--spec-type", "ngram-simple", "--draft-max", "16"], threads=2) as fast:
+    spec_args = [*base, "--spec-type", "ngram-simple", "--draft-max", "16"]
+    with LlamaServer(small_gguf, spec_args, threads=2, binary=binary) as fast:
         spec = edit_remote(connect(fast.url, "bundled:0.5b"), src, instruction, EditOptions(mode="spec"))
         assert spec.stats.speculative and spec.new_text == rewrite.new_text
