@@ -71,6 +71,13 @@ class ServerClient:
             spec = settings.get("params", {}).get("speculative.types") or None
             if spec in ("none", ""):
                 spec = None
+            if spec is None:  # /props shows the sampling defaults only; /slots says whether a slot speculates
+                try:
+                    slots = self.request("/slots")
+                except ServerError:
+                    slots = []  # `--no-slots`: the completions' draft counts still show it in the stats
+                if isinstance(slots, list) and slots and slots[0].get("speculative"):
+                    spec = slots[0].get("params", {}).get("speculative.types") or "server speculation"
             self._info = ServerInfo(self.url, int(props.get("total_slots", 1)), int(settings.get("n_ctx", 0)),
                                     spec, str(props.get("model_path", "")))
         return self._info
