@@ -105,6 +105,16 @@ class RemoteModel:
         return (1.0 if program else 0.0) if self.lora else None
 
 
+def _written(lm: RemoteModel, answer: dict) -> list[int]:
+    """The tokens a request wrote, without the end-of-generation token the server stopped on (llama.cpp's
+    vocabulary marks more ids as such than the tokenizer names: any special or padding id ends it)."""
+    tokens = list(answer.get("tokens", []))
+    special = set(lm.tokenizer.all_special_ids) | lm.engine.eos
+    if answer.get("stop_type") == "eos" and tokens and (tokens[-1] in special or tokens[-1] >= len(lm.tokenizer)):
+        tokens.pop()
+    return tokens
+
+
 def _add_timings(stats: RemoteStats, answer: dict) -> None:
     t = answer.get("timings", {})
     stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
@@ -132,7 +142,7 @@ def server_generate(mode: str):
             answer = lm.client.complete(ids + out, max_new - len(out), slot=lm.slot(), stop=STOP_WORDS,
                                         lora=lm.scale(False))
             _add_timings(stats, answer)
-            tokens = answer.get("tokens", [])
+            tokens = _written(lm, answer)
             for t in tokens:
                 if t in lm.engine.eos:
                     stats.stop_reason = "eos"
@@ -211,7 +221,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
         stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
         stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
-        written = [x for x in answer.get("tokens", []) if x not in lm.engine.eos]
+        written = _written(lm, answer)
         program += written
         seq += written
         stats.program_tokens += len(written)
