@@ -11,6 +11,7 @@ Importing this package does not import torch: the model loads on the first `edit
 Errors a user can act on are `EditError` (one line, nothing written).
 """
 
+from editllm.api.batch import BatchReport, FileOutcome, Journal
 from editllm.api.hook import HOOK_MARK, hook_path, install_hook, uninstall_hook
 from editllm.api.session import (
     EditSession,
@@ -30,7 +31,8 @@ from editllm.editor.modelspec import check_model_spec
 from editllm.editor.source import SourceFile
 
 __all__ = [
-    "DEFAULT_MODEL", "HOOK_MARK", "Config", "EditError", "EditSession", "FileEdit", "SourceFile", "check_adapter",
+    "DEFAULT_MODEL", "HOOK_MARK", "BatchReport", "FileOutcome", "Journal",
+    "Config", "EditError", "EditSession", "FileEdit", "SourceFile", "check_adapter",
     "check_model_spec", "display_path",
     "hook_path", "install_hook", "load_config", "load_model", "quiet_libraries",
     "read_sources", "staged_files", "stats_record",

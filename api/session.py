@@ -167,10 +167,14 @@ class EditSession:
     def __init__(self, model: str | LoadedModel = DEFAULT_MODEL, *, mode: str = "spec", device: str = "auto",
                  dtype: str = "auto", engine: str = "auto", adapter: str | None = None,
                  trust_remote_code: bool = False, log: Log | None = None, load_log: Log | None = None,
-                 status: Log | None = None,
-                 on_tokens: Callable[[int, float], None] | None = None, **options: Any) -> None:
+                 status: Log | None = None, on_tokens: Callable[[int, float], None] | None = None,
+                 server: str | None = None, server_lora: bool = False, **options: Any) -> None:
+        """`server`: a llama-server URL to edit through (editllm.remote); `model` then names the model it
+        serves (its tokenizer builds the token ids the requests carry). `server_lora`: that server holds the
+        selector's adapter as adapter 0 (`--lora FILE --lora-init-without-apply`)."""
         self.model_spec = model if isinstance(model, str) else model.name
         self._lm = None if isinstance(model, str) else model
+        self.server, self.server_lora = server, server_lora
         self.mode, self.device, self.dtype, self.engine = mode, device, dtype, engine
         self.adapter, self.trust_remote_code = adapter, trust_remote_code
         self.options = options
@@ -182,6 +186,11 @@ class EditSession:
     @property
     def lm(self) -> LoadedModel:
         """The model, loaded on first use."""
+        if self._lm is None and self.server is not None:
+            from editllm.remote.session import connect
+
+            self.status(f"connecting to {self.server}")
+            self._lm = connect(self.server, self.model_spec, self.server_lora, log=self.load_log)
         if self._lm is None:
             self.status(f"loading {self.model_spec}")
             self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter, self.trust_remote_code,
@@ -201,30 +210,57 @@ class EditSession:
         decided for any file (the caller writes nothing).
         """
         sources = read_sources(paths, instruction, stdin_path)
+        self.prepare()
+        return [self.edit_source(src, instruction) for src in sources]
+
+    def edit_many(self, paths: Iterable[str | Path | SourceFile], instruction: str, **batch: Any):
+        """Many files, each with its own outcome (`api.batch.edit_many`: jobs, retries, timeout, journal,
+        apply): a failed file is listed, not raised, and never blocks another."""
+        from editllm.api.batch import edit_many
+
+        return edit_many(self, read_sources(paths, instruction), instruction, **batch)
+
+    def prepare(self) -> None:
+        """Check the settings, then load the model (or connect to the server), once; before any file."""
         if self._lm is None:  # a model to load: check what names it before torch is imported
             check_model_spec(self.model_spec)
-            if self.adapter is not None:
+            if self.adapter is not None and self.server is None:
                 check_adapter(self.adapter)
         if self.mode not in CHOICES["mode"]:
             raise EditError(f"unknown --mode {self.mode!r}; choose one of {', '.join(CHOICES['mode'])}")
+        lm = self.lm
+        if self.mode == "copy" and self.adapter is None and not self.server_lora and lm.name.startswith("bundled:"):
+            self.log("copy mode on the bundled model without --adapter: the untrained model writes poor "
+                     "programs (0 of 24 bench fixes right); train one with `editllm train` or use spec")
+        if self.server is not None and self.mode == "spec" and lm.info.speculative is None:
+            self.log(f"{self.server} runs without speculation (start it with --spec-type ngram-simple): "
+                     "spec runs as its plain greedy decoding")
+
+    def edit_source(self, src: SourceFile, instruction: str) -> FileEdit:
+        """One read file through the loaded model or the server (`prepare` first). Thread-safe only with a
+        server: a local model has one cache."""
         from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
         from editllm.editor.edit import edit_file
 
         opts = self.edit_options()
-        lm = self.lm
-        if self.mode == "copy" and self.adapter is None and lm.name.startswith("bundled:"):
-            self.log("copy mode on the bundled model without --adapter: the untrained model writes poor "
-                     "programs (0 of 24 bench fixes right); train one with `editllm train` or use spec")
-        edits = []
-        for src in sources:
-            self.status(f"{src.path} ({self.mode})")
-            result = edit_file(lm, src, instruction, opts, self.on_tokens)
-            if result.fallback:
-                self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
-            if result.merged:
-                self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
-            edits.append(FileEdit(src, result.new_text, checked_diff([(src, result.new_text)]), result))
-        return edits
+        self.status(f"{src.path} ({self.mode})")
+        if self.server is not None:
+            from editllm.remote.modes import edit_remote
+
+            result = edit_remote(self.lm, src, instruction, opts)
+        else:
+            result = edit_file(self.lm, src, instruction, opts, self.on_tokens)
+        if result.fallback:
+            self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
+        if result.merged:
+            self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
+        return FileEdit(src, result.new_text, checked_diff([(src, result.new_text)]), result)
+
+    def settings_key(self) -> dict:
+        """What decides a file's edit besides its content and the instruction: the journal's key."""
+        opts = {k: v for k, v in sorted(self.options.items()) if isinstance(v, str | int | float | bool | None)}
+        return {"model": self.model_spec, "mode": self.mode, "engine": self.engine, "adapter": self.adapter,
+                "server": self.server, "server_lora": self.server_lora, "options": opts}
 
 
 def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:

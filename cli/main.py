@@ -181,17 +181,25 @@ ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
 COPY_KV = typer.Option(None, "--copy-kv",
                        help="copy mode: reread (default) feeds copied lines through the model; reuse takes their "
                             "cache entries from the prompt (faster, approximate: off until the selector is measured).")
+SERVER = typer.Option(None, "--server", envvar="EDITLLM_SERVER",
+                      help="Edit through a llama-server at this URL (it serves --model; config key `server`).")
+JOBS = typer.Option(1, "--jobs", "-j", min=1, help="Files edited at once (with --server).")
+RETRIES = typer.Option(2, "--retries", min=0, help="Retries per file when the server is down or busy.")
+TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds per file (each request to the server and its "
+                                                           "retries).")
+JOURNAL = typer.Option(None, "--journal", help="Folder of the resume journal (.editllm-journal.jsonl; default: the "
+                                                  "cache). Used with --server, --jobs or --journal.")
 STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
 
-def settings(mode, model, device, dtype, start: Path | None = None, engine=None, copy_kv=None):
+def settings(mode, model, device, dtype, start: Path | None = None, engine=None, copy_kv=None, server=None):
     """The configuration with command-line flags applied on top."""
     from editllm.editor.config import load_config
 
     config = load_config(start)
     for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype), ("engine", engine),
-                       ("copy_kv", copy_kv)):
+                       ("copy_kv", copy_kv), ("server", server)):
         config.override(key, value)
     return config
 
@@ -201,7 +209,51 @@ def edit_session(conf, adapter: str | None, **options) -> api.EditSession:
     configuration (flags applied), the rest from their own flags."""
     return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
                            dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
-                           copy_kv=conf.get("copy_kv"), **options)
+                           copy_kv=conf.get("copy_kv"), server=conf.get("server"), **options)
+
+
+def batched(session: api.EditSession, jobs: int, journal: str | None) -> bool:
+    """Many-files runs (per-file outcomes, retries, journal) when a server, jobs or a journal is asked for."""
+    return session.server is not None or jobs > 1 or journal is not None
+
+
+def run_batch(session: api.EditSession, sources: list, instruction: str, apply: bool, stats: bool, quiet: bool,
+              started: float, jobs: int, retries: int, timeout: float | None, journal: str | None,
+              worktree: bool = False):
+    """Edit through `api.batch`: a progress bar on stderr, diffs of the files that succeeded in input order
+    on stdout (or written as each finishes, with --apply), failures listed with their reasons, a summary."""
+    from editllm.api.batch import Journal
+    from editllm.editor.modelspec import cache_dir
+
+    folder = Path(journal) if journal else cache_dir() / "journal"
+    with Progress(not quiet) as progress:
+        session.status = lambda msg: None  # the bar is the status: threads would fight over one label
+        session.load_log = load_logger(progress)
+        session.log = (lambda msg: None) if quiet else note
+
+        def bar(done: int, total: int, failed: int) -> None:
+            width = 30
+            fill = width * done // max(1, total)
+            progress.say(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{total} files"
+                         + (f", {failed} failed" if failed else ""))
+
+        report = session.edit_many(sources, instruction, jobs=jobs, retries=retries, timeout=timeout,
+                                   journal=Journal(folder), apply=apply, worktree=worktree, progress=bar,
+                                   log=session.log)
+    if not apply:
+        sys.stdout.write("".join(o.diff for o in report.outcomes if o.error is None))
+        sys.stdout.flush()
+    for o in report.failed:
+        note(f"editllm: failed {o.path}: {o.error}")
+    if stats:
+        edits = [o.edit for o in report.outcomes if o.edit is not None]
+        record = api.stats_record(session.lm, session.mode, edits, started)
+        record |= {"files_failed": len(report.failed), "files_resumed": sum(o.resumed for o in report.outcomes),
+                   "jobs": jobs, "server": session.server}
+        note(json.dumps(record))
+    if not quiet:
+        note(report.summary())
+    return report
 
 
 def run_edit(session: api.EditSession, paths: list, instruction: str, apply: bool, stats: bool, quiet: bool,
@@ -254,6 +306,11 @@ def fix(
     focus: bool = FOCUS,
     allow_deletions: bool = ALLOW_DELETIONS,
     copy_kv: CopyKV | None = COPY_KV,
+    server: str = SERVER,
+    jobs: int = JOBS,
+    retries: int = RETRIES,
+    timeout: float = TIMEOUT,
+    journal: str = JOURNAL,
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     started = time.perf_counter()
@@ -263,10 +320,14 @@ def fix(
     sources = api.read_sources(paths, instruction, stdin_path)
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
-    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv)
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server)
     session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
                            temperature=temperature, seed=seed, draft=draft, monotonic=monotonic, focus=focus,
                            allow_deletions=allow_deletions)
+    if batched(session, jobs, journal):
+        report = run_batch(session, sources, instruction, apply, stats, quiet, started, jobs, retries, timeout,
+                           journal)
+        raise typer.Exit(report.exit_code())
     run_edit(session, sources, instruction, apply, stats, quiet, started)
 
 
@@ -289,6 +350,11 @@ def check(
     focus: bool = FOCUS,
     allow_deletions: bool = ALLOW_DELETIONS,
     copy_kv: CopyKV | None = COPY_KV,
+    server: str = SERVER,
+    jobs: int = JOBS,
+    retries: int = RETRIES,
+    timeout: float = TIMEOUT,
+    journal: str = JOURNAL,
 ) -> None:
     """Propose an edit and exit 1 if there is one (0 if none, 2 on errors): the pre-commit convention.
 
@@ -296,7 +362,7 @@ def check(
     """
     started = time.perf_counter()
     args = list(args or [])
-    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv)
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server)
     instruction = instruction_opt or conf.get("instruction")
     if instruction is None:
         if not args:
@@ -319,6 +385,10 @@ def check(
         raise typer.Exit(0)
     session = edit_session(conf, adapter, max_new_tokens=max_new_tokens, focus=focus,
                            allow_deletions=allow_deletions)
+    if batched(session, jobs, journal):
+        report = run_batch(session, sources, instruction, apply, stats, quiet, started, jobs, retries, timeout,
+                           journal, worktree=staged)
+        raise typer.Exit(report.exit_code(check=True))
     changed = run_edit(session, sources, instruction, apply, stats, quiet, started, worktree=staged)
     raise typer.Exit(1 if changed else 0)
 

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, object] = {
     "dtype": "auto",
     "engine": "auto",
     "copy_kv": "reread",
+    "server": None,  # a llama-server URL to edit through (editllm.remote); None: the local engine
 }
 # The values a setting (and its flag, as a typer choice) may take.
 Mode = Literal["rewrite", "spec", "copy"]
@@ -35,7 +36,7 @@ CopyKV = Literal["reread", "reuse"]  # copy mode: re-read copied lines, or take 
 CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype),
                                        "engine": get_args(Engine), "copy_kv": get_args(CopyKV)}
 TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
-         "max_file_size": int, "device": str, "dtype": str, "engine": str, "copy_kv": str}
+         "max_file_size": int, "device": str, "dtype": str, "engine": str, "copy_kv": str, "server": str}
 
 
 @dataclass

@@ -1,0 +1,106 @@
+"""HTTP to a llama-server: `/completion` with token ids, `/props` for what the server runs, `/tokenize` to
+check that it tokenizes like we do.
+
+Errors are `ServerError` (an `EditError`: one line for the user), marked `transient` when trying again may
+help (the server is down, restarting, busy or slow) so that the many-files runner retries those and
+gives up at once on the rest (a request the server refuses).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from editllm.editor.errors import EditError
+
+PROBE = "def f(x):\n    return x  # café ✓\n"  # ascii, indentation, non-ascii: where tokenizers differ
+
+
+class ServerError(EditError):
+    """A request to the server failed; `transient`: a retry may succeed (connection, timeout, 5xx)."""
+
+    def __init__(self, message: str, transient: bool) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What `/props` says about the server: its slots, each slot's context, its speculation."""
+
+    url: str
+    slots: int
+    n_ctx: int  # per slot: `-c` is split between the `-np` slots
+    speculative: str | None  # llama-server's `speculative.types` (e.g. "ngram-simple"), None without
+    model_path: str
+
+
+class ServerClient:
+    """One server's URL and the requests editllm sends it (thread-safe: no state but the cached props)."""
+
+    def __init__(self, url: str, timeout: float = 600.0) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise EditError(f"--server {url}: not an http(s) URL (e.g. http://127.0.0.1:8080)")
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self._info: ServerInfo | None = None
+
+    def request(self, path: str, body: dict | None = None, timeout: float | None = None) -> dict:
+        """GET (no body) or POST JSON; the answer's JSON. Failures become one-line `ServerError`s."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace").strip().replace("\n", " ")[:200]
+            raise ServerError(f"server {path}: HTTP {exc.code}: {detail}", transient=exc.code >= 500) from exc
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ServerError(f"server {self.url}{path}: {reason}", transient=True) from exc
+        except json.JSONDecodeError as exc:
+            raise ServerError(f"server {path}: not a JSON answer ({exc})", transient=False) from exc
+
+    def info(self) -> ServerInfo:
+        """`/props`, read once: speculation is the server's setting, so the stats say which ran."""
+        if self._info is None:
+            props = self.request("/props")
+            settings = props.get("default_generation_settings", {})
+            spec = settings.get("params", {}).get("speculative.types") or None
+            if spec in ("none", ""):
+                spec = None
+            if spec is None:  # /props shows the sampling defaults only; /slots says whether a slot speculates
+                try:
+                    slots = self.request("/slots")
+                except ServerError:
+                    slots = []  # `--no-slots`: the completions' draft counts still show it in the stats
+                if isinstance(slots, list) and slots and slots[0].get("speculative"):
+                    spec = slots[0].get("params", {}).get("speculative.types") or "server speculation"
+            self._info = ServerInfo(self.url, int(props.get("total_slots", 1)), int(settings.get("n_ctx", 0)),
+                                    spec, str(props.get("model_path", "")))
+        return self._info
+
+    def check_tokenizer(self, tokenizer) -> None:
+        """Refuse a server whose model tokenizes differently: our token ids would mean other text there."""
+        theirs = self.request("/tokenize", {"content": PROBE, "add_special": False}).get("tokens")
+        ours = tokenizer(PROBE, add_special_tokens=False)["input_ids"]
+        if theirs != ours:
+            raise ServerError(f"server {self.url} runs a model with another tokenizer than --model "
+                              f"(ids for a probe differ: {theirs[:6]} vs {ours[:6]})", transient=False)
+
+    def complete(self, ids: list[int], n_predict: int, *, slot: int = -1, grammar: str | None = None,
+                 stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None) -> dict:
+        """One greedy `/completion` continuing `ids`; the answer has `tokens` (what it wrote), `stop_type`
+        and `timings`. `slot`: the slot whose prompt cache a continuation reuses (-1: any free one);
+        `lora`: the scale for adapter 0 (None: leave the field out, for a server without one)."""
+        body: dict = {"prompt": ids, "n_predict": n_predict, "temperature": 0, "top_k": 1, "seed": 0,
+                      "return_tokens": True, "cache_prompt": cache_prompt, "id_slot": slot, "stream": False}
+        if grammar is not None:
+            body["grammar"] = grammar
+        if stop:
+            body["stop"] = stop
+        if lora is not None:
+            body["lora"] = [{"id": 0, "scale": lora}]
+        return self.request("/completion", body)

@@ -1,0 +1,30 @@
+"""The one place the server backend touches copy mode's internals (editor.copymode): the prompt's token ids,
+the resolver over the file, the stats record and the failure type. Copy mode's prompt is changing (its
+numbering, its focus); going through `copy_parts` keeps the server loop on whatever local copy mode uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from editllm.editor.copymode import CopyStats, ProgramFailed, copy_prompt_ids
+from editllm.resolver.resolve import Resolver
+
+__all__ = ["ProgramFailed", "RemoteCopyStats", "copy_parts"]
+
+
+@dataclass
+class RemoteCopyStats(CopyStats):
+    """Copy mode's stats plus the server's part (which server, how many requests)."""
+
+    server: str = ""
+    speculative: str | None = None
+    requests: int = 0
+
+
+def copy_parts(lm, src, instruction: str) -> tuple[list[int], Resolver, RemoteCopyStats]:
+    """Local copy mode's prompt ids for this file, its resolver (the copied lines' token ids) and empty stats."""
+    prompt = copy_prompt_ids(lm, src.path, src.text, instruction)
+    stats = RemoteCopyStats(mode="copy", prompt_tokens=len(prompt), server=lm.info.url,
+                            speculative=lm.info.speculative)
+    return prompt, Resolver(lm.tokenizer, src.text, src.lines), stats

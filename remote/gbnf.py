@@ -1,0 +1,75 @@
+"""The copy-program grammar as GBNF (llama-server's `grammar` field), for one request of the copy loop.
+
+A request writes until the next copy tag closes: any number of `<gen>...</gen>` spans, then at most one
+`<copy lines="I-J"/>` whose lines come after the last one used (the client then appends the copied lines'
+token ids and sends the continuation). It is `grammar.cfg.lark_grammar(n, monotonic, after)` cut at the
+next copy tag: the same rule, in the GBNF llama.cpp reads, so the server needs no llguidance.
+
+Line numbers are stated exactly, as cfg.py does: every (I, J) pair while there are at most `EXACT_PAIRS`
+of them; past that I and J are each an exact range of integers ([after+1, N]) and the client refuses J < I
+(a program that falls back to spec, as an unusable local program does).
+"""
+
+from __future__ import annotations
+
+EXACT_PAIRS = 5_000  # (I, J) alternatives stated one by one (about 100 remaining lines)
+
+# `<gen>`, then any text up to the first `</gen>`: the states of a matcher for `</gen>` (k characters of it
+# matched), so no `</gen>` can sit inside a span. '<' occurs only first in `</gen>`, so it always restarts.
+GEN_RULES = r'''gen ::= "<gen>" g0
+g0 ::= "<" g1 | [^<] g0
+g1 ::= "/" g2 | "<" g1 | [^/<] g0
+g2 ::= "g" g3 | "<" g1 | [^g<] g0
+g3 ::= "e" g4 | "<" g1 | [^e<] g0
+g4 ::= "n" g5 | "<" g1 | [^n<] g0
+g5 ::= ">" | "<" g1 | [^><] g0'''
+
+
+def int_range(lo: int, hi: int) -> str:
+    """A GBNF expression for the decimal integers lo..hi (no leading zeros), built digit by digit."""
+    if lo > hi:
+        raise ValueError(f"empty range {lo}..{hi}")
+    parts = []
+    for width in range(len(str(lo)), len(str(hi)) + 1):
+        a = max(lo, 10 ** (width - 1))
+        b = min(hi, 10**width - 1)
+        if a <= b:
+            parts.append(_same_width(str(a), str(b)))
+    return "(" + " | ".join(parts) + ")"
+
+
+def _same_width(a: str, b: str) -> str:
+    """Integers from a to b, both written with the same number of digits."""
+    if len(a) == 1:
+        return f"[{a}-{b}]" if a != b else f'"{a}"'
+    if a[0] == b[0]:
+        return f'"{a[0]}" {_same_width(a[1:], b[1:])}'
+    rest = len(a) - 1
+    alts = [f'"{a[0]}" {_same_width(a[1:], "9" * rest)}']
+    if int(b[0]) - int(a[0]) > 1:
+        alts.append(f"[{int(a[0]) + 1}-{int(b[0]) - 1}]" + " [0-9]" * rest)
+    alts.append(f'"{b[0]}" {_same_width("0" * rest, b[1:])}')
+    return "(" + " | ".join(alts) + ")"
+
+
+def copy_rule(n_lines: int, after: int, monotonic: bool = True) -> str | None:
+    """The `copy` rule for a tag that may come next (None when no line is left to copy)."""
+    first = after + 1 if monotonic else 1
+    if first > n_lines:
+        return None
+    m = n_lines - first + 1
+    if m * (m + 1) // 2 <= EXACT_PAIRS:
+        pairs = [f'"{i}-" {int_range(i, n_lines)}' for i in range(first, n_lines + 1)]
+        body = "(" + " | ".join(pairs) + ")"
+    else:
+        body = f'{int_range(first, n_lines)} "-" {int_range(first, n_lines)}'
+    return f'copy ::= "<copy lines=\\"" {body} "\\"/>"'
+
+
+def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True) -> str:
+    """What one request may write for a file of `n_lines` lines once the program has copied up to line
+    `after`: gen spans, then at most one copy tag (the request ends there: the grammar is complete)."""
+    copy = copy_rule(n_lines, after, monotonic)
+    if copy is None:
+        return "\n".join(["root ::= gen*", GEN_RULES])
+    return "\n".join(["root ::= gen* copy?", copy, GEN_RULES])

@@ -1,0 +1,252 @@
+"""rewrite, spec and copy through a server: the same prompts, stop rule, merge and checks as local editing.
+
+rewrite and spec are one greedy completion each, plugged into the local pipeline (`editor.edit.edit_file`)
+through its `generate` hook, so focus, the whole-file check and the merge are the local ones. The server
+stops at a stop word (the start of a closing fence); the client then cuts the returned tokens exactly where
+the local stop rule (`TailStop`) says, token by token, so a server's output is cut where the local engine
+stops. spec is the same request: speculation is the server's setting (`--spec-type ngram-*`), so the stats
+say which ran (`/props`).
+
+copy is a loop driven by the client. Each request writes, under a GBNF grammar (`remote.gbnf`), until the
+next copy tag closes; the client appends the copied lines' token ids (exactly those local copy mode feeds)
+and continues on the same slot with `cache_prompt`, so the server's prefix cache makes each continuation
+cost its new tokens only. A program sent as one request would be written without the copied text in its
+context: a different, weaker program. The finished program is resolved as local copy mode does, and an
+unusable one falls back to spec, as local copy mode does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import time
+from dataclasses import dataclass, replace
+
+from editllm.editor.decode import DecodeStats
+from editllm.editor.errors import EditError
+from editllm.remote.client import ServerClient, ServerError, ServerInfo
+from editllm.remote.gbnf import request_grammar
+
+STOP_WORDS = ["\n```", "\n~~~"]  # a closing fence starts so; the client decides where the file really ends
+COPY_TAG = re.compile(r'<copy lines="(\d+)-(\d+)"/>$')
+
+
+@dataclass
+class RemoteStats(DecodeStats):
+    """DecodeStats plus what the server ran: its URL, its speculation, how many requests it took."""
+
+    server: str = ""
+    speculative: str | None = None  # the server's `speculative.types` (None: plain greedy decoding)
+    requests: int = 0
+    server_tokens: int = 0  # tokens the server wrote, including any past our stop point
+
+
+class RemoteEngine:
+    """What the local pipeline asks of an engine besides forward passes: tokenizer, vocab width, EOS ids.
+    The model runs on the server, so a forward pass here is a bug."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.vocab_size = len(tokenizer)
+        names = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>")
+        ids = {tokenizer.convert_tokens_to_ids(n) for n in names if n in tokenizer.get_vocab()}
+        if tokenizer.eos_token_id is not None:
+            ids.add(tokenizer.eos_token_id)
+        self.eos = frozenset(ids)
+        self.length = 0
+
+    def forward(self, tokens: list[int], keep: int):
+        raise AssertionError("a server backend runs no forward pass in this process")
+
+    def truncate(self, n: int) -> None:
+        pass
+
+    def reset(self) -> None:
+        pass
+
+
+class RemoteModel:
+    """Stands where a `LoadedModel` does (tokenizer, context length, stats fields) for a model served
+    elsewhere. `lora`: the server holds the selector's adapter as adapter 0 (`--lora FILE
+    --lora-init-without-apply`): copy programs run with it at scale 1, everything else at 0."""
+
+    model = None
+    device = "server"
+    dtype = "server"
+    engine_name = "llama-server"
+
+    def __init__(self, client: ServerClient, tokenizer, name: str, load_seconds: float = 0.0,
+                 lora: bool = False) -> None:
+        self.client = client
+        self.tokenizer = tokenizer
+        self.name = name
+        self.load_seconds = load_seconds
+        self.lora = lora
+        self.engine = RemoteEngine(tokenizer)
+        self.info: ServerInfo = client.info()
+        self._local = threading.local()
+        self._slots = itertools.count()
+        self._lock = threading.Lock()
+
+    @property
+    def context_length(self) -> int:
+        return self.info.n_ctx
+
+    def slot(self) -> int:
+        """This thread's slot: each worker keeps to one, so its continuations find their prefix cached."""
+        if not hasattr(self._local, "slot"):
+            with self._lock:
+                self._local.slot = next(self._slots) % max(1, self.info.slots)
+        return self._local.slot
+
+    def scale(self, program: bool) -> float | None:
+        """The adapter's scale for a request (None: the server has no adapter; leave the field out)."""
+        return (1.0 if program else 0.0) if self.lora else None
+
+
+def _written(lm: RemoteModel, answer: dict) -> list[int]:
+    """The tokens a request wrote, without the end-of-generation token the server stopped on (llama.cpp's
+    vocabulary marks more ids as such than the tokenizer names: any special or padding id ends it)."""
+    tokens = list(answer.get("tokens", []))
+    special = set(lm.tokenizer.all_special_ids) | lm.engine.eos
+    if answer.get("stop_type") == "eos" and tokens and (tokens[-1] in special or tokens[-1] >= len(lm.tokenizer)):
+        tokens.pop()
+    return tokens
+
+
+def _add_timings(stats: RemoteStats, answer: dict) -> None:
+    t = answer.get("timings", {})
+    stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
+    stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
+    written, accepted = int(t.get("predicted_n", 0)), int(t.get("draft_n_accepted", 0) or 0)
+    stats.forwards += 1 + max(0, written - 1 - accepted)  # the prompt pass, then one step per unverified token
+    if t.get("draft_n"):
+        stats.copy_attempts += int(t["draft_n"])
+        stats.copied_tokens += accepted
+    stats.requests += 1
+    stats.server_tokens += len(answer.get("tokens", []))
+
+
+def server_generate(mode: str):
+    """The `EditOptions.generate` hook for rewrite and spec: (lm, prompt ids, max new, stop) -> (ids, stats).
+
+    A stop word can end a request early (a fence-like line inside the file): the next request continues
+    from what was written, on the same slot, until the local stop rule, EOS or the budget ends it."""
+
+    def generate(lm: RemoteModel, ids: list[int], max_new: int, stop) -> tuple[list[int], RemoteStats]:
+        info = lm.info
+        stats = RemoteStats(mode=mode, prompt_tokens=len(ids), server=info.url, speculative=info.speculative)
+        out: list[int] = []
+        while not stats.stop_reason:
+            answer = lm.client.complete(ids + out, max_new - len(out), slot=lm.slot(), stop=STOP_WORDS,
+                                        lora=lm.scale(False))
+            _add_timings(stats, answer)
+            tokens = _written(lm, answer)
+            for t in tokens:
+                if t in lm.engine.eos:
+                    stats.stop_reason = "eos"
+                    break
+                out.append(t)
+                if stop is not None and stop(out):
+                    stats.stop_reason = "stop"
+                    break
+                if len(out) >= max_new:
+                    stats.stop_reason = "max_new_tokens"
+                    break
+            if not stats.stop_reason and (answer.get("stop_type") != "word" or not tokens):
+                stats.stop_reason = "eos" if answer.get("stop_type") == "eos" else "max_new_tokens"
+        stats.output_tokens = len(out)
+        return out, stats
+
+    return generate
+
+
+def remote_options(opts, mode: str):
+    """The local EditOptions for a rewrite or spec run through the server."""
+    return replace(opts, mode=mode, generate=server_generate(mode))
+
+
+def edit_remote(lm: RemoteModel, src, instruction: str, opts):
+    """One file through the server in `opts.mode`; an `EditResult` as the local pipeline returns it."""
+    from editllm.editor.edit import edit_file
+
+    if opts.mode == "copy":
+        return edit_copy_remote(lm, src, instruction, opts)
+    return edit_file(lm, src, instruction, remote_options(opts, opts.mode))  # stats.speculative: what ran
+
+
+def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
+    """Copy mode through the server; an unusable program falls back to spec (the reason kept), as local
+    copy mode does. Server errors are not a program's fault: they propagate (the runner retries them)."""
+    from editllm.editor.edit import budget, edit_file, finish_edit
+    from editllm.remote.copyloop import ProgramFailed, copy_parts
+
+    if "</gen>" in src.text or "</gen>" in instruction:
+        reason = "the file or instruction contains </gen>, which a copy program cannot write"
+    else:
+        prompt, resolver, stats = copy_parts(lm, src, instruction)
+        try:
+            max_tokens = budget(lm, src, len(prompt), opts.max_new_tokens)
+            text = run_copy_loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
+            return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+        except ServerError:
+            raise
+        except (ProgramFailed, EditError) as exc:
+            reason = str(exc)
+    result = edit_file(lm, src, instruction, remote_options(opts, "spec"))
+    result.fallback = reason
+    return result
+
+
+def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
+                  monotonic: bool = True) -> str:
+    """Write the program one copy tag per request; return the new text (ProgramFailed when unusable)."""
+    from editllm.grammar.program import Copy, ProgramError, parse
+    from editllm.remote.copyloop import ProgramFailed
+
+    tok = lm.tokenizer
+    n = len(resolver.lines)
+    seq, program, after = list(prompt), [], 0
+    slot = lm.slot()
+    started = time.perf_counter()
+    while True:
+        room = max_tokens - len(program)
+        if room <= 0:
+            raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
+        answer = lm.client.complete(seq, room, slot=slot, grammar=request_grammar(n, after, monotonic),
+                                    lora=lm.scale(True))
+        stats.requests += 1
+        t = answer.get("timings", {})
+        stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
+        stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
+        stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
+        written = _written(lm, answer)
+        program += written
+        seq += written
+        stats.program_tokens += len(written)
+        text = tok.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        closed = COPY_TAG.search(text) if written else None
+        if closed is None:
+            if answer.get("stop_type") == "limit":
+                raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
+            break  # EOS where the grammar may end: the program is complete
+        copy = Copy(int(closed.group(1)), int(closed.group(2)))
+        if copy.j < copy.i or copy.j > n:
+            raise ProgramFailed(f"the program copies lines {copy.i}-{copy.j} of a {n}-line file")
+        ids = resolver.tokens(copy)
+        stats.spans += 1
+        stats.copied_lines += copy.j - copy.i + 1
+        stats.prefilled_tokens += len(ids)
+        seq += ids
+        after = copy.j if monotonic else 0
+    if not program:
+        raise ProgramFailed("the model wrote an empty program")
+    stats.output_tokens = stats.program_tokens + stats.prefilled_tokens
+    stats.copied_tokens += stats.prefilled_tokens
+    stats.program = tok.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    stats.decode_seconds = max(stats.decode_seconds, time.perf_counter() - started - stats.prefill_seconds)
+    try:
+        return resolver.text(parse(stats.program), monotonic=monotonic)
+    except ProgramError as exc:
+        raise ProgramFailed(f"the program does not resolve: {exc}") from exc

