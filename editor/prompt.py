@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from editllm.editor import prose
+
 SYSTEM = (
     "You are a precise code editor. You are given one file and an instruction. Apply exactly the "
     "change the instruction asks for and nothing else, then output the complete updated file."
@@ -85,13 +87,14 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
     code = f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
     ask = f"Instruction: {instruction.strip()}\n\n"
-    tail = ("Output the complete updated file in one fenced code block: every line, changed or not. "
-            "Change only what the instruction asks for.") if layout.complete_wording else \
+    words = prose.wording() if lang in PROSE else None  # multi-edit wording for text (issue 19)
+    tail = (words.tail if words else "Output the complete updated file in one fenced code block: every line, "
+            "changed or not. Change only what the instruction asks for.") if layout.complete_wording else \
         "Output the updated file in a fenced code block."
     user = code + ask + tail if layout.instruction_last else ask + code + tail
     messages = [{"role": "user", "content": user}]
     if layout.system:
-        messages.insert(0, {"role": "system", "content": SYSTEM})
+        messages.insert(0, {"role": "system", "content": words.system if words else SYSTEM})
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     if layout.prefill_fence:
         return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text)

@@ -1,0 +1,68 @@
+"""Probe: prose quality levers (issue 19) on the prose bench, one model load for every variant.
+
+A variant is a prose wording (`editor.prose.WORDINGS`, or `code` for the code wording used before) and
+optionally chunking (`+chunks`: `editor.prosefocus` splits a long file into parts edited one by one).
+Levers are tuned on the prose cases that are not held out (`--set tuning`) and confirmed once on the
+held-out ones (`--set heldout`); each variant's report goes to OUT/VARIANT (report.md, results.json).
+
+    python benchmarks/prose_probe.py --variants code,every-line --set tuning --kind prose-typo --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from editllm.bench.cases import CASES_DIR, load_cases
+from editllm.bench.report import write_report
+from editllm.bench.reuse import run_settings
+from editllm.bench.runner import run_bench
+from editllm.editor import prose
+from editllm.editor.edit import EditOptions
+from editllm.editor.models import load_model
+
+
+def apply_variant(variant: str) -> None:
+    """Switch the editor to `variant` (`WORDING[+chunks]`) in this process."""
+    name, _, extra = variant.partition("+")
+    prose.WORDING = None if name == "code" else name
+    if name != "code" and name not in prose.WORDINGS:
+        raise SystemExit(f"unknown wording {name!r}; choose code or one of {', '.join(prose.WORDINGS)}")
+    prose.CHUNKS = extra == "chunks"  # read by editor.prosefocus
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", default="code,every-line", help="comma list of WORDING[+chunks]")
+    ap.add_argument("--set", choices=("tuning", "heldout", "all"), default="tuning")
+    ap.add_argument("--kind", action="append", help="case kinds (default: every prose kind)")
+    ap.add_argument("--ids", help="comma list of case ids, run in this order (after --set and --kind)")
+    ap.add_argument("--mode", default="spec")
+    ap.add_argument("--engine", default="llamacpp")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    cases = load_cases([CASES_DIR / "prose.jsonl"], args.kind or ["prose"])
+    if args.set != "all":
+        cases = [c for c in cases if c.heldout == (args.set == "heldout")]
+    if args.ids:  # in the order given (smallest first gets the most pairs done on a busy machine)
+        by_id = {c.id: c for c in cases}
+        cases = [by_id[i] for i in args.ids.split(",") if i in by_id]
+    lm = load_model("bundled:1.5b", engine=args.engine)
+    opts = EditOptions()
+    for variant in args.variants.split(","):
+        apply_variant(variant)
+        results = run_bench(lm, cases, [args.mode], opts, on_record=lambda r, v=variant: print(
+            v, r["id"], r["seconds"], r.get("recall"), r.get("precision"), r.get("unrequested_lines"),
+            r["exact_match"], r["error"], file=sys.stderr, flush=True))
+        results["engine"] = lm.engine_name
+        results["settings"] = run_settings(lm, opts, None) | {"prose_variant": variant, "set": args.set}
+        report = write_report(results, args.out / variant.replace("+", "_"))
+        (args.out / variant.replace("+", "_") / "variant.json").write_text(json.dumps(
+            {"variant": variant, "set": args.set, "cases": [c.id for c in cases]}, indent=1))
+        print(f"## {variant} ({args.set})\n\n{report}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
