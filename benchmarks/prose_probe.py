@@ -53,13 +53,20 @@ def main() -> None:
     opts = EditOptions()
     for variant in args.variants.split(","):
         apply_variant(variant)
-        results = run_bench(lm, cases, [args.mode], opts, on_record=lambda r, v=variant: print(
-            v, r["id"], r["seconds"], r.get("recall"), r.get("precision"), r.get("unrequested_lines"),
-            r["exact_match"], r["error"], file=sys.stderr, flush=True))
+        folder = args.out / variant.replace("+", "_")
+        folder.mkdir(parents=True, exist_ok=True)
+
+        def show(rec: dict, v: str = variant, folder: Path = folder) -> None:  # as it comes: a run may be cut short
+            print(v, rec["id"], rec["seconds"], rec.get("recall"), rec.get("precision"),
+                  rec.get("unrequested_lines"), rec["exact_match"], rec["error"], file=sys.stderr, flush=True)
+            with open(folder / "records.jsonl", "a") as f:
+                f.write(json.dumps(rec) + "\n")
+
+        results = run_bench(lm, cases, [args.mode], opts, on_record=show)
         results["engine"] = lm.engine_name
         results["settings"] = run_settings(lm, opts, None) | {"prose_variant": variant, "set": args.set}
-        report = write_report(results, args.out / variant.replace("+", "_"))
-        (args.out / variant.replace("+", "_") / "variant.json").write_text(json.dumps(
+        report = write_report(results, folder)
+        (folder / "variant.json").write_text(json.dumps(
             {"variant": variant, "set": args.set, "cases": [c.id for c in cases]}, indent=1))
         print(f"## {variant} ({args.set})\n\n{report}", flush=True)
 

@@ -35,6 +35,20 @@ WORDINGS: dict[str, Wording] = {
         "through the file line by line and make the requested edit wherever it is needed. Keep links, "
         "URLs, badges, code blocks, punctuation and line breaks exactly as they are.",
     ),
+    # the same, with one worked example of a multi-place edit (a few-shot hint of what "every" means)
+    "example": Wording(
+        "You are a meticulous copy editor. You are given one text file and an instruction. The "
+        "instruction may apply in many places: check every line of the file for it and apply it "
+        "everywhere it applies. Change nothing else: every other character stays exactly as it is.\n\n"
+        "Example. Instruction: Fix the spelling mistakes.\n"
+        "Before:\nInstal the pacakge with pip.\nSee the [docs](https://example.org/docs) for more.\n"
+        "Run `tool --help` to see teh options.\n"
+        "After:\nInstall the package with pip.\nSee the [docs](https://example.org/docs) for more.\n"
+        "Run `tool --help` to see the options.",
+        "Output the complete updated file in one fenced code block: every line, changed or not. Go "
+        "through the file line by line and make the requested edit wherever it is needed. Keep links, "
+        "URLs, badges, code blocks, punctuation and line breaks exactly as they are.",
+    ),
 }
 
 WORDING: str | None = "every-line"  # what rewrite_prompt uses for prose files; None: the code wording
