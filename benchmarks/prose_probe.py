@@ -1,11 +1,14 @@
 """Probe: prose quality levers (issue 19) on the prose bench, one model load for every variant.
 
 A variant is a prose wording (`editor.prose.WORDINGS`, or `code` for the code wording used before) and
-optionally chunking (`+chunks`: `editor.prosefocus` splits a long file into parts edited one by one).
+optional levers: `+chunks` (`editor.prosefocus` splits a long file into parts edited one by one) and
+`+guard` (`editor.prose.spelling_only`: a spelling request keeps only spelling-shaped changes). `code`
+alone is the editor as it was before issue 19's levers.
 Levers are tuned on the prose cases that are not held out (`--set tuning`) and confirmed once on the
 held-out ones (`--set heldout`); each variant's report goes to OUT/VARIANT (report.md, results.json).
 
-    python benchmarks/prose_probe.py --variants code,every-line --set tuning --kind prose-typo --out DIR
+    python benchmarks/prose_probe.py --variants code,every-line+guard --set tuning --kind prose-typo --out DIR
+    python benchmarks/prose_probe.py --rescore --out DIR   # recorded texts, with the guard after the fact
 """
 
 from __future__ import annotations
@@ -26,11 +29,37 @@ from editllm.editor.models import load_model
 
 def apply_variant(variant: str) -> None:
     """Switch the editor to `variant` (`WORDING[+chunks]`) in this process."""
-    name, _, extra = variant.partition("+")
+    name, *extras = variant.split("+")
     prose.WORDING = None if name == "code" else name
     if name != "code" and name not in prose.WORDINGS:
         raise SystemExit(f"unknown wording {name!r}; choose code or one of {', '.join(prose.WORDINGS)}")
-    prose.CHUNKS = extra == "chunks"  # read by editor.prosefocus
+    if set(extras) - {"chunks", "guard"}:
+        raise SystemExit(f"unknown lever in {variant!r}; choose chunks, guard")
+    prose.CHUNKS = "chunks" in extras  # read by editor.prosefocus
+    prose.GUARD = "guard" in extras  # read by editor.prose.guard
+
+
+def rescore(folder: Path) -> None:
+    """Each recorded variant's prose metrics as run, and with `spelling_only` applied after the fact
+    (the same function the editor applies to a whole-file edit): the guard measured without a model."""
+    from editllm.bench.cases import load_cases as load
+    from editllm.bench.runner import prose_quality
+
+    cases = {c.id: c for c in load([CASES_DIR / "prose.jsonl"], ["prose"])}
+    for path in sorted(folder.glob("*/records.jsonl")):
+        recs = [json.loads(line) for line in path.read_text().splitlines()]
+        for guarded in (False, True):
+            rows = []
+            for r in recs:
+                c = cases[r["id"]]
+                text = prose.spelling_only(c.before, r["text"], c.instruction) if guarded else r["text"]
+                rows.append(prose_quality(c, text) | {"exact": text == c.after})
+            if not rows:
+                continue
+            n, total = len(rows), {k: sum(x[k] for x in rows) for k in rows[0]}
+            print(f"{path.parent.name}{' +guard (after the fact)' if guarded else ''}: {n} cases, mean recall "
+                  f"{total['recall'] / n:.3f}, mean precision {total['precision'] / n:.3f}, unrequested lines "
+                  f"{total['unrequested_lines']}, exact {total['exact']}")
 
 
 def main() -> None:
@@ -42,7 +71,11 @@ def main() -> None:
     ap.add_argument("--mode", default="spec")
     ap.add_argument("--engine", default="llamacpp")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--rescore", action="store_true", help="only score OUT's recorded texts, with and without "
+                    "the spelling guard")
     args = ap.parse_args()
+    if args.rescore:
+        return rescore(args.out)
     cases = load_cases([CASES_DIR / "prose.jsonl"], args.kind or ["prose"])
     if args.set != "all":
         cases = [c for c in cases if c.heldout == (args.set == "heldout")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from editllm.editor import prose
 from editllm.editor.config import CHOICES
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
@@ -178,7 +179,8 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text), stats, output
+    edited = finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text)
+    return prose.guard(src.path, text, edited, instruction), stats, output
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,

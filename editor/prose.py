@@ -14,6 +14,8 @@ the one the editor uses (None: the code wording, as before).
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
 
@@ -58,3 +60,56 @@ def wording() -> Wording | None:
     """The prose wording in use, or None for the code wording (the probe's baseline)."""
     return None if WORDING is None else WORDINGS[WORDING]
 CHUNKS = False  # edit a long prose file in parts (editor.prosefocus); the probe switches it
+
+
+GUARD = True  # spelling_only on prose files; the probe switches it off to measure without
+
+
+def guard(path: str, shown: str, edited: str, instruction: str) -> str:
+    """The model's text for a file shown as `shown`, with `spelling_only` applied to prose files."""
+    from editllm.editor.prompt import PROSE, language  # prompt imports this module
+
+    return spelling_only(shown, edited, instruction) if GUARD and language(path) in PROSE else edited
+
+
+SPELLING = re.compile(r"\b(spelling|spell|typos?|misspell\w*)\b", re.I)
+WORD = re.compile(r"\w+|\s+|[^\w\s]")
+SIMILAR = 0.6  # a spelling fix keeps most of a word's letters ("pacakge" → "package" is 0.86, "tpyo" 0.75)
+
+
+def spelling_only(shown: str, edited: str, instruction: str) -> str:
+    """For a spelling request, keep only the changes shaped like spelling fixes; put the rest back.
+
+    Why: asked to "fix the spelling mistakes", the 1.5B model also rewrites a sentence or a link now
+    and then, which the user did not ask for and must then find in the diff (precision, issue 19). A
+    spelling fix changes words inside a line into similar words; it never adds or removes a line,
+    touches punctuation or markup, or replaces a word by an unrelated one. Lines whose change is not
+    of that shape are restored from `shown`. Other instructions are left alone. It looks only at the
+    finished text, so rewrite and spec (identical outputs) stay identical.
+    """
+    if not SPELLING.search(instruction):
+        return edited
+    old, new = shown.splitlines(keepends=True), edited.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out += new[j1:j2]
+        elif tag == "replace" and i2 - i1 == j2 - j1:
+            out += [b if spelling_fix(a, b) else a for a, b in zip(old[i1:i2], new[j1:j2], strict=True)]
+        else:
+            out += old[i1:i2]  # lines added or removed: never a spelling fix
+    return "".join(out)
+
+
+def spelling_fix(old: str, new: str) -> bool:
+    """Whether `new` differs from `old` only by words replaced with similar words."""
+    a, b = WORD.findall(old), WORD.findall(new)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        was, now = "".join(a[i1:i2]), "".join(b[j1:j2])
+        if tag != "replace" or not re.fullmatch(r"[\w' -]+", was) or not re.fullmatch(r"[\w' -]+", now):
+            return False
+        if difflib.SequenceMatcher(None, was.lower(), now.lower()).ratio() < SIMILAR:
+            return False
+    return True

@@ -327,3 +327,34 @@ def test_chunked_edit_puts_every_part_back(scripted_lm, monkeypatch):
     assert result.new_text == text.replace("tpyo", "typo")
     assert shown == ["".join(src.lines[s:e]) for s, e in parts.ranges]
     assert result.stats.output_tokens == len(text)  # the parts' costs add up
+
+
+@pytest.mark.parametrize("old,new,fix", [
+    ("Instal the pacakge with pip.\n", "Install the package with pip.\n", True),
+    ("colour and recieve\n", "color and receive\n", True),
+    ("See the [docs](https://a.b/docs).\n", "See the [documentation](https://a.b/docs).\n", False),  # a new word
+    ("Run teh tool\n", "Run the tool.\n", False),  # punctuation added
+    ("Use it quickly.\n", "Use it fast.\n", False),  # an unrelated word
+    ("Go to https://a.b/x\n", "Go to https://a.b/y\n", False),  # a link is not a spelling
+])
+def test_spelling_fix_shape(old, new, fix):
+    assert prose.spelling_fix(old, new) is fix
+
+
+def test_spelling_only_keeps_spelling_fixes_and_restores_the_rest():
+    shown = "# Tile\n\nInstal it.\n\nSee [docs](https://a.b).\n\nEnd.\n"
+    edited = "# Tile\n\nInstall it.\n\nSee [documentation](https://a.b).\n\nEnd.\nI fixed it.\n"
+    want = "# Tile\n\nInstall it.\n\nSee [docs](https://a.b).\n\nEnd.\n"
+    assert prose.spelling_only(shown, edited, "Fix the spelling mistakes.") == want
+    assert prose.spelling_only(shown, edited, "Reword the docs link.") == edited  # not a spelling request
+    assert prose.spelling_only(shown, "Gone.\n", "Fix the typos.") == shown  # a lost file comes back whole
+
+
+def test_the_guard_runs_in_both_modes_on_prose_only(scripted_lm):
+    before = "Intro.\n\nInstal it.\n\nSee [docs](https://a.b).\n"
+    wrote = "Intro.\n\nInstall it.\n\nSee [documentation](https://a.b).\n"
+    results = [edit_file(scripted_lm(wrote + "````\n"), SourceFile("README.md", before), "Fix the typos.",
+                         EditOptions(mode=m)) for m in ("rewrite", "spec")]
+    assert results[0].new_text == results[1].new_text == before.replace("Instal", "Install")
+    code = edit_file(scripted_lm("x = 2\n```\n"), SourceFile("a.py", "x = 1\n"), "Fix the typos.", EditOptions())
+    assert code.new_text == "x = 2\n"  # code files: no guard
