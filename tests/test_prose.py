@@ -358,3 +358,11 @@ def test_the_guard_runs_in_both_modes_on_prose_only(scripted_lm):
     assert results[0].new_text == results[1].new_text == before.replace("Instal", "Install")
     code = edit_file(scripted_lm("x = 2\n```\n"), SourceFile("a.py", "x = 1\n"), "Fix the typos.", EditOptions())
     assert code.new_text == "x = 2\n"  # code files: no guard
+
+
+def test_prompt_version_follows_the_prose_wording(monkeypatch):
+    from editllm.bench.reuse import prompt_version
+
+    before = prompt_version()
+    monkeypatch.setattr(prose, "WORDING", None)
+    assert prompt_version() != before
