@@ -366,3 +366,11 @@ def test_prompt_version_follows_the_prose_wording(monkeypatch):
     before = prompt_version()
     monkeypatch.setattr(prose, "WORDING", None)
     assert prompt_version() != before
+
+
+def test_the_guard_keeps_every_gold_spelling_fix_of_the_bench():
+    """On every typo case, the gold edit passes the guard whole (the guard can cost no recall there)."""
+    typo = [c for c in _cases() if c["kind"] == "prose-typo"]
+    assert typo
+    for c in typo:
+        assert prose.spelling_only(c["before"], c["after"], c["instruction"]) == c["after"], c["id"]
