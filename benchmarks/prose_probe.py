@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -53,13 +54,15 @@ def rescore(folder: Path) -> None:
             for r in recs:
                 c = cases[r["id"]]
                 text = prose.spelling_only(c.before, r["text"], c.instruction) if guarded else r["text"]
-                rows.append(prose_quality(c, text) | {"exact": text == c.after})
+                rows.append(prose_quality(c, text) | {"exact": text == c.after,  # no prose edit adds or drops a line
+                                                      "line_count_changed": text.count("\n") != c.before.count("\n")})
             if not rows:
                 continue
             n, total = len(rows), {k: sum(x[k] for x in rows) for k in rows[0]}
             print(f"{path.parent.name}{' +guard (after the fact)' if guarded else ''}: {n} cases, mean recall "
                   f"{total['recall'] / n:.3f}, mean precision {total['precision'] / n:.3f}, unrequested lines "
-                  f"{total['unrequested_lines']}, exact {total['exact']}")
+                  f"{total['unrequested_lines']}, exact {total['exact']}, files with lines gained or lost "
+                  f"{total['line_count_changed']}")
 
 
 def main() -> None:
@@ -73,6 +76,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rescore", action="store_true", help="only score OUT's recorded texts, with and without "
                     "the spelling guard")
+    ap.add_argument("--threads", type=int, help="llama.cpp threads (default: every core). On a machine many jobs "
+                    "share, 1 avoids the threads waiting for each other at every step")
     args = ap.parse_args()
     if args.rescore:
         return rescore(args.out)
@@ -82,6 +87,8 @@ def main() -> None:
     if args.ids:  # in the order given (smallest first gets the most pairs done on a busy machine)
         by_id = {c.id: c for c in cases}
         cases = [by_id[i] for i in args.ids.split(",") if i in by_id]
+    if args.threads:
+        os.cpu_count = lambda: args.threads  # the llama.cpp engine sizes its thread pool from it
     lm = load_model("bundled:1.5b", engine=args.engine)
     opts = EditOptions()
     for variant in args.variants.split(","):
