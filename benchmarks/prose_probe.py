@@ -41,19 +41,20 @@ def apply_variant(variant: str) -> None:
 
 
 def rescore(folder: Path) -> None:
-    """Each recorded variant's prose metrics as run, and with `spelling_only` applied after the fact
-    (the same function the editor applies to a whole-file edit): the guard measured without a model."""
+    """Each recorded variant's prose metrics as run, and with the guard applied after the fact (the same
+    `prose.guard` the editor applies to a whole-file edit): the guard measured without a model."""
     from editllm.bench.cases import load_cases as load
     from editllm.bench.runner import prose_quality
 
     cases = {c.id: c for c in load([CASES_DIR / "prose.jsonl"], ["prose"])}
+    prose.GUARD = True
     for path in sorted(folder.glob("*/records.jsonl")):
         recs = [json.loads(line) for line in path.read_text().splitlines()]
         for guarded in (False, True):
             rows = []
             for r in recs:
                 c = cases[r["id"]]
-                text = prose.spelling_only(c.before, r["text"], c.instruction) if guarded else r["text"]
+                text = prose.guard(c.path, c.before, r["text"], c.instruction) if guarded else r["text"]
                 rows.append(prose_quality(c, text) | {"exact": text == c.after,  # no prose edit adds or drops a line
                                                       "line_count_changed": text.count("\n") != c.before.count("\n")})
             if not rows:

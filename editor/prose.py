@@ -66,10 +66,24 @@ GUARD = True  # spelling_only on prose files; the probe switches it off to measu
 
 
 def guard(path: str, shown: str, edited: str, instruction: str) -> str:
-    """The model's text for a file shown as `shown`, with `spelling_only` applied to prose files."""
+    """The model's text for a file shown as `shown`; on prose files its leading blank lines kept and
+    `spelling_only` applied."""
     from editllm.editor.prompt import PROSE, language  # prompt imports this module
 
-    return spelling_only(shown, edited, instruction) if GUARD and language(path) in PROSE else edited
+    if not GUARD or language(path) not in PROSE:
+        return edited
+    return spelling_only(shown, keep_leading_blanks(shown, edited), instruction)
+
+
+def keep_leading_blanks(shown: str, edited: str) -> str:
+    """The blank lines `shown` starts with, put back where the model dropped them.
+
+    Measured on the prose bench: a text that starts with a blank line (a README chunk, a section) came
+    back without it, because right after the prefilled opening fence the model skips to the first
+    words. No instruction on such a text asks for that line to go."""
+    lead = len(shown) - len(shown.lstrip("\n"))
+    have = len(edited) - len(edited.lstrip("\n"))
+    return "\n" * (lead - have) + edited if have < lead else edited
 
 
 SPELLING = re.compile(r"\b(spelling|spell|typos?|misspell\w*)\b", re.I)

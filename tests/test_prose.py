@@ -374,3 +374,14 @@ def test_the_guard_keeps_every_gold_spelling_fix_of_the_bench():
     assert typo
     for c in typo:
         assert prose.spelling_only(c["before"], c["after"], c["instruction"]) == c["after"], c["id"]
+
+
+def test_a_dropped_leading_blank_line_comes_back_on_prose(scripted_lm):
+    """Measured: a README chunk starting with a blank line came back without it (any instruction)."""
+    before = "\nSee [docs](https://a.b).\n"
+    wrote = "See [docs](https://c.d).\n"
+    result = edit_file(scripted_lm(wrote + "````\n"), SourceFile("README.md", before), "Point the link to c.d.",
+                       EditOptions())
+    assert result.new_text == "\n" + wrote
+    assert prose.keep_leading_blanks("\n\nA\n", "\nA\n") == "\n\nA\n"
+    assert prose.keep_leading_blanks("A\n", "A\n") == "A\n"
