@@ -22,12 +22,14 @@ class _ChatTemplate:
 
 
 def prompt_version() -> str:
-    """12 hex digits of sha256 over every rewrite layout and the copy prompt rendered for one fixed file:
-    a changed system text, wording, worked example or layout changes it."""
+    """12 hex digits of sha256 over every rewrite layout and the copy prompt rendered for one fixed file
+    (and the rewrite prompt for a prose file): a changed system text, wording, worked example or layout
+    changes it."""
     from editllm.editor.prompt import LAYOUTS, copy_prompt, rewrite_prompt
 
     path, text, instruction = "probe.py", "def f(x):\n    return x\n", "Fix the bug in `f`."
     parts = [rewrite_prompt(_ChatTemplate(), path, text, instruction, layout).text for layout in LAYOUTS.values()]
+    parts.append(rewrite_prompt(_ChatTemplate(), "README.md", "Some text.\n", "Fix the typos.").text)  # prose wording
     parts.append(copy_prompt(_ChatTemplate(), path, text, instruction))
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from editllm.editor import prose
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
@@ -18,6 +19,7 @@ from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
+from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.wholefile import ensure_whole
 
@@ -129,6 +131,9 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         return edit_copy(lm, src, instruction, opts, on_progress)
     if opts.layout not in LAYOUTS:
         raise EditError(f"unknown layout {opts.layout!r}; choose one of {', '.join(LAYOUTS)}")
+    parts = parts_of(src.path, src.lines, instruction) if opts.focus else None
+    if parts is not None:
+        return edit_parts(lm, src, instruction, opts, parts, on_progress)
     focus = focus_of(src.text, instruction, src.lines) if opts.focus else None
     if focus is None:
         text, stats, output = regenerate(lm, src, src.text, instruction, opts, on_progress)
@@ -138,6 +143,29 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions)
     result.focused = focus.names
     return result
+
+
+def edit_parts(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, parts: Parts,
+               on_progress=None) -> EditResult:
+    """Prose focus (`editor.prosefocus`): each part rewritten on its own, the rest of the file kept."""
+    edited, outputs, total = [], [], DecodeStats(opts.mode)
+    for start, end in parts.ranges:
+        text, stats, output = regenerate(lm, src, "".join(src.lines[start:end]), instruction, opts, on_progress)
+        edited.append(text)
+        outputs.append(output)
+        total = _sum(total, stats)
+    whole = merge_parts(src.lines, parts, edited)
+    result = finish_edit(src, whole, instruction, total, "".join(outputs), opts.allow_deletions)
+    result.focused = (parts.why,)
+    return result
+
+
+def _sum(a: DecodeStats, b: DecodeStats) -> DecodeStats:
+    """Two runs' costs together (a file edited in parts), the later run's stop reason."""
+    return DecodeStats(a.mode, a.prompt_tokens + b.prompt_tokens, a.output_tokens + b.output_tokens,
+                       a.forwards + b.forwards, a.prefill_seconds + b.prefill_seconds,
+                       a.decode_seconds + b.decode_seconds, a.copy_attempts + b.copy_attempts,
+                       a.copied_tokens + b.copied_tokens, a.accepted_lengths + b.accepted_lengths, b.stop_reason)
 
 
 def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, opts: EditOptions,
@@ -169,7 +197,8 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    return finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text), stats, output
+    edited = finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text)
+    return prose.guard(src.path, text, edited, instruction), stats, output
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,

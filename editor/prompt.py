@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from editllm.editor import prose
+
 SYSTEM = (
     "You are a precise code editor. You are given one file and an instruction. Apply exactly the "
     "change the instruction asks for and nothing else, then output the complete updated file."
@@ -95,15 +97,16 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
     code = f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
     ask = f"Instruction: {instruction.strip()}\n\n"
-    tail = ("Output the complete updated file in one fenced code block: every line, changed or not. "
-            "Change only what the instruction asks for.") if layout.complete_wording else \
+    words = prose.wording() if lang in PROSE else None  # multi-edit wording for text (issue 19)
+    tail = (words.tail if words else "Output the complete updated file in one fenced code block: every line, "
+            "changed or not. Change only what the instruction asks for.") if layout.complete_wording else \
         "Output the updated file in a fenced code block."
     fixed = tail + "\n\n" if layout.fixed_first else ""
     variable = code + ask if layout.instruction_last else ask + code
     user = fixed + variable.rstrip("\n") if layout.fixed_first else variable + tail
     messages = [{"role": "user", "content": user}]
     if layout.system:
-        messages.insert(0, {"role": "system", "content": SYSTEM})
+        messages.insert(0, {"role": "system", "content": words.system if words else SYSTEM})
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     at = head.find(user)
     prefix = head[: at + len(fixed)] if layout.fixed_first and at >= 0 else ""

@@ -280,6 +280,13 @@ README_GOLD = README.replace("Thsi", "This").replace("quik", "quick").replace("w
 HALF_DONE = README.replace("Thsi", "This").replace("quik", "quick").replace("# Tool", "# The Tool")
 
 
+@pytest.fixture(autouse=True)
+def no_spelling_guard(monkeypatch):
+    """These tests score the model's own text: the spelling guard (editor.prose) would put back the
+    unasked heading change they count."""
+    monkeypatch.setattr("editllm.editor.prose.GUARD", False)
+
+
 def report_tables(md: str) -> dict[str, dict[str, dict[str, str]]]:
     """report.md's first table under each `## ` heading: heading → mode → column title → cell."""
     tables = {}

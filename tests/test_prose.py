@@ -233,3 +233,155 @@ def test_heldout_cases_come_from_packages_training_never_reads():
     assert {c["source"]["package"] for c in held} <= set(builder.HELDOUT)
     assert not set(builder.HELDOUT) & set(PACKAGES)
     assert not {c["source"]["package"] for c in cases if not c["heldout"]} & set(builder.HELDOUT)
+
+
+# --- prose wording and prose focus (quality levers) ----------------------------------------------------
+
+from editllm.editor import prose, prosefocus  # noqa: E402
+from editllm.editor.decode import DecodeStats  # noqa: E402
+from editllm.editor.source import split_lines  # noqa: E402
+
+CHAT = type("T", (), {"apply_chat_template": lambda self, m, **k: "\n".join(x["content"] for x in m)})()
+README = (
+    "# Tool\n\nIntro text.\n\n## Installation\n\nInstal it with pip:\n\n```bash\n# not a heading\npip install tool\n"
+    "```\n\n### From source\n\nClone it.\n\n## Usage\n\nRun it.\n"
+)
+
+
+def test_prose_files_get_the_prose_wording_and_code_keeps_its_own(monkeypatch):
+    words = prose.wording()
+    md = rewrite_prompt(CHAT, "README.md", "Teh text.\n", "Fix the typos.").text
+    py = rewrite_prompt(CHAT, "a.py", "x = 1\n", "Fix the typos.").text
+    assert words is not None and words.system in md and words.tail in md
+    assert words.system not in py and words.tail not in py
+    monkeypatch.setattr(prose, "WORDING", None)  # the code wording, as before
+    assert rewrite_prompt(CHAT, "README.md", "Teh text.\n", "x").text.replace("README.md", "a.py") \
+        .replace("````markdown", "```python").replace("````", "```") == \
+        rewrite_prompt(CHAT, "a.py", "Teh text.\n", "x").text
+
+
+def test_headings_skip_code_blocks_and_read_setext_and_rest():
+    lines = split_lines(README)
+    assert [(lines[k], level) for k, level, _ in prosefocus.headings(lines)] == [
+        ("# Tool\n", 1), ("## Installation\n", 2), ("### From source\n", 3), ("## Usage\n", 2)]
+    rest = split_lines("Title\n=====\n\nText.\n\nPart\n----\n\nMore.\n\nOther\n=====\n")
+    assert [(k, level, t) for k, level, t in prosefocus.headings(rest)] == [
+        (0, 1, "Title"), (5, 2, "Part"), (10, 1, "Other")]
+
+
+@pytest.mark.parametrize("instruction,section", [
+    ("Fix the spelling in the Installation section.", (4, 17)),  # its subsection included
+    ("Fix the typos under 'From source'.", (13, 17)),
+    ("In the usage section, say run it twice.", (17, 20)),
+    ("Fix the spelling mistakes.", None),  # names no section
+    ("Fix the installation typos.", None),  # names a heading but speaks of no section
+])
+def test_named_section(instruction, section):
+    got = prosefocus.named_section(split_lines(README), instruction)
+    assert (got[0] if got else None) == section
+
+
+def test_chunks_cover_the_file_and_never_cut_a_code_block():
+    block = "```\n" + "code\n\n" * 20 + "```\n"
+    text = "".join(f"Paragraph {k}.\n\n" for k in range(25)) + block + "".join(f"Tail {k}.\n\n" for k in range(25))
+    lines = split_lines(text)
+    ranges = prosefocus.chunks(lines, size=10)
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(lines)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    inside = prosefocus.in_block(lines)
+    assert all(not inside[start] or lines[start].startswith("```") for start, _ in ranges)
+    assert all(open_run("".join(lines[s:e])) is None for s, e in ranges), "a part ends inside a code block"
+    assert prosefocus.chunks(split_lines("a\nb\nc\n" * 30), size=10) == [(0, 90)]  # no blank line: one part
+    parts = prosefocus.Parts(tuple(ranges), "chunks")
+    assert prosefocus.merge_parts(lines, parts, ["".join(lines[s:e]) for s, e in ranges]) == text
+
+
+def test_a_named_section_is_edited_alone_and_the_rest_kept(scripted_lm):
+    """The model sees only the section (its output is the section), both modes; the rest is byte for byte."""
+    src = SourceFile("README.md", README)
+    section = "".join(split_lines(README)[4:17])
+    fixed = section.replace("Instal it", "Install it")
+    results = [edit_file(scripted_lm(fixed + "````\n"), src, "Fix the typos in the Installation section.",
+                         EditOptions(mode=m)) for m in ("rewrite", "spec")]
+    assert results[0].new_text == results[1].new_text == README.replace("Instal it", "Install it")
+    assert results[0].focused == ("section: Installation",)
+    prompt = rewrite_prompt(CHAT, "README.md", section, "x").text
+    assert "Intro text." not in prompt and "Run it." not in prompt
+
+
+def test_chunked_edit_puts_every_part_back(scripted_lm, monkeypatch):
+    """With chunking on, each part is a request of its own; the parts are joined in file order."""
+    monkeypatch.setattr(prose, "CHUNKS", True)
+    text = "".join(f"Paragraph {k} has a tpyo.\n\n" for k in range(80))
+    src = SourceFile("notes.txt", text)
+    parts = prosefocus.parts_of(src.path, src.lines, "Fix the spelling mistakes.")
+    assert parts is not None and len(parts.ranges) > 1
+    shown = []
+
+    def regenerate(lm, src, part, *args, **kwargs):  # the model, scripted per part: fix the part's typos
+        shown.append(part)
+        return part.replace("tpyo", "typo"), DecodeStats("spec", output_tokens=len(part)), ""
+
+    monkeypatch.setattr("editllm.editor.edit.regenerate", regenerate)
+    result = edit_file(scripted_lm(""), src, "Fix the spelling mistakes.", EditOptions())
+    assert result.new_text == text.replace("tpyo", "typo")
+    assert shown == ["".join(src.lines[s:e]) for s, e in parts.ranges]
+    assert result.stats.output_tokens == len(text)  # the parts' costs add up
+
+
+@pytest.mark.parametrize("old,new,fix", [
+    ("Instal the pacakge with pip.\n", "Install the package with pip.\n", True),
+    ("colour and recieve\n", "color and receive\n", True),
+    ("See the [docs](https://a.b/docs).\n", "See the [documentation](https://a.b/docs).\n", False),  # a new word
+    ("Run teh tool\n", "Run the tool.\n", False),  # punctuation added
+    ("Use it quickly.\n", "Use it fast.\n", False),  # an unrelated word
+    ("Go to https://a.b/x\n", "Go to https://a.b/y\n", False),  # a link is not a spelling
+])
+def test_spelling_fix_shape(old, new, fix):
+    assert prose.spelling_fix(old, new) is fix
+
+
+def test_spelling_only_keeps_spelling_fixes_and_restores_the_rest():
+    shown = "# Tile\n\nInstal it.\n\nSee [docs](https://a.b).\n\nEnd.\n"
+    edited = "# Tile\n\nInstall it.\n\nSee [documentation](https://a.b).\n\nEnd.\nI fixed it.\n"
+    want = "# Tile\n\nInstall it.\n\nSee [docs](https://a.b).\n\nEnd.\n"
+    assert prose.spelling_only(shown, edited, "Fix the spelling mistakes.") == want
+    assert prose.spelling_only(shown, edited, "Reword the docs link.") == edited  # not a spelling request
+    assert prose.spelling_only(shown, "Gone.\n", "Fix the typos.") == shown  # a lost file comes back whole
+
+
+def test_the_guard_runs_in_both_modes_on_prose_only(scripted_lm):
+    before = "Intro.\n\nInstal it.\n\nSee [docs](https://a.b).\n"
+    wrote = "Intro.\n\nInstall it.\n\nSee [documentation](https://a.b).\n"
+    results = [edit_file(scripted_lm(wrote + "````\n"), SourceFile("README.md", before), "Fix the typos.",
+                         EditOptions(mode=m)) for m in ("rewrite", "spec")]
+    assert results[0].new_text == results[1].new_text == before.replace("Instal", "Install")
+    code = edit_file(scripted_lm("x = 2\n```\n"), SourceFile("a.py", "x = 1\n"), "Fix the typos.", EditOptions())
+    assert code.new_text == "x = 2\n"  # code files: no guard
+
+
+def test_prompt_version_follows_the_prose_wording(monkeypatch):
+    from editllm.bench.reuse import prompt_version
+
+    before = prompt_version()
+    monkeypatch.setattr(prose, "WORDING", None)
+    assert prompt_version() != before
+
+
+def test_the_guard_keeps_every_gold_spelling_fix_of_the_bench():
+    """On every typo case, the gold edit passes the guard whole (the guard can cost no recall there)."""
+    typo = [c for c in _cases() if c["kind"] == "prose-typo"]
+    assert typo
+    for c in typo:
+        assert prose.spelling_only(c["before"], c["after"], c["instruction"]) == c["after"], c["id"]
+
+
+def test_a_dropped_leading_blank_line_comes_back_on_prose(scripted_lm):
+    """Measured: a README chunk starting with a blank line came back without it (any instruction)."""
+    before = "\nSee [docs](https://a.b).\n"
+    wrote = "See [docs](https://c.d).\n"
+    result = edit_file(scripted_lm(wrote + "````\n"), SourceFile("README.md", before), "Point the link to c.d.",
+                       EditOptions())
+    assert result.new_text == "\n" + wrote
+    assert prose.keep_leading_blanks("\n\nA\n", "\nA\n") == "\n\nA\n"
+    assert prose.keep_leading_blanks("A\n", "A\n") == "A\n"

@@ -1,0 +1,132 @@
+"""Prose focus: the parts of a text file the model edits, and how they go back (issue 19).
+
+`editor.focus` shows the model only the definitions a code instruction names. Prose has no
+definitions, but it has sections: when the instruction names a heading ("in the Installation
+section"), the model is shown that section alone and the rest of the file is kept byte for byte, by
+construction rather than by the model's care.
+
+Optionally (`prose.CHUNKS`), a long file is edited in parts of about `CHUNK_LINES` lines, split at
+blank lines outside code blocks: a 1.5B model asked to fix every typo of an 80-line README checks a
+short part more carefully than the whole (measured with `benchmarks/prose_probe.py`). Both are pure
+line arithmetic on the original, so rewrite and spec see the same parts and stay identical.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from editllm.editor import prose
+from editllm.editor.prompt import PROSE, _fence, language
+
+CHUNK_LINES = 30  # a part's size when chunking (the model's attention, not its context, is the limit)
+ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+UNDERLINE = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")  # setext (=, -) and reST section underlines
+SECTION_WORDS = re.compile(r"\b(section|heading|chapter|part|under|paragraphs?)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Line ranges [start, end) of the file that the model edits one by one; the rest is kept."""
+
+    ranges: tuple[tuple[int, int], ...]
+    why: str  # "section: NAME" or "chunks"
+
+
+def in_block(lines: list[str]) -> list[bool]:
+    """Per line: whether it is inside a fenced code block (its opening and closing fence lines
+    included), by `editor.prompt`'s CommonMark rule, in one pass."""
+    out, run = [], None
+    for line in lines:
+        f = _fence(line.rstrip("\n"))
+        if run is None:
+            out.append(f is not None)
+            run = f[0] if f else None
+        else:
+            out.append(True)
+            if f and f[0][0] == run[0] and len(f[0]) >= len(run) and not f[1]:
+                run = None
+    return out
+
+
+def headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, title) of every heading outside code blocks. Underlined headings (setext,
+    reST) get a level per underline character in order of appearance, as reST assigns them."""
+    found, order = [], []
+    inside = in_block(lines)
+    for k, line in enumerate(lines):
+        body = line.rstrip("\n")
+        if inside[k]:
+            continue
+        m = ATX.match(body)
+        if m:
+            found.append((k, len(m.group(1)), m.group(2)))
+            continue
+        u = UNDERLINE.match(body)
+        title = lines[k - 1].strip() if k else ""
+        if u and title and not UNDERLINE.match(title) and len(body.strip()) >= len(title) - 1:
+            if u.group(1) not in order:
+                order.append(u.group(1))
+            found.append((k - 1, order.index(u.group(1)) + 1, title))
+    return found
+
+
+def _words(text: str) -> str:
+    """Lower-case words only (markup and punctuation gone), one space apart."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], str] | None:
+    """The one section whose heading the instruction names, as a line range; None when it names none,
+    names several, or does not speak of a section."""
+    if not SECTION_WORDS.search(instruction):
+        return None
+    said = f" {_words(instruction)} "
+    marks = headings(lines)
+    hits = [i for i, (_, _, title) in enumerate(marks) if _words(title) and f" {_words(title)} " in said]
+    if len(hits) != 1:
+        return None
+    k, level, title = marks[hits[0]]
+    end = next((j for j, lv, _ in marks[hits[0] + 1:] if lv <= level), len(lines))
+    return (k, end), title
+
+
+def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:
+    """Split into parts of about `size` lines at blank lines outside code blocks (a part never cuts a
+    code block or a paragraph); a file without such a place stays one part."""
+    ranges, start = [], 0
+    inside = in_block(lines)
+    for k in range(1, len(lines)):
+        if k - start >= size and not lines[k - 1].strip() and not inside[k]:
+            ranges.append((start, k))
+            start = k
+    ranges.append((start, len(lines)))
+    if len(ranges) > 1 and ranges[-1][1] - ranges[-1][0] < size // 3:  # no short tail part
+        ranges[-2:] = [(ranges[-2][0], ranges[-1][1])]
+    return ranges
+
+
+def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
+    """What of a prose file the model edits: a named section, or (chunking on) every part of a long
+    file; None for code files and where the whole file is one part."""
+    if language(path) not in PROSE or not lines:
+        return None
+    section = named_section(lines, instruction)
+    if section is not None:
+        return Parts((section[0],), f"section: {section[1]}")
+    if prose.CHUNKS:
+        ranges = chunks(lines)
+        if len(ranges) > 1:
+            return Parts(tuple(ranges), "chunks")
+    return None
+
+
+def merge_parts(lines: list[str], parts: Parts, edited: list[str]) -> str:
+    """The file with each range replaced by its edited text (each ending with a newline or empty)."""
+    out, at = [], 0
+    for (start, end), text in zip(parts.ranges, edited, strict=True):
+        out += lines[at:start]
+        out.append(text)
+        at = end
+    out += lines[at:]
+    return "".join(out)
