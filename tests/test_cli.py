@@ -221,22 +221,17 @@ def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkey
     ],
 )
 def test_input_errors_are_reported_before_torch_is_imported(tmp_path, setup, args, message):
-    """`-X importtime` lists every module imported; torch and transformers must not be among them.
-    Importing torch and transformers alone takes seconds (4-5 s to print one line before the API move)."""
-    import time
-
+    """`-X importtime` lists every module imported; torch and transformers must not be among them
+    (importing them alone takes seconds). No wall-clock bound: speed is the bench's, not a test's."""
     setup(tmp_path)
-    start = time.perf_counter()
     res = subprocess.run([sys.executable, "-X", "importtime", "-m", "editllm.cli.main", *args],
                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    seconds = time.perf_counter() - start
     imported = [line.split("|")[-1].strip() for line in res.stderr.splitlines() if line.startswith("import time:")]
     errors = [line for line in res.stderr.splitlines() if not line.startswith("import time:")]
     assert res.returncode == 2 and res.stdout == ""
     assert len(errors) == 1 and message in errors[0], errors
     assert "typer" in imported  # the import list is real
     assert not [m for m in imported if m.split(".")[0] in ("torch", "transformers")]
-    assert seconds < 6.0, seconds  # measured 1.5-2.1 s on 2 busy cores, where `import torch` alone took 9.8 s
 
 
 @pytest.mark.parametrize("command", ["bench", "train eval"])
