@@ -162,10 +162,13 @@ def edit_parts(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpt
 
 def _sum(a: DecodeStats, b: DecodeStats) -> DecodeStats:
     """Two runs' costs together (a file edited in parts), the later run's stop reason."""
-    return DecodeStats(a.mode, a.prompt_tokens + b.prompt_tokens, a.output_tokens + b.output_tokens,
-                       a.forwards + b.forwards, a.prefill_seconds + b.prefill_seconds,
-                       a.decode_seconds + b.decode_seconds, a.copy_attempts + b.copy_attempts,
-                       a.copied_tokens + b.copied_tokens, a.accepted_lengths + b.accepted_lengths, b.stop_reason)
+    return DecodeStats(
+        a.mode, prompt_tokens=a.prompt_tokens + b.prompt_tokens, output_tokens=a.output_tokens + b.output_tokens,
+        forwards=a.forwards + b.forwards, prefill_seconds=a.prefill_seconds + b.prefill_seconds,
+        prefix_tokens=a.prefix_tokens + b.prefix_tokens, prefix_seconds=a.prefix_seconds + b.prefix_seconds,
+        prefix_source=b.prefix_source, decode_seconds=a.decode_seconds + b.decode_seconds,
+        copy_attempts=a.copy_attempts + b.copy_attempts, copied_tokens=a.copied_tokens + b.copied_tokens,
+        accepted_lengths=a.accepted_lengths + b.accepted_lengths, stop_reason=b.stop_reason)
 
 
 def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, opts: EditOptions,
@@ -178,7 +181,6 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     if not prompt.prefilled:
         max_new = min(max_new + 64, lm.context_length - len(ids))  # room for the model's own fence line
     set_adapter(lm.engine, False)  # lossless modes run the base model: a selector adapter never changes them
-    decoder = Decoder(lm.engine, temperature=opts.temperature, seed=opts.seed)
     if prompt.prefilled:
         stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None)
     else:  # the opening fence is in the output too: look at all of it (slower; bench layouts only)
@@ -186,13 +188,15 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
             text = lm.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
             body = strip_opening_fence(text, prompt.fence)
             return body is not None and end_of_file(body, prompt.fence) is not None
-    drafter = None
-    if opts.mode == "spec":
-        drafter = CopyDrafter(opts.gamma, draft_schedule(opts.draft, lm.engine))
-    out_ids, stats = opts.generate(lm, ids, max_new, stop) if opts.generate else decoder.run(
-        ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress,
-        prefix=prefix_length(lm, prompt, ids),
-    )
+    if opts.generate:  # another decoding loop (a server, a bench peer): no local drafter, no cost probe
+        out_ids, stats = opts.generate(lm, ids, max_new, stop)
+    else:
+        drafter = CopyDrafter(opts.gamma, draft_schedule(opts.draft, lm.engine)) if opts.mode == "spec" else None
+        decoder = Decoder(lm.engine, temperature=opts.temperature, seed=opts.seed)
+        out_ids, stats = decoder.run(
+            ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress,
+            prefix=prefix_length(lm, prompt, ids),
+        )
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:

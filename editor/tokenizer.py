@@ -116,13 +116,21 @@ class LightTokenizer:
     def __len__(self) -> int:
         return self.meta["len"]
 
-    def __call__(self, text: str | list[str], add_special_tokens: bool = True) -> dict[str, list]:
-        """`{"input_ids": ..., "attention_mask": ...}` for one text or a list of texts."""
+    def __call__(self, text: str | list[str], add_special_tokens: bool = True,
+                 return_offsets_mapping: bool = False) -> dict[str, list]:
+        """`{"input_ids": ..., "attention_mask": ...}` for one text or a list of texts, plus
+        `offset_mapping` (each token's character span, as transformers' fast tokenizers give it) when asked."""
         if isinstance(text, str):
-            ids = self.encode(text, add_special_tokens)
-            return {"input_ids": ids, "attention_mask": [1] * len(ids)}
+            enc = self.backend_tokenizer.encode(text, add_special_tokens=add_special_tokens)
+            out = {"input_ids": enc.ids, "attention_mask": [1] * len(enc.ids)}
+            if return_offsets_mapping:
+                out["offset_mapping"] = list(enc.offsets)
+            return out
         encs = self.backend_tokenizer.encode_batch(text, add_special_tokens=add_special_tokens)
-        return {"input_ids": [e.ids for e in encs], "attention_mask": [[1] * len(e.ids) for e in encs]}
+        out = {"input_ids": [e.ids for e in encs], "attention_mask": [[1] * len(e.ids) for e in encs]}
+        if return_offsets_mapping:
+            out["offset_mapping"] = [list(e.offsets) for e in encs]
+        return out
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return self.backend_tokenizer.encode(text, add_special_tokens=add_special_tokens).ids

@@ -75,6 +75,7 @@ class RemoteModel:
     device = "server"
     dtype = "server"
     engine_name = "llama-server"
+    ready_seconds = None  # the server loaded the model, not this process
 
     def __init__(self, client: ServerClient, tokenizer, name: str, load_seconds: float = 0.0,
                  lora: bool = False) -> None:
@@ -83,6 +84,7 @@ class RemoteModel:
         self.name = name
         self.load_seconds = load_seconds
         self.lora = lora
+        self.adapter = "server lora 0" if lora else None  # the adapter is the server's (--lora FILE)
         self.engine = RemoteEngine(tokenizer)
         self.info: ServerInfo = client.info()
         self._local = threading.local()

@@ -120,3 +120,22 @@ def llama_server(tiny_gguf):
 
     with LlamaServer(tiny_gguf, ["-c", "2048", "-np", "1", "--no-warmup"], threads=1) as server:
         yield server
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _machine_state_off_the_user_cache(tmp_path_factory):
+    """Engine costs and saved prompt states that tests make (keyed by tiny models in temp folders) go
+    to a temp folder, not the user's cache; a test that sets its own EDITLLM_CACHE still gets that."""
+    from editllm.editor import costs, modelspec, prefix
+
+    default = modelspec.cache_dir()
+    scratch = tmp_path_factory.mktemp("machine-state")
+
+    def where():
+        here = modelspec.cache_dir()
+        return scratch if here == default else here
+
+    saved = costs.cache_dir, prefix.cache_dir
+    costs.cache_dir = prefix.cache_dir = where
+    yield
+    costs.cache_dir, prefix.cache_dir = saved

@@ -32,7 +32,9 @@ class ScriptedModel(torch.nn.Module):
     def forward(self, input_ids, past_key_values, use_cache=True, logits_to_keep=1):
         past = past_key_values.get_seq_length()
         n = input_ids.shape[1]
-        if past == 0 or IM_START in input_ids[0].tolist():  # the prompt, or its part after a kept prefix
+        # the prompt, or its part after a kept prefix (it starts where the prefix ended and holds the
+        # chat turns); a draft copied from the prompt may hold <|im_start|> too, but never starts there
+        if past == 0 or (past == self.prompt_len and IM_START in input_ids[0].tolist()):
             self.prompt_len = past + n
         kv = torch.zeros(1, 1, n, 1)
         past_key_values.update(kv, kv, 0)

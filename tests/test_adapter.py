@@ -29,6 +29,11 @@ FILES = {
 }
 INSTRUCTION = {"stats.py": "Fix the bug in average.", "notes.md": "Fix the typo."}
 
+def arr(rows) -> np.ndarray:
+    """Logits rows as numpy: llama.cpp's engine returns numpy, the torch engine a tensor."""
+    return rows.numpy() if hasattr(rows, "numpy") else np.asarray(rows)
+
+
 
 @pytest.fixture(scope="session")
 def lora_dir(tiny_model_dir, tmp_path_factory) -> Path:
@@ -181,21 +186,21 @@ def test_llamacpp_adapter_applies_peft_lora_and_removes_cleanly(llama_engines, t
     the base engine's rows again, after a switch that emptied the cache."""
     base, engine = llama_engines
     base.reset()
-    ref = base.forward(IDS, keep=4).numpy().copy()
+    ref = arr(base.forward(IDS, keep=4)).copy()
     assert engine.has_adapter and not engine.adapter_on
     engine.reset()
-    off = engine.forward(IDS, keep=4).numpy().copy()
+    off = arr(engine.forward(IDS, keep=4)).copy()
     np.testing.assert_allclose(off, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
     engine.use_adapter(True)
     assert engine.length == 0
-    on = engine.forward(IDS, keep=4).numpy().copy()
+    on = arr(engine.forward(IDS, keep=4)).copy()
     want = peft_reference(tiny_model_dir, lora_dir)
     assert np.abs(on - want).max() < 1e-2 * np.abs(want).max()
     assert (on.argmax(-1) == want.argmax(-1)).all()
     assert np.abs(on - ref).max() > 0.1 * np.abs(ref).max()  # the adapter changes the rows a lot
     engine.use_adapter(False)
     assert engine.length == 0
-    np.testing.assert_allclose(engine.forward(IDS, keep=4).numpy(), ref, rtol=0, atol=1e-4 * np.abs(ref).max())
+    np.testing.assert_allclose(arr(engine.forward(IDS, keep=4)), ref, rtol=0, atol=1e-4 * np.abs(ref).max())
 
 
 def test_a_bad_lora_gguf_is_one_clear_error(tiny_gguf):
@@ -304,10 +309,10 @@ def test_train_convert_writes_a_gguf_llamacpp_applies_like_peft(request, tmp_pat
     _, ours = llama_engines
     ours.use_adapter(True)
     ours.reset()
-    want = ours.forward(IDS, keep=4).numpy().copy()
+    want = arr(ours.forward(IDS, keep=4)).copy()
     converted = LlamaCppEngine(tiny_gguf, n_ctx=512, n_batch=128, threads=1,
                                adapter=adapter / "adapter.gguf")
     converted.use_adapter(True)
-    got = converted.forward(IDS, keep=4).numpy()
+    got = arr(converted.forward(IDS, keep=4))
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
     ours.use_adapter(False)

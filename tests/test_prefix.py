@@ -16,6 +16,7 @@ FILES = {
     "notes.md": "# Notes\n\n```python\nprint('hi')\n```\n\nSome text.\n",
     "weird path/ä.txt": "\n\n  leading blank lines\n",
     "empty.py": "",
+    "app.js": "// app\nconst x = 1;\n\nfunction f() {\n  return x;\n}\n",
 }
 
 
@@ -28,8 +29,11 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_prefix_ids_are_a_prefix_of_every_prompt_and_the_same_for_all(tokenizer, layout):
-    """The saved state is only usable if the prefix's own ids start every prompt's ids, unchanged."""
-    heads = set()
+    """The saved state is only usable if the prefix's own ids start every prompt's ids, unchanged: one
+    prefix for code files and one for prose files (their own wording, editor.prose)."""
+    from editllm.editor.prompt import PROSE, language
+
+    heads: dict[bool, set] = {True: set(), False: set()}
     for path, text in FILES.items():
         for instruction in ("Fix the bug.", "  Rename `x` to `y`\n\nand more  "):
             prompt = rewrite_prompt(tokenizer, path, text, instruction, LAYOUTS[layout])
@@ -37,9 +41,11 @@ def test_prefix_ids_are_a_prefix_of_every_prompt_and_the_same_for_all(tokenizer,
             ids = tokenizer(prompt.text, add_special_tokens=False)["input_ids"]
             head = tokenizer(prompt.prefix, add_special_tokens=False)["input_ids"]
             assert ids[: len(head)] == head
-            heads.add(tuple(head))
-    assert len(heads) == 1
-    assert (len(heads.pop()) > 40) == LAYOUTS[layout].fixed_first  # the fixed wording is in it, or no prefix
+            heads[language(path) in PROSE].add(tuple(head))
+    for group in heads.values():
+        if group:
+            assert len(group) == 1
+            assert (len(group.pop()) > 40) == LAYOUTS[layout].fixed_first  # the fixed wording, or no prefix
 
 
 def test_instruction_stays_after_the_file(tokenizer):
@@ -66,7 +72,7 @@ def test_torch_prefix_kept_in_memory_is_lossless(tiny_lm):
     assert stats.prefix_tokens == 0 and stats.prefix_source == ""
     first, stats = _runs(tiny_lm, ids, n)
     assert first == plain and stats.prefix_source == "read" and stats.prefix_tokens == n
-    other, _ = _prompt(tiny_lm, "notes.md")
+    other, _ = _prompt(tiny_lm, "app.js")  # another code file: the same fixed prefix
     other_plain, _ = _runs(tiny_lm, other, 0, spec=True)
     _runs(tiny_lm, ids, n)  # leaves the prefix held, with a whole run's cells after it
     kept, stats = _runs(tiny_lm, other, n, spec=True)
@@ -120,7 +126,7 @@ def test_llamacpp_saved_state_is_lossless_from_disk_and_memory(llama_lm, tiny_gg
     other = _fresh(llama_lm, tiny_gguf)
     loaded, stats = Decoder(other).run(ids, 40, None, prefix=n)
     assert loaded == plain and stats.prefix_source == "disk" and stats.prefix_tokens == n
-    spec_ids, _ = _prompt(llama_lm, "notes.md")
+    spec_ids, _ = _prompt(llama_lm, "app.js")
     reference, _ = Decoder(engine).run(spec_ids, 40, None, prefix=0)
     kept, stats = Decoder(other).run(spec_ids, 40, None, CopyDrafter(3, DraftSchedule()), prefix=n)
     assert kept == reference and stats.prefix_source == "memory"
@@ -172,7 +178,7 @@ def test_regenerate_uses_the_prefix_across_files(llama_lm, mode, monkeypatch):
     monkeypatch.setattr(edit, "finish_text", lambda src, body, *args: body)
     outs = {}
     for mode_ in ("rewrite", mode):
-        for k, name in enumerate(("stats.py", "notes.md", "stats.py")):
+        for k, name in enumerate(("stats.py", "app.js", "stats.py")):
             src = source_from_text(FILES[name].encode(), name)
             _, stats, output = edit.regenerate(llama_lm, src, src.text, "Fix the bug.",
                                                EditOptions(mode=mode_, max_new_tokens=48, focus=False))
