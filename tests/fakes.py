@@ -22,6 +22,7 @@ class ScriptedModel(torch.nn.Module):
         super().__init__()
         self.script, self.vocab, self.eos = script, vocab, eos
         self.prompt_len: int | None = None
+        self.head = 0  # tokens of the first forward after a reset: where a prompt's rest begins
         self.dummy = torch.nn.Parameter(torch.zeros(1))
         from transformers import GenerationConfig, Qwen2Config
 
@@ -34,7 +35,9 @@ class ScriptedModel(torch.nn.Module):
         n = input_ids.shape[1]
         # the prompt, or its part after a kept prefix (it starts where the prefix ended and holds the
         # chat turns); a draft copied from the prompt may hold <|im_start|> too, but never starts there
-        if past == 0 or (past == self.prompt_len and IM_START in input_ids[0].tolist()):
+        if past == 0:
+            self.head = n  # a kept prefix (Engine.start), or a whole prompt read at once
+        if past == 0 or (past == self.head and IM_START in input_ids[0].tolist()):
             self.prompt_len = past + n
         kv = torch.zeros(1, 1, n, 1)
         past_key_values.update(kv, kv, 0)
