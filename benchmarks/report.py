@@ -21,7 +21,7 @@ def require_extra() -> None:
 COLUMNS = [
     ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),
     ("speedup_total", "speedup (total time)"), ("speedup_after_prompt", "speedup after the prompt (geomean)"),
-    ("seconds_total", "seconds"), ("limit_ratio", "× limit"),
+    ("seconds_total", "seconds"), ("limit_ratio", "× limit"), ("prompt_read", "prompt tokens read"),
     ("tokens_per_forward", "tokens/forward"), ("copied_share", "copied share"), ("exact_match", "exact match"),
     ("tests_passed", "tests passed"), ("identical_to_rewrite", "identical to rewrite"),
     ("complete_output", "complete output"), ("merged", "merged"),

@@ -183,6 +183,7 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, pee
         output_tokens=stats.output_tokens, forwards=stats.forwards,
         tokens_per_forward=round(stats.tokens_per_forward, 3), copied_share=round(stats.copied_share, 3),
         reused_tokens=getattr(stats, "reused_tokens", None),
+        prompt_read=stats.prompt_tokens - stats.prefix_tokens,  # the fixed part kept or loaded is not read
         exact_match=(text == case.after) if case.after is not None else None,
         tests_passed=run_tests(text, case.tests), complete_output=complete, merged=merged, text=text,
     )

@@ -53,6 +53,8 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
         entry = {
             "cases": len(recs), "errors": len(recs) - len(ok),
             "seconds_total": round(sum(r["seconds"] for r in ok), 2),
+            # issue 22: prompt tokens each call reads (a kept or loaded fixed part excluded), summed
+            "prompt_read": sum(r.get("prompt_read") or 0 for r in ok) if ok else None,
             "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in paired])),
             "speedup_total": _round(sum(base[r["id"]]["seconds"] for r in paired) / sum(r["seconds"] for r in paired))
             if paired else None,

@@ -19,7 +19,7 @@ from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.engine import Engine, Reuse, set_adapter, supports_reuse
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
-from editllm.editor.prompt import copy_prompt
+from editllm.editor.prompt import copy_prefix, copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
 from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Op, ProgramError, parse
 from editllm.resolver.resolve import Resolver
@@ -47,6 +47,15 @@ def copy_prompt_ids(lm: LoadedModel, path: str, text: str, instruction: str) -> 
     return lm.tokenizer(copy_prompt(lm.tokenizer, path, text, instruction), add_special_tokens=False)["input_ids"]
 
 
+def copy_prefix_length(tokenizer, prompt_ids: list[int]) -> int:
+    """How many of a copy prompt's ids are its fixed part (rules and worked example, `copy_prefix`),
+    which an engine keeps or loads from a saved state instead of reading (`Engine.start`); 0 when
+    those ids are not a prefix of the prompt's (a caller's own prompt, a tokenizer that merges across
+    the boundary), so a saved state is never used for a prompt it does not begin."""
+    head = tokenizer(copy_prefix(tokenizer), add_special_tokens=False)["input_ids"]
+    return len(head) if list(prompt_ids[:len(head)]) == list(head) and len(head) < len(prompt_ids) else 0
+
+
 class CopyRun:
     """One copy-mode decode over one file: the program's state (matcher, tokens, stats) and the hooks
     by which it steers the decoder's verify loop (`Steer`: pick, feed, accept; `Drafter`: reset,
@@ -55,7 +64,8 @@ class CopyRun:
     def __init__(self, lm: LoadedModel, path: str, text: str, instruction: str, monotonic: bool = True,
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
                  prompt_ids: list[int] | None = None, engine: Engine | None = None,
-                 lines: list[str] | None = None, copy_kv: str = "reread", tail: int = DEFAULT_TAIL) -> None:
+                 lines: list[str] | None = None, copy_kv: str = "reread", tail: int = DEFAULT_TAIL,
+                 prefix: bool = True) -> None:
         self.engine = engine if engine is not None else lm.engine
         self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
@@ -66,6 +76,8 @@ class CopyRun:
         self.decoder = Decoder(self.engine)
         self.prompt = prompt_ids if prompt_ids is not None else copy_prompt_ids(lm, path, text, instruction)
         self.stats = CopyStats(mode=mode, prompt_tokens=len(self.prompt))
+        # the fixed part is kept or loaded, not read (False: read every token, as a check of identity)
+        self.prefix = copy_prefix_length(self.tokenizer, self.prompt) if prefix else 0
         self.drafter = CopyDrafter(3, DraftSchedule.parse(draft))
         self.program: list[int] = []
         self.tag_ids: dict[str, list[int]] = {}
@@ -197,7 +209,7 @@ class CopyRun:
         """Let the model write the program under the FSM."""
         self.max_tokens = max_tokens
         set_adapter(self.engine, True)  # the span selector writes programs (spec, the fallback, switches it off)
-        self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats)
+        self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats, prefix=self.prefix)
         if self.stats.stop_reason == "dead_end":
             raise ProgramFailed("the grammar left no legal token")
         if not self.program:
@@ -207,7 +219,7 @@ class CopyRun:
     def run_oracle(self, ops: list[Op]) -> tuple[str, list[Op]]:
         """Feed a given program through the same machinery: FSM, copy prefill, one forward per op."""
         set_adapter(self.engine, True)  # copy mode's runtime as copy mode runs it (the logits go unused)
-        self.decoder.run(self.prompt, None, steer=OracleSteer(self, ops), stats=self.stats)
+        self.decoder.run(self.prompt, None, steer=OracleSteer(self, ops), stats=self.stats, prefix=self.prefix)
         if not self.matcher.accepting():
             raise ProgramFailed("the oracle program does not end in an accepting state")
         return self.finish()

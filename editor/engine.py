@@ -181,6 +181,7 @@ class TorchEngine:
         ids = tuple(prefix_ids)
         if ids and self.held == ids and self.length >= len(ids):
             self.truncate(self.length - len(ids))
+            self.positions = None  # the prefix's entries are in position order (reused ones came later)
             return len(ids), "memory"
         self.reset()
         if not ids:

@@ -245,6 +245,7 @@ class LlamaCppEngine:
         ids = tuple(prefix_ids)
         if ids and self.held == ids and self.length >= len(ids):
             self.truncate(self.length - len(ids))
+            self.prompt_length, self._state = 0, None  # the next forward completes this request's prompt
             return len(ids), "memory"
         self.reset()
         if not ids or len(ids) >= self.n_ctx:
@@ -267,6 +268,7 @@ class LlamaCppEngine:
         with contextlib.suppress(OSError):  # a read-only cache dir costs speed, not correctness
             save_state(path, header, bytes(buf)[:written])
         self.held = ids
+        self.prompt_length = 0  # set by the forward that reads the rest of the prompt (forward_reuse's source)
         return len(ids), "read"
 
     def close(self) -> None:

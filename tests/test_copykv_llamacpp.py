@@ -72,3 +72,58 @@ def test_oracle_with_reuse_gives_the_exact_text_on_llamacpp(tiny_gguf, tmp_path_
     plain, _ = run_oracle(lm, "m.py", before, "fix f5", oracle(before, after))
     assert text == plain == after and stats.reused_tokens > stats.prefilled_tokens // 2
     assert lm.engine.length == stats.prompt_tokens + stats.program_tokens + stats.prefilled_tokens
+
+
+def test_reuse_after_a_prefix_read_kept_or_loaded(engines, tiny_gguf, tokenizer):
+    """Copy mode starts its prompt from the saved fixed part (Engine.start): whether that part was read,
+    kept from the last request or loaded from disk, the cells reuse takes are this request's prompt's
+    (a state or prompt length left from the last request would give other rows, or raise)."""
+    llama, _ = engines
+    parts = [7, Reuse(10, tuple(PROMPT[10:30])), 8, 9]
+    other = PROMPT[:8] + list(range(2000, 2052))  # same fixed part, another file
+    want = {}
+    for prompt in (PROMPT, other):
+        llama.reset()
+        llama.forward(prompt, keep=1)
+        want[prompt[8]] = arr(llama.forward_reuse(parts, keep=2)).copy()
+    llama.reset()
+    fresh = LlamaCppEngine(tiny_gguf, tokenizer, n_ctx=1024, n_batch=64, threads=1)
+    for engine, prompt, source in ((llama, PROMPT, "read"), (llama, other, "memory"), (fresh, PROMPT, "disk")):
+        assert engine.start(prompt[:8]) == (8, source)
+        engine.forward(prompt[8:], keep=1)
+        got = arr(engine.forward_reuse(parts, keep=2))
+        ref = want[prompt[8]]
+        assert np.abs(got - ref).max() < 1e-3 * np.abs(ref).max() and (got.argmax(-1) == ref.argmax(-1)).all()
+    fresh.close()
+
+
+@pytest.mark.parametrize("copy_kv", ["reread", "reuse"])
+@pytest.mark.parametrize("engine", ["llamacpp", "torch"])
+def test_copy_mode_with_its_prefix_writes_the_same_program(tiny_gguf, tiny_model_dir, tmp_path_factory,
+                                                           monkeypatch, copy_kv, engine):
+    """The copy prompt's fixed part kept or loaded instead of read: the model writes the same program
+    (the tiny F32 GGUF's scaled head leaves no near-ties; torch keeps the prefix in memory only), file
+    after file."""
+    import editllm.editor.models as models
+    from editllm.editor.copymode import CopyRun, ProgramFailed
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(tmp_path_factory.mktemp("editllm-cache")))
+    if engine == "llamacpp":
+        lm = models.load_model(str(tiny_gguf), engine="llamacpp")
+    else:
+        lm = models.load_model(str(tiny_model_dir), device="cpu", dtype="float32")
+    files = ["".join(f"def f{k}(x):\n    return x + {k}\n\n\n" for k in range(n)) for n in (5, 7, 5)]
+
+    def program(text: str, prefix: bool) -> tuple[str, int, str]:
+        run = CopyRun(lm, "m.py", text, "fix f3", copy_kv=copy_kv, prefix=prefix)
+        try:
+            run.run_model(48)
+        except ProgramFailed:
+            pass  # a random model's program need not resolve: the tokens it wrote are compared
+        return lm.tokenizer.decode(run.program), run.stats.prefix_tokens, run.stats.prefix_source
+
+    kept = [program(text, True) for text in files]  # file after file: the prefix stays in the cache
+    assert [source for _, _, source in kept] == ["read", "memory", "memory"] and kept[0][1] > 100
+    assert [program(text, False)[0] for text in files] == [text for text, _, _ in kept]
+    lm.engine.reset()
+    assert program(files[1], True)[::2] == (kept[1][0], "disk" if engine == "llamacpp" else "read")
