@@ -1,12 +1,12 @@
 """Copy without re-reading (`--copy-kv reuse`): which copied tokens can take the prompt's cache entries.
 
-Copy mode's prompt shows every line as `12|line`, and a copy appends lines I..J tokenized as one
-chunk. Nearly all of that chunk's tokens (99 % on the bench's files, see `prompt.numbered`) are
-the very tokens the prompt holds at the same characters of the same lines, so their keys and values
-exist already, at other positions: the engine copies them and rotates the keys by the shift
-(`engine.Reuse`). A token that differs (a line's first token merged with the `|` before it, the
-newlines of blank lines, which the prompt splits with numbers) is computed, and so are the last `tail`
-tokens of every copy: the model's choice after a copy comes from computed rows that attend to it.
+Copy mode's prompt shows every line as `12|line` (an empty line without its number), and a copy
+appends lines I..J tokenized as one chunk. Nearly all of that chunk's tokens (99 % on the bench's
+files, see `prompt.numbered`) are the very tokens the prompt holds at the same characters of the same
+lines, so their keys and values exist already, at other positions: the engine copies them and rotates
+the keys by the shift (`engine.Reuse`). A token that differs (one that would span a line's number) is
+computed, and so are the last `tail` tokens of every copy: the model's choice after a copy comes from
+computed rows that attend to it.
 
 The issue's probe measured why this is an approximation: reused entries were computed in the prompt's
 context, not the output's. Oracle programs resolve to the exact text either way (the text comes from
@@ -16,10 +16,8 @@ selector is measured with reuse (issue 22, last target).
 
 from __future__ import annotations
 
-import bisect
-
 from editllm.editor.engine import Reuse
-from editllm.editor.prompt import copy_header, copy_prefix, copy_prompt
+from editllm.editor.prompt import copy_header, copy_prefix, copy_prompt, number_width
 from editllm.grammar.program import Copy
 
 COPY_KV = ("reread", "reuse")
@@ -44,13 +42,14 @@ class PromptCopies:
         self.starts = [0]  # file offset of each line
         for line in lines:
             self.starts.append(self.starts[-1] + len(line))
-        # prompt offset of each line's first character: after the header and the `k|` of each line
+        # prompt offset of each file character: after the header, each line after its `k|` (none on an
+        # empty line, so a blank line's newline follows the line before it, as in the file)
         pos = len(copy_prefix(tokenizer)) + len(copy_header(path))
         self.shown: list[int] = []
         for k, line in enumerate(lines, 1):
-            pos += len(f"{k}|")
-            self.shown.append(pos)
-            pos += len(line.rstrip("\n")) + 1
+            pos += number_width(k, line)
+            self.shown.extend(range(pos, pos + len(line)))
+            pos += len(line)
         self._spans: dict[tuple[int, int], list[tuple[int, int]]] = {}
 
     def offsets(self, copy: Copy) -> list[tuple[int, int]]:
@@ -65,10 +64,11 @@ class PromptCopies:
 
     def source(self, start: int, end: int) -> int | None:
         """The prompt position whose token covers exactly file characters start..end-1, if any."""
-        line = bisect.bisect_right(self.starts, start) - 1
-        if end > self.starts[line + 1] or end <= start:
-            return None  # a token across a line end: the prompt has the next line's number there
-        a = self.shown[line] + start - self.starts[line]
+        if end <= start or end > len(self.shown):
+            return None
+        a = self.shown[start]
+        if self.shown[end - 1] - a != end - 1 - start:
+            return None  # a token across a line end where the prompt has the next line's number
         k = self.at.get((a, a + end - start))
         return k if k is not None and k >= 0 else None
 

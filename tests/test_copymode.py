@@ -179,14 +179,17 @@ def test_forward_reuse_masks_by_position(tiny_lm):
 
 def test_prompt_copies_find_nearly_every_copied_token_in_the_prompt(tokenizer):
     """The copy prompt's `12|line` numbering keeps a copy's tokens the prompt's tokens (issue 22):
-    over the bench's code cases, >= 95 % of whole-file copies are reusable (the rest is computed)."""
+    over the bench's code cases, >= 98 % of whole-file copies are reusable (the rest is computed), in
+    few runs: blank lines shown without a number keep the newlines a copy feeds as one token, so they do
+    not cut a reused run in two (each computed run costs llama.cpp one more decode call)."""
     from editllm.editor.copykv import PromptCopies
     from editllm.editor.prompt import copy_prompt
     from editllm.editor.source import split_lines
     from editllm.grammar.program import Copy
 
-    total = reused = 0
-    for case in [c for c in _cases() if c["path"].endswith(".py")][:20]:
+    total = reused = computed_runs = 0
+    files = [c for c in _cases() if c["path"].endswith(".py")][:20]
+    for case in files:
         lines = split_lines(case["before"])
         ids = tokenizer(copy_prompt(tokenizer, case["path"], case["before"], case["instruction"]),
                         add_special_tokens=False)["input_ids"]
@@ -196,12 +199,14 @@ def test_prompt_copies_find_nearly_every_copied_token_in_the_prompt(tokenizer):
         parts = copies.parts(whole, fed, ids)
         got = [t for p in parts for t in (p.ids if hasattr(p, "ids") else [p])]
         assert got == fed  # the same tokens, reused or computed
-        for p in parts:
+        for k, p in enumerate(parts):
             if hasattr(p, "ids"):
                 assert ids[p.src:p.src + len(p.ids)] == list(p.ids)  # what is reused is what the prompt holds
                 reused += len(p.ids)
+            elif k == 0 or hasattr(parts[k - 1], "ids"):
+                computed_runs += 1
         total += len(fed)
-    assert reused >= 0.95 * total
+    assert reused >= 0.98 * total and computed_runs <= 2 * len(files)
 
 
 @pytest.mark.parametrize("tail", [1, 4])
@@ -251,7 +256,7 @@ def test_copy_prompt_starts_with_its_fixed_prefix_token_for_token(tokenizer):
         assert ids[:len(head)] == head and len(ids) > len(head)
         assert text.endswith("<|im_start|>assistant\n")
         assert case["instruction"].strip() in text[len(copy_prefix(tokenizer)):]
-    assert numbered("a\n\n  b") == "1|a\n2|\n3|  b\n"
+    assert numbered("a\n\n  b") == "1|a\n\n3|  b\n"
 
 
 def test_copy_focus_writes_the_program_over_the_named_definition_only(scripted_lm):
