@@ -70,7 +70,7 @@ def test_cases_look_like_real_modules():
 
 def test_short_function_cases():
     """At least ten cases are one top-level function of 20-40 lines (imports and constants aside), the entry
-    point the tests call; about half the instructions name it (focus sees a named definition), half do not."""
+    point the tests call; about half the instructions name it (as users often do), the others give only the symptom."""
     short = [c for c in records() if short_function(c)]
     assert len(short) >= 10
     named = 0
