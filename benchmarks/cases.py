@@ -55,9 +55,10 @@ def kind_selected(kind: str, wanted: list[str]) -> bool:
 
 
 def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | None = None,
-               min_lines: int | None = None) -> list[Case]:
-    """Read JSONL cases; keep the given kinds (see `kind_selected`) and files of at least `min_lines` lines
-    (targets stated for "modules of 80+ lines" select with it); take `limit` spread evenly over file sizes."""
+               min_lines: int | None = None, max_lines: int | None = None) -> list[Case]:
+    """Read JSONL cases; keep the given kinds (see `kind_selected`) and files of at least `min_lines` and at
+    most `max_lines` lines (targets stated for "modules of 80+ lines" or "short functions" select with them);
+    take `limit` spread evenly over file sizes."""
     cases = []
     for path in paths:
         for n, line in enumerate(path.read_text().splitlines(), 1):
@@ -74,6 +75,8 @@ def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | N
         cases = [c for c in cases if kind_selected(c.kind, kinds)]
     if min_lines is not None:
         cases = [c for c in cases if c.lines >= min_lines]
+    if max_lines is not None:
+        cases = [c for c in cases if c.lines <= max_lines]
     if limit is not None and limit < len(cases):
         by_size = sorted(cases, key=lambda c: c.lines)
         step = len(by_size) / limit

@@ -401,6 +401,7 @@ def bench(
     limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
     kind: list[str] = typer.Option(None, "--kind", help="Only cases of this kind (bugfix, rename, ...)."),
     min_lines: int = typer.Option(None, "--min-lines", min=1, help="Only cases whose file has at least N lines."),
+    max_lines: int = typer.Option(None, "--max-lines", min=1, help="Only cases whose file has at most N lines."),
     model: str = MODEL,
     device: Device | None = DEVICE,
     dtype: Dtype | None = DTYPE,
@@ -453,9 +454,9 @@ def bench(
         for p in paths:
             if not p.is_file():
                 raise EditError(f"{p}: no such case file")
-        selected = [] if kernel_only else load_cases(paths, kind or None, limit, min_lines)
+        selected = [] if kernel_only else load_cases(paths, kind or None, limit, min_lines, max_lines)
         if not selected and not kernel_only:
-            raise EditError("no bench case matches --kind/--min-lines")
+            raise EditError("no bench case matches --kind/--min-lines/--max-lines")
         lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
                   engine=engine)
         if lm.engine_name == "llamacpp" and "hf-pld" in modes:
