@@ -30,7 +30,7 @@ from editllm.editor.copymode import ProgramFailed, run_oracle
 from editllm.editor.decode import Decoder, DecodeStats, eos_ids
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
-from editllm.editor.focus import focus_of, merge_focus
+from editllm.editor.focus import copy_view, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
@@ -120,18 +120,14 @@ def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | N
 
 
 def oracle_edit(lm: LoadedModel, case: Case, opts: EditOptions) -> tuple[str, DecodeStats, tuple[str, ...]]:
-    """The gold program through copy mode's runtime, focused as copy mode focuses: when the instruction
-    names definitions (and `copy_focus` is on), the program is the one between those definitions before and
-    after, over the focused text, merged back by name."""
-    before_focus = focus_of(case.before, case.instruction) if opts.focus and opts.copy_focus else None
-    after_focus = focus_of(case.after, case.instruction) if before_focus is not None else None
-    if before_focus is None or after_focus is None or after_focus.names != before_focus.names:
-        text, stats = run_oracle(lm, case.path, case.before, case.instruction, oracle(case.before, case.after),
-                                 opts.prefill_copies, copy_kv=opts.copy_kv)
-        return text, stats, ()
-    text, stats = run_oracle(lm, case.path, before_focus.text, case.instruction,
-                             oracle(before_focus.text, after_focus.text), opts.prefill_copies, copy_kv=opts.copy_kv)
-    return merge_focus(case.before, text, case.instruction), stats, before_focus.names
+    """The gold program through copy mode's runtime, focused as copy mode focuses (`copy_view`): when the
+    instruction names definitions (and `copy_focus` is on), the program is the one between those
+    definitions before and after, over the focused text, merged back by name."""
+    shown, goal, names = (copy_view(case.before, case.after, case.instruction) if opts.focus and opts.copy_focus
+                          else (case.before, case.after, ()))
+    text, stats = run_oracle(lm, case.path, shown, case.instruction, oracle(shown, goal), opts.prefill_copies,
+                             copy_kv=opts.copy_kv)
+    return (merge_focus(case.before, text, case.instruction) if names else text), stats, names
 
 
 def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, peers: Peers | None = None,

@@ -173,8 +173,8 @@ ENGINE = typer.Option(None, "--engine", help="auto (llama.cpp for a GGUF on the 
 MAX_NEW = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file.")
 ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model.")
 FOCUS = typer.Option(True, "--focus/--no-focus",
-                     help="rewrite/spec: when the instruction names functions, show the model only those "
-                          "(and the imports), then merge them back.")
+                     help="When the instruction names functions, show the model only those (and the "
+                          "imports), then merge them back (copy mode numbers the lines it is shown).")
 ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
                                help="Accept output that drops code the instruction does not name (else it is "
                                     "merged back as a fragment, or refused).")
@@ -418,8 +418,9 @@ def bench(
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
     copy_kv: CopyKV = typer.Option("reread", "--copy-kv", help="copy/oracle: reread or reuse (see `fix --help`)."),
-    copy_focus: bool = typer.Option(False, "--copy-focus/--no-copy-focus",
-                                    help="copy/oracle: focus on the named definitions as rewrite/spec do."),
+    copy_focus: bool = typer.Option(True, "--copy-focus/--no-copy-focus",
+                                    help="copy/oracle: focus on the named definitions as rewrite/spec do "
+                                         "(off: copy mode sees the whole file, an ablation)."),
     engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
                                "bench names the engine so that runs pair, whatever the config says)."),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Run each (case, mode) N times, interleaved; report "

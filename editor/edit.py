@@ -16,7 +16,7 @@ from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
-from editllm.editor.focus import focus_of, merge_focus
+from editllm.editor.focus import Focus, focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
@@ -39,10 +39,10 @@ class EditOptions:
     monotonic: bool = True  # copy mode: spans must move forward through the file
     layout: str = "default"  # rewrite/spec prompt layout (see editor.prompt.LAYOUTS)
     prefill_copies: bool = True  # copy mode: append copied lines to the KV cache (False: ablation)
-    focus: bool = True  # rewrite/spec: show only the definitions the instruction names (editor.focus)
-    # copy mode too (off by default: the shipped adapter was trained on whole files, and a program's
-    # line numbers then count the focused text's lines)
-    copy_focus: bool = False
+    focus: bool = True  # show only the definitions the instruction names (editor.focus)
+    # copy mode too (its program's line numbers then count the focused text's lines; training/ builds its
+    # examples the same way, `focus.copy_view`); False: copy mode sees the whole file (ablation)
+    copy_focus: bool = True
     copy_kv: str = "reread"  # copy mode: "reuse" takes copied lines' cache entries from the prompt (issue 22)
     # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
     # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
@@ -216,6 +216,28 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)
 
 
+def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:
+    """What copy mode shows the model: (focus or None, its text, its lines). Focus as in rewrite/spec:
+    the program is written over the named definitions (and imports) only, numbered from 1, and merged
+    back by name; the prompt shrinks to the function's size. The server backend's copy loop uses it too."""
+    focus = focus_of(src.text, instruction, src.lines) if opts.focus and opts.copy_focus else None
+    if focus is None:
+        return None, src.text, src.lines
+    return focus, focus.text, split_lines(focus.text)
+
+
+def finish_copy(src: SourceFile, text: str, instruction: str, stats, focus: Focus | None,
+                opts: EditOptions) -> EditResult:
+    """A resolved program's text (over what `copy_shown` showed) as the file's edit: merged back by name
+    when focused, then the whole-file check."""
+    if focus is None:
+        return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+    whole = merge_focus(src.text, text, instruction, opts.allow_deletions, src.lines)
+    result = finish_edit(src, whole, instruction, stats, stats.program, opts.allow_deletions)
+    result.focused = focus.names
+    return result
+
+
 def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, on_progress=None) -> EditResult:
     """Copy mode; an unusable program falls back to spec mode (the reason is kept in the result)."""
     from editllm.editor.copymode import ProgramFailed, copy_prompt_ids, run_copy
@@ -223,22 +245,13 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     if "</gen>" in src.text or "</gen>" in instruction:  # a <gen> span ends at its first </gen>: none can hold it
         reason = "the file or instruction contains </gen>, which a copy program cannot write"
     else:
-        # Focus as in rewrite/spec: the program is written over the named definitions (and imports) only,
-        # numbered from 1, and merged back by name; the prompt shrinks to the function's size.
-        focus = focus_of(src.text, instruction, src.lines) if opts.focus and opts.copy_focus else None
-        shown = focus.text if focus is not None else src.text
-        lines = split_lines(shown) if focus is not None else src.lines
+        focus, shown, lines = copy_shown(src, instruction, opts)
         ids = copy_prompt_ids(lm, src.path, shown, instruction)
         max_tokens = budget(lm, src, len(ids), opts.max_new_tokens, shown)
         try:
             text, stats = run_copy(lm, src.path, shown, instruction, max_tokens, opts.monotonic, opts.draft,
                                    opts.prefill_copies, prompt_ids=ids, lines=lines, copy_kv=opts.copy_kv)
-            if focus is None:
-                return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
-            whole = merge_focus(src.text, text, instruction, opts.allow_deletions, src.lines)
-            result = finish_edit(src, whole, instruction, stats, stats.program, opts.allow_deletions)
-            result.focused = focus.names
-            return result
+            return finish_copy(src, text, instruction, stats, focus, opts)
         except (ProgramFailed, EditError) as exc:
             reason = str(exc)
     result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)

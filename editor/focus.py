@@ -76,3 +76,22 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
     return "".join(merged)
+
+
+def copy_view(before: str, after: str, instruction: str) -> tuple[str, str, tuple[str, ...]]:
+    """An edit as focused copy mode sees it: (the text shown, the text the program must give, the
+    focused names). When the instruction names definitions that both versions hold, and putting the
+    after-version's definitions back into the before file gives the after file, that is the focused
+    pair; else the whole files and no names. One rule for the bench's oracle programs and for the
+    selector's training examples (training/), so the selector learns on the prompts copy mode builds."""
+    shown = focus_of(before, instruction)
+    goal = focus_of(after, instruction) if shown is not None else None
+    if shown is None or goal is None or goal.names != shown.names:
+        return before, after, ()
+    try:
+        if merge_focus(before, goal.text, instruction) != after:
+            return before, after, ()
+    except EditError:
+        return before, after, ()
+    return shown.text, goal.text, shown.names
+

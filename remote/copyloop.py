@@ -22,9 +22,11 @@ class RemoteCopyStats(CopyStats):
     requests: int = 0
 
 
-def copy_parts(lm, src, instruction: str) -> tuple[list[int], Resolver, RemoteCopyStats]:
-    """Local copy mode's prompt ids for this file, its resolver (the copied lines' token ids) and empty stats."""
-    prompt = copy_prompt_ids(lm, src.path, src.text, instruction)
+def copy_parts(lm, path: str, text: str, lines: list[str], instruction: str
+               ) -> tuple[list[int], Resolver, RemoteCopyStats]:
+    """Local copy mode's prompt ids for the text it shows (the file or its focus, `edit.copy_shown`), its
+    resolver (the copied lines' token ids) and empty stats."""
+    prompt = copy_prompt_ids(lm, path, text, instruction)
     stats = RemoteCopyStats(mode="copy", prompt_tokens=len(prompt), server=lm.info.url,
                             speculative=lm.info.speculative)
-    return prompt, Resolver(lm.tokenizer, src.text, src.lines), stats
+    return prompt, Resolver(lm.tokenizer, text, lines), stats

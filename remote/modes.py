@@ -181,17 +181,18 @@ def edit_remote(lm: RemoteModel, src, instruction: str, opts):
 def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
     """Copy mode through the server; an unusable program falls back to spec (the reason kept), as local
     copy mode does. Server errors are not a program's fault: they propagate (the runner retries them)."""
-    from editllm.editor.edit import budget, edit_file, finish_edit
+    from editllm.editor.edit import budget, copy_shown, edit_file, finish_copy
     from editllm.remote.copyloop import ProgramFailed, copy_parts
 
     if "</gen>" in src.text or "</gen>" in instruction:
         reason = "the file or instruction contains </gen>, which a copy program cannot write"
     else:
-        prompt, resolver, stats = copy_parts(lm, src, instruction)
+        focus, shown, lines = copy_shown(src, instruction, opts)  # focused as local copy mode is
+        prompt, resolver, stats = copy_parts(lm, src.path, shown, lines, instruction)
         try:
-            max_tokens = budget(lm, src, len(prompt), opts.max_new_tokens)
+            max_tokens = budget(lm, src, len(prompt), opts.max_new_tokens, shown)
             text = run_copy_loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
-            return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+            return finish_copy(src, text, instruction, stats, focus, opts)
         except ServerError:
             raise
         except (ProgramFailed, EditError) as exc:

@@ -150,8 +150,8 @@ TWO_FUNCTIONS = BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n"  # 6 lines
 @pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
 @pytest.mark.parametrize("mode,script", [
     ("spec", FIXED + "```\n"),  # focus: the model is shown `average` alone and writes it fixed
-    ("copy", '<gen>def average(xs):\n    return sum(xs) / len(xs)\n</gen><copy lines="3-6"/>'),
-], ids=["spec-focus", "copy"])
+    ("copy", '<gen>def average(xs):\n    return sum(xs) / len(xs)\n</gen>'),  # over the focused `average`
+], ids=["spec-focus", "copy-focus"])
 def test_one_request_splits_each_text_into_lines_once(split_calls, scripted_lm, mode, script, newline):
     """Issue 17, work done once: the original is split once (in the SourceFile) and its lines are
     handed to focus, the focus merge, the whole-file check, the resolver and the line endings; the
@@ -163,7 +163,7 @@ def test_one_request_splits_each_text_into_lines_once(split_calls, scripted_lm, 
     result = edit_file(scripted_lm(script), src, "Fix the bug in `average`.", EditOptions(mode=mode))
     assert result.new_text == TWO_FUNCTIONS.replace(BUGGY, FIXED).replace("\n", newline)
     assert result.fallback is None and result.stats.mode == mode  # the path under test ran
-    assert result.focused == (("average",) if mode == "spec" else ())
+    assert result.focused == ("average",)
     assert split_calls.count(src.raw) == 1 and (newline == "\n" or src.text not in split_calls)
     assert sorted(set(split_calls), key=split_calls.index) == split_calls, "a text was split twice"
 

@@ -413,8 +413,9 @@ def test_train_eval_compares_copy_mode_base_and_tuned_on_the_same_cases(scripted
     n = len(BUGGY.splitlines())
     base = scripted_lm(f'<copy lines="1-{n}"/>')  # leaves the bug in
     tuned = scripted_lm(f'<gen>def add(a, b):\n    return a + b\n</gen><copy lines="3-{n}"/>')
-    cases = [Case("c1", "m.py", "fix add", BUGGY, GOLD, TESTS, "bugfix")]
-    held = Case("h1", "m.py", "fix add", BUGGY, GOLD, TESTS, "heldout-bugfix")
+    ask = "fix the sum"  # names no definition: copy mode's program is over the whole file
+    cases = [Case("c1", "m.py", ask, BUGGY, GOLD, TESTS, "bugfix")]
+    held = Case("h1", "m.py", ask, BUGGY, GOLD, TESTS, "heldout-bugfix")
     rows = compare(base, tuned, cases + [held])
     assert list(rows) == ["base (code)", "base (code-heldout)", "fine-tuned (code)", "fine-tuned (code-heldout)"]
     for group in ("code", "code-heldout"):  # one case each: held-out is never averaged with generated

@@ -125,3 +125,25 @@ def test_allow_deletions_reaches_the_merge_through_edit_options(tokenizer):
     gone = edit_file(lm, SourceFile("m.py", MODULE), instruction, EditOptions(mode="rewrite", allow_deletions=True))
     fixed = MODULE.replace("(len(xs) + 1)", "len(xs)")
     assert gone.new_text == fixed.replace("import math\nfrom typing import List\n\n\n", "")
+
+
+def test_copy_view_is_the_named_definition_before_and_after():
+    """Copy mode's (and training's) view of an edit: the focused definition on both sides when the
+    after-version merges back into the whole after file."""
+    from editllm.editor.focus import copy_view
+
+    after = MODULE.replace("sum(xs) / (len(xs) + 1)", "sum(xs) / len(xs)")
+    shown, goal, names = copy_view(MODULE, after, "fix mean")
+    assert names == ("mean",) and shown == focus_of(MODULE, "fix mean").text
+    assert "def norm" not in shown and goal == focus_of(after, "fix mean").text
+    assert merge_focus(MODULE, goal, "fix mean") == after
+
+
+@pytest.mark.parametrize("after", [
+    MODULE.replace("sum(xs) / (len(xs) + 1)", "sum(xs) / len(xs)").replace("xs[-1]", "xs[-2]"),  # also edits last
+    MODULE.replace("def mean(", "def average("),  # the named definition is gone
+])
+def test_copy_view_is_the_whole_file_when_the_focus_cannot_give_the_edit(after):
+    from editllm.editor.focus import copy_view
+
+    assert copy_view(MODULE, after, "fix mean") == (MODULE, after, ())

@@ -100,7 +100,7 @@ def test_the_copy_loop_appends_the_copied_lines_ids_and_narrows_the_grammar(toke
     client = ScriptedClient(tokenizer, script)
     lm = RemoteModel(client, tokenizer, "scripted")
     src = source_from_text(text.encode(), "m.py")
-    prompt, resolver, stats = copy_parts(lm, src, "Capitalise c.")
+    prompt, resolver, stats = copy_parts(lm, src.path, src.text, src.lines, "Capitalise c.")
     assert run_copy_loop(lm, prompt, resolver, stats, 200) == "a = 1\nb = 2\nC = 3\nd = 4\n"
     tag = tokenizer('<copy lines="1-2"/>', add_special_tokens=False)["input_ids"]
     assert client.sent[1]["ids"] == prompt + tag + resolver.tokens(Copy(1, 2))  # exactly local copy mode's ids
@@ -109,6 +109,24 @@ def test_the_copy_loop_appends_the_copied_lines_ids_and_narrows_the_grammar(toke
     assert {r["slot"] for r in client.sent} == {0}  # one slot: its prompt cache serves every continuation
     assert stats.spans == 2 and stats.requests == 3 and stats.prefilled_tokens == len(resolver.tokens(Copy(1, 2))) + \
         len(resolver.tokens(Copy(4, 4)))
+
+
+def test_the_copy_loop_is_focused_as_local_copy_mode(tokenizer):
+    """An instruction that names a definition: the server is shown the numbered definition alone (local
+    copy mode's prompt), and its program, over those lines, is merged back by name."""
+    from editllm.editor.copymode import copy_prompt_ids
+    from editllm.editor.edit import EditOptions
+    from editllm.editor.focus import focus_of
+
+    text = "import os\n\n\ndef f(x):\n    return x + 1\n\n\n" + "".join(
+        f"def g{k}(y):\n    return y * {k}\n\n\n" for k in range(4))
+    client = ScriptedClient(tokenizer, [('<copy lines="1-4"/>', "eos"), ("<gen>    return x + 2\n</gen>", "eos")])
+    lm = RemoteModel(client, tokenizer, "scripted")
+    res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Make f add two.", EditOptions(mode="copy"))
+    assert res.fallback is None and res.focused == ("f",)
+    assert res.new_text == text.replace("x + 1", "x + 2")
+    shown = focus_of(text, "Make f add two.").text
+    assert "def g1" not in shown and client.sent[0]["ids"] == copy_prompt_ids(lm, "m.py", shown, "Make f add two.")
 
 
 # --- fixtures: servers and the local engine on the same tiny GGUF ------------------------------------------
@@ -242,7 +260,7 @@ def test_the_copy_loop_writes_local_copy_modes_program(remote, llama_lm):
     for name in ("stats.py", "empty_end.py"):
         src = source_from_text(FILES[name].encode(), name)
         instruction = INSTRUCTION.get(name, "Fix the typo.")
-        prompt, resolver, stats = copy_parts(remote, src, instruction)
+        prompt, resolver, stats = copy_parts(remote, src.path, src.text, src.lines, instruction)
         max_tokens = min(64, budget(llama_lm, src, len(prompt), None))
         try:
             local_text, local = run_copy(llama_lm, name, src.text, instruction, max_tokens, lines=src.lines)

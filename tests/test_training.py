@@ -178,7 +178,7 @@ def test_synthetic_data_never_holds_heldout_functions():
 
 
 def test_loss_mask_covers_exactly_prompt_and_copied_text(tokenizer):
-    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    ex = Example("m.py", "make it add two", BEFORE, AFTER, "t").finish()  # names nothing: the whole file
     ids, labels = encode_example(tokenizer, ex, 151645)
     assert len(ids) == len(labels) and ids[-1] == labels[-1] == 151645
     trained = tokenizer.decode([t for t, lab in zip(ids, labels, strict=True) if lab != IGNORE])
@@ -187,9 +187,27 @@ def test_loss_mask_covers_exactly_prompt_and_copied_text(tokenizer):
     assert masked_tail.endswith("\n\n\ndef g():\n    return 2\n")  # the last copied lines, masked
     from editllm.editor.prompt import copy_prompt
 
-    prompt = copy_prompt(tokenizer, "m.py", BEFORE, "make f add two")
+    prompt = copy_prompt(tokenizer, "m.py", BEFORE, "make it add two")
     n_prompt = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
     assert set(labels[:n_prompt]) == {IGNORE} and labels[n_prompt] != IGNORE  # prompt masked, program starts
+
+
+def test_examples_are_focused_as_copy_mode_focuses(tokenizer):
+    """An instruction that names a definition: the example's prompt and program are over that definition
+    only, as copy mode (focus on by default) will show it, and the program still gives the edit."""
+    from editllm.editor.focus import merge_focus
+    from editllm.grammar.program import parse
+    from editllm.resolver.resolve import CopySource
+
+    module = BEFORE + "".join(f"\n\ndef h{k}(a):\n    return a * {k}\n" for k in range(4))
+    ex = Example("m.py", "make f add two", module, module.replace("x + 1", "x + 2"), "t").finish()
+    shown, goal = ex.shown()
+    assert shown == "def f(x):\n    y = x + 1\n    return y\n" and goal == shown.replace("x + 1", "x + 2")
+    assert CopySource(tokenizer, shown).text(parse(ex.program)) == goal
+    assert merge_focus(module, goal, ex.instruction) == ex.after
+    ids, _ = encode_example(tokenizer, ex, 151645)
+    text = tokenizer.decode(ids)
+    assert "def h2" not in text and "1|def f(x):" in text
 
 
 def test_one_step_lowers_the_loss_and_adapter_round_trips(tiny_lm, tmp_path):

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from editllm.editor.focus import copy_view
 from editllm.editor.source import decode_bytes, split_lines
 from editllm.grammar.program import ProgramError, oracle, render
 from editllm.training import wording
@@ -36,7 +37,13 @@ class Example:
     before: str
     after: str
     source: str  # "git:<sha>" or "synthetic:<kind>:<package file>"
-    program: str = ""
+    program: str = ""  # over `shown()`'s text: the focused definitions when copy mode focuses, else the file
+
+    def shown(self) -> tuple[str, str]:
+        """(text the copy prompt shows, text the program must give): focused as copy mode focuses
+        (`editor.focus.copy_view`), so the selector trains on the prompts it will be given."""
+        before, after, _ = copy_view(self.before, self.after, self.instruction)
+        return before, after
 
     def finish(self) -> Example | None:
         """Attach the oracle program; None when the grammar cannot express the edit.
@@ -46,7 +53,7 @@ class Example:
         self.before = self.before.replace("\r\n", "\n")
         self.after = self.after.replace("\r\n", "\n")
         try:
-            self.program = render(oracle(self.before, self.after))
+            self.program = render(oracle(*self.shown()))
         except ProgramError:
             return None
         return self
@@ -361,7 +368,7 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
         for ex in examples:
             record = asdict(ex)
             if tokenizer is not None:
-                record["prompt"] = copy_prompt(tokenizer, ex.path, ex.before, ex.instruction)
+                record["prompt"] = copy_prompt(tokenizer, ex.path, ex.shown()[0], ex.instruction)
             f.write(json.dumps(record) + "\n")
 
 

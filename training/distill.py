@@ -290,7 +290,7 @@ def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[st
                 ex = Example(path, task.instruction, task.before, text, f"distill:{task.kind}:{label}").finish()
                 reason = None if ex else "no program"
             if ex:
-                sink.write(json.dumps(asdict(ex) | {"prompt": copy_prompt(lm.tokenizer, path, ex.before,
+                sink.write(json.dumps(asdict(ex) | {"prompt": copy_prompt(lm.tokenizer, path, ex.shown()[0],
                                                                            ex.instruction)}) + "\n")
                 sink.flush()
                 kept += 1

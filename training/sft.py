@@ -27,10 +27,11 @@ IGNORE = -100
 
 def encode_example(tokenizer, ex: Example, eos_id: int) -> tuple[list[int], list[int]]:
     """(input_ids, labels) for one example; labels are IGNORE on the prompt and on copied text."""
-    text = copy_prompt(tokenizer, ex.path, ex.before, ex.instruction)
+    shown, _ = ex.shown()  # the focused definitions when copy mode focuses (its program is over them)
+    text = copy_prompt(tokenizer, ex.path, shown, ex.instruction)
     prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
     ids, labels = list(prompt), [IGNORE] * len(prompt)
-    source = CopySource(tokenizer, ex.before)
+    source = CopySource(tokenizer, shown)
     for op in parse(ex.program):
         op_ids = tokenizer(op.render(), add_special_tokens=False)["input_ids"]
         ids += op_ids
