@@ -61,6 +61,24 @@ def main() -> None:
             spec += n(new.rewrite_prompt(tok, c["path"], text, c["instruction"]).text)
         print(f"{path.name}: {len(cases)} cases; copy prompt before {before}; now per call {now} "
               f"({now / before:.3f}x); with focus {focused} ({focused / before:.3f}x); spec prompt (focused) {spec}")
+    held = [json.loads(line) for line in (here / "heldout_bugfix.jsonl").read_text().splitlines() if line.strip()]
+    short = [c for c in held if c["before"].count("\n") <= 39]  # cases 22-33: the issues' short functions
+    before = sum(n(old.copy_prompt(tok, c["path"], c["before"], c["instruction"])) for c in short)
+    now = sum(n(new.copy_prompt(tok, c["path"], c["before"], c["instruction"])) - prefix for c in short)
+    print(f"held-out short functions: {len(short)} cases; copy prompt before {before}; now per call {now} "
+          f"({now / before:.3f}x)")
+    copy = spec = numbering = cases = 0  # issue 22: on modules with focus, <= the focused spec prompt + numbering
+    for c in held:
+        focus = focus_of(c["before"], c["instruction"])
+        if c["before"].count("\n") <= 39 or focus is None:
+            continue
+        cases += 1
+        copy += n(new.copy_prompt(tok, c["path"], focus.text, c["instruction"])) - prefix
+        rewrite = new.rewrite_prompt(tok, c["path"], focus.text, c["instruction"])
+        spec += n(rewrite.text) - n(rewrite.prefix)
+        numbering += n(new.numbered(focus.text)) - n(focus.text)
+    print(f"held-out modules with focus: {cases} cases; copy prompt per call {copy}; focused spec prompt per call "
+          f"{spec} + its numbering {numbering} = {spec + numbering}")
 
 
 if __name__ == "__main__":
