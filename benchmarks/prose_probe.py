@@ -1,8 +1,9 @@
 """Probe: prose quality levers (issue 19) on the prose bench, one model load for every variant.
 
 A variant is a prose wording (`editor.prose.WORDINGS`, or `code` for the code wording used before) and
-optional levers: `+chunks` (`editor.prosefocus` splits a long file into parts edited one by one) and
-`+guard` (`editor.prose.spelling_only`: a spelling request keeps only spelling-shaped changes). `code`
+optional levers: `+chunks` (`editor.prosefocus` splits a long file into parts edited one by one),
+`+guard` (`editor.prose.spelling_only`: a spelling request keeps only spelling-shaped changes) and
+`+hints` (`editor.spelling`: a spelling request names the words a spell checker flags). `code`
 alone is the editor as it was before issue 19's levers.
 Levers are tuned on the prose cases that are not held out (`--set tuning`) and confirmed once on the
 held-out ones (`--set heldout`); each variant's report goes to OUT/VARIANT (report.md, results.json).
@@ -34,10 +35,11 @@ def apply_variant(variant: str) -> None:
     prose.WORDING = None if name == "code" else name
     if name != "code" and name not in prose.WORDINGS:
         raise SystemExit(f"unknown wording {name!r}; choose code or one of {', '.join(prose.WORDINGS)}")
-    if set(extras) - {"chunks", "guard"}:
-        raise SystemExit(f"unknown lever in {variant!r}; choose chunks, guard")
+    if set(extras) - {"chunks", "guard", "hints"}:
+        raise SystemExit(f"unknown lever in {variant!r}; choose chunks, guard, hints")
     prose.CHUNKS = "chunks" in extras  # read by editor.prosefocus
     prose.GUARD = "guard" in extras  # read by editor.prose.guard
+    prose.HINTS = "hints" in extras  # read by editor.prompt (editor.spelling)
 
 
 def rescore(folder: Path) -> None:

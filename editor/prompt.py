@@ -98,6 +98,8 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     code = f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
     ask = f"Instruction: {instruction.strip()}\n\n"
     words = prose.wording() if lang in PROSE else None  # multi-edit wording for text (issue 19)
+    if lang in PROSE and (flagged := prose.request_hint(file_text, instruction)):
+        ask += flagged + "\n\n"
     tail = (words.tail if words else "Output the complete updated file in one fenced code block: every line, "
             "changed or not. Change only what the instruction asks for.") if layout.complete_wording else \
         "Output the updated file in a fenced code block."

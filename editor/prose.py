@@ -63,6 +63,17 @@ CHUNKS = False  # edit a long prose file in parts (editor.prosefocus); the probe
 
 
 GUARD = True  # spelling_only on prose files; the probe switches it off to measure without
+HINTS = True  # a spelling request names the words a spell checker flags (editor.spelling); the probe switches it
+
+
+def request_hint(file_text: str, instruction: str) -> str:
+    """The per-request prompt line for a prose file: the spell checker's flagged words when the
+    instruction asks for spelling fixes, else ""."""
+    if not HINTS or not SPELLING.search(instruction):
+        return ""
+    from editllm.editor.spelling import hint
+
+    return hint(file_text)
 
 
 def guard(path: str, shown: str, edited: str, instruction: str) -> str:

@@ -385,3 +385,42 @@ def test_a_dropped_leading_blank_line_comes_back_on_prose(scripted_lm):
     assert result.new_text == "\n" + wrote
     assert prose.keep_leading_blanks("\n\nA\n", "\nA\n") == "\n\nA\n"
     assert prose.keep_leading_blanks("A\n", "A\n") == "A\n"
+
+
+SPELLING_README = """# Tool
+
+Install the pacakge with pip, then run the `tool --verbose` command.
+Jupyter users can read the tutoriel in the docs; the docs cover colours and behaviour too.
+See the [guide](https://example.org/instalation) for the details of the configuraton.
+
+```python
+import tool
+tool.run(verbosee=True)  # code is not prose: never flagged
+```
+
+The details matter: details are the point.
+"""
+
+
+def test_the_spell_checker_flags_prose_typos_only():
+    """Issue 19's recall lever: the injected typos of the prose are flagged, and nothing in code blocks,
+    inline code or link targets, no capitalised name, no British spelling, no word the text repeats."""
+    pytest.importorskip("spellchecker")
+    from editllm.editor.spelling import suspects
+
+    assert suspects(SPELLING_README) == ["pacakge", "tutoriel", "configuraton"]
+
+
+def test_a_spelling_request_on_prose_names_the_flagged_words_in_the_prompt(tokenizer, monkeypatch):
+    pytest.importorskip("spellchecker")
+    from editllm.editor import prose
+
+    asked = rewrite_prompt(tokenizer, "README.md", SPELLING_README, "Fix the spelling mistakes.").text
+    assert "does not know these words" in asked and "pacakge, tutoriel, configuraton." in asked
+    assert asked.index("Fix the spelling") < asked.index("pacakge, tutoriel")  # the per-request part, after
+    head = rewrite_prompt(tokenizer, "README.md", SPELLING_README, "Fix the spelling mistakes.").prefix
+    assert "pacakge" not in head  # never in the fixed prefix a saved state holds
+    for path, instruction in (("README.md", "Reword the intro."), ("tool.py", "Fix the spelling mistakes.")):
+        assert "does not know" not in rewrite_prompt(tokenizer, path, SPELLING_README, instruction).text
+    monkeypatch.setattr(prose, "HINTS", False)
+    assert "does not know" not in rewrite_prompt(tokenizer, "README.md", SPELLING_README, "Fix the typos.").text

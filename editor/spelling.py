@@ -1,0 +1,79 @@
+"""Spell-checker hints for a spelling request on a prose file (issue 19's recall lever).
+
+Why: asked to "fix the spelling mistakes" in a README, the bundled 1.5B model fixed about one typo in
+three (`benchmarks/results/cpu-1.5b-prose-levers`): it reads a long text and overlooks most misspelled
+words, though it fixes nearly every one it is pointed at. A dictionary finds them cheaply, so the prompt
+names the words a spell checker does not know and the model decides what each should be (some are
+names or technical terms that are right as they are); `prose.spelling_only` still keeps only
+spelling-shaped changes. No correction is suggested: the dictionary's likeliest word is often wrong
+("execuable" → "execrable"), where the model, pointed at the word, writes "executable". The hint
+depends on the file, so it goes into the prompt's per-request part.
+
+What is flagged, and why each rule (prose text only: code blocks, inline code, links and tags are not
+prose): a lowercase word of at least five letters (capitalised words are mostly names, short ones mostly
+abbreviations), written once in the file (a word that recurs is a term of the text, not a slip), not in
+the file's inline code (identifiers), and not a British spelling of a known word. The dictionary is
+pyspellchecker's English word list (a dependency); without it there is no hint and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+NOT_PROSE = re.compile(r"\]\([^)]*\)|https?://\S+|<[^>\n]+>")  # link targets, bare URLs, HTML tags
+CANDIDATE = re.compile(r"(?<![\w.'/-])[a-z]{5,}(?![\w'/-])")
+BRITISH = (("our", "or"), ("ise", "ize"), ("isa", "iza"), ("yse", "yze"), ("ence", "ense"))
+MAX_HINTS = 40  # a file full of unknown words is not a text with a few typos: say nothing then
+
+
+@lru_cache(maxsize=1)
+def checker():
+    """pyspellchecker's English checker (loaded once, ~0.3 s), or None when it is not installed."""
+    try:
+        from spellchecker import SpellChecker
+    except ImportError:
+        return None
+    return SpellChecker()
+
+
+def prose_lines(text: str) -> list[str]:
+    """The text's prose: lines outside fenced and indented code blocks, with inline code, link targets,
+    URLs and tags blanked out."""
+    out, fenced = [], False
+    for line in text.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith(("    ", "\t")):
+            continue
+        out.append(NOT_PROSE.sub(" ", INLINE_CODE.sub(" ", line)))
+    return out
+
+
+def suspects(text: str) -> list[str]:
+    """The words the spell checker flags, in text order; [] without the dictionary or when too many
+    words are unknown to be typos."""
+    spell = checker()
+    if spell is None:
+        return []
+    words = [w for line in prose_lines(text) for w in CANDIDATE.findall(line)]
+    counts: dict[str, int] = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    code = set(re.findall(r"[a-z]+", " ".join(INLINE_CODE.findall(text)).lower()))
+    unknown = spell.unknown([w for w, n in counts.items() if n == 1 and w not in code])
+    found = [w for w in dict.fromkeys(words)  # text order, once each
+             if w in unknown and not spell.known([w.replace(a, b) for a, b in BRITISH if a in w])]
+    return found if len(found) <= MAX_HINTS else []
+
+
+def hint(text: str) -> str:
+    """The prompt line naming the flagged words, or "" when there are none."""
+    found = suspects(text)
+    if not found:
+        return ""
+    return ("A spell checker does not know these words; fix the ones that are misspelled (some may be names "
+            f"or technical terms that are right as they are): {', '.join(found)}.")
