@@ -27,7 +27,7 @@ from editllm.bench.prose_metrics import precision, recall, unrequested
 from editllm.bench.sandbox import run_tests
 from editllm.bench.stats import summarize_groups
 from editllm.editor.copymode import ProgramFailed, run_oracle
-from editllm.editor.decode import Decoder, DecodeStats, eos_ids
+from editllm.editor.decode import DecodeStats, eos_ids
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
 from editllm.editor.focus import copy_view, merge_focus
@@ -83,40 +83,25 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
     return out, stats
 
 
-def greedy_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callable[[list[int]], bool],
-                    temperature: float = 0.0, seed: int = 0) -> tuple[list[int], DecodeStats]:
-    """Our own rewrite loop exactly as `edit_file` runs it (no drafter), given as a `generate` hook so that
-    the bench sees rewrite's prompt and output ids (for the limit and the near-tie gaps)."""
-    return Decoder(lm.engine, temperature=temperature, seed=seed).run(ids, max_new, stop, mode="rewrite")
-
-
-def _traced(generate: Callable, trace: dict) -> Callable:
-    """`generate`, recording the prompt ids it was given and the output ids it returned into `trace`."""
-
-    def run(lm, ids, max_new, stop):
-        out, stats = generate(lm, ids, max_new, stop)
-        trace.update(prompt=list(ids), out=list(out))
-        return out, stats
-
-    return run
-
-
 def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | None, trace: dict) -> EditOptions:
-    """The edit options that run `mode`: a peer (and rewrite itself) as a traced `generate` hook on
-    rewrite's pipeline; server-ngram-whole with focus off (the whole file asked of the server)."""
-    if mode == "rewrite":
-        def loop(lm_, ids, max_new, stop):
-            return greedy_generate(lm_, ids, max_new, stop, opts.temperature, opts.seed)
-    elif mode == "hf-pld":
+    """The edit options that run `mode`: editllm's own modes as the product runs them (rewrite included:
+    same saved prefix, same batches), a peer as a `generate` hook on rewrite's pipeline, server-ngram-whole
+    with focus off (the whole file asked of the server). Every mode's prompt and output ids go into
+    `trace` (`on_ids`): the limit is measured on rewrite's, and a lossless mode's text that parts from
+    rewrite's is placed at its first differing token."""
+    def record(ids: list[int], out: list[int]) -> None:
+        trace.update(prompt=ids, out=out)
+
+    if mode == "hf-pld":
         loop = hf_pld_generate
     elif mode in PEER_MODES:
         if peers is None:
             raise EditError(f"mode {mode} needs the llama.cpp peers (editllm bench starts them)")
         loop = peers.hook(mode, lm.engine.eos)
     else:
-        return replace(opts, mode=mode)
+        return replace(opts, mode=mode, on_ids=record)
     focus = False if mode == "server-ngram-whole" else opts.focus
-    return replace(opts, mode="rewrite", generate=_traced(loop, trace), focus=focus)
+    return replace(opts, mode="rewrite", generate=loop, focus=focus, on_ids=record)
 
 
 def oracle_edit(lm: LoadedModel, case: Case, opts: EditOptions) -> tuple[str, DecodeStats, tuple[str, ...]]:
@@ -159,7 +144,6 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, pee
         elif mode in ALL_MODES:
             result = edit_file(lm, src, case.instruction, mode_options(lm, mode, opts, peers, trace))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
-            trace["raw"] = result.raw_output
             rec["fallback"] = result.fallback
             rec["focused"] = list(result.focused)
             rec["program"] = getattr(result.stats, "program", None)
@@ -292,18 +276,14 @@ def first_difference(lm: LoadedModel, rewrite: dict, other: dict) -> dict | None
     (prompt plus the common prefix, one forward on the engine). A gap under NEAR_TIE means a batched
     forward may have flipped a near-tie; a larger one points at a bug.
 
-    The other mode's output ids are used when its hook recorded them (the peers); otherwise (spec) the
-    first of rewrite's tokens whose text its raw output does not continue."""
+    Both modes' output ids come from the trace (`EditOptions.on_ids`); a mode that recorded none (its text
+    is not a decode of its own, e.g. copy mode's program) is not placed."""
     ref = rewrite["out"]
-    if "out" in other:
-        theirs = other["out"]
-        k = next((i for i, (a, b) in enumerate(zip(ref, theirs, strict=False)) if a != b), min(len(ref), len(theirs)))
-        other_token = theirs[k] if k < len(theirs) else None
-    elif "raw" in other:
-        k = _text_parting(lm.tokenizer, ref, other["raw"])
-        other_token = None
-    else:
+    if "out" not in other:
         return None
+    theirs = other["out"]
+    k = next((i for i, (a, b) in enumerate(zip(ref, theirs, strict=False)) if a != b), min(len(ref), len(theirs)))
+    other_token = theirs[k] if k < len(theirs) else None
     engine = lm.engine
     engine.reset()
     row = torch.as_tensor(engine.forward(rewrite["prompt"] + ref[:k], keep=1)[0]).float()  # numpy on llama.cpp
@@ -312,26 +292,6 @@ def first_difference(lm: LoadedModel, rewrite: dict, other: dict) -> dict | None
     engine.reset()
     return {"token": k, "rewrite_token": ref[k] if k < len(ref) else None, "other_token": other_token,
             "top2": [int(t) for t in top.indices], "gap": round(gap, 4), "near_tie": gap < NEAR_TIE}
-
-
-def _text_parting(tokenizer, ref: list[int], text: str) -> int:
-    """The first index k such that rewrite's tokens up to k+1 are no longer a prefix of `text` (a
-    token that splits a multi-byte character is looked past)."""
-    def agrees(k: int) -> bool:
-        part = tokenizer.decode(ref[:k], skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        return text.startswith(part.rstrip("\ufffd") if part.endswith("\ufffd") else part)
-
-    lo, hi = 0, len(ref)  # binary search for a parting point, then walk back to the first one
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if agrees(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    k = lo
-    while k < len(ref) and agrees(k + 1):
-        k += 1
-    return k
 
 
 def kernel_bench(lm: LoadedModel, sizes: tuple[int, ...] = (1, 8, 32, 128, 512), context: int = 300,

@@ -47,6 +47,9 @@ class EditOptions:
     # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
     # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
     generate: Callable[..., tuple[list[int], DecodeStats]] | None = None
+    # Called with (prompt ids, output ids) of every rewrite/spec decode: the bench compares modes' real
+    # tokens (where a lossless mode first parts from rewrite), which their decoded text cannot tell.
+    on_ids: Callable[[list[int], list[int]], None] | None = None
     allow_deletions: bool = False  # take the model's output as the whole file even where it drops code
 
 
@@ -197,6 +200,8 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
             ids, max_new, stop, drafter, source_offset(lm, prompt) if drafter else 0, opts.mode, on_progress,
             prefix=prefix_length(lm, prompt, ids),
         )
+    if opts.on_ids is not None:
+        opts.on_ids(list(ids), list(out_ids))
     output = lm.tokenizer.decode(out_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:

@@ -166,17 +166,26 @@ def test_a_peer_that_parts_from_rewrite_is_shown_with_the_top2_gap(llama_lm, pee
     assert "server (t1): token 2, gap" in markdown(results)
 
 
-def test_spec_parting_is_found_from_its_text(llama_lm):
-    """spec's ids are not recorded: the first of rewrite's tokens its raw text does not continue."""
+def test_a_parting_inside_a_longer_token_is_placed_at_that_token(llama_lm):
+    """Rewrite wrote `]\\n` then the fence, spec `]\\n\\n` then the fence: the texts agree on `]\\n`, but
+    the choices part at that token (what a text comparison misplaced one token later, session 6)."""
     tok = llama_lm.tokenizer
-    ref = tok("total = price * count\n", add_special_tokens=False)["input_ids"]
-    k = runner._text_parting(tok, ref, "total = price + count\n")
-    assert tok.decode(ref[:k]) == "total = price" and k < len(ref)
-    assert runner._text_parting(tok, ref, "total = price * count\n") == len(ref)
-    accents = tok("café crème", add_special_tokens=False)["input_ids"]  # multi-byte characters
-    assert tok.decode(accents[:runner._text_parting(tok, accents, "café cr")]) in ("café", "café cr")
-    d = first_difference(llama_lm, {"prompt": IDS, "out": ref}, {"raw": "total = price + count\n"})
-    assert d["token"] == k and d["rewrite_token"] == ref[k] and d["gap"] >= 0
+    head = tok("return [b for b in blocks", add_special_tokens=False)["input_ids"]
+    one, two, fence = (tok(t, add_special_tokens=False)["input_ids"][0] for t in ("]\n", "]\n\n", "```"))
+    assert tok.decode([one]) == "]\n" and tok.decode([two]) == "]\n\n"
+    d = first_difference(llama_lm, {"prompt": IDS, "out": head + [one, fence]}, {"out": head + [two, fence]})
+    assert d["token"] == len(head) and d["rewrite_token"] == one and d["other_token"] == two
+    assert first_difference(llama_lm, {"prompt": IDS, "out": head}, {"text": "no ids"}) is None
+
+
+def test_the_bench_records_every_local_modes_ids(llama_lm):
+    """spec and rewrite run as the product runs them, and each hands its prompt and output ids to the trace."""
+    case = Case("t1", "m.py", "Fix it.", "def f(x):\n    return x\n", None, [], "edit")
+    for mode in ("rewrite", "spec"):
+        trace: dict = {}
+        rec = runner.run_case_mode(llama_lm, case, mode, EditOptions(max_new_tokens=24), None, trace)
+        assert rec["error"] is None or "did not finish" in rec["error"]
+        assert trace["prompt"] and trace["out"] and len(trace["out"]) <= 24
 
 
 def test_kernel_table_on_the_llamacpp_engine(llama_lm):
