@@ -67,6 +67,13 @@ def main() -> None:
     now = sum(n(new.copy_prompt(tok, c["path"], c["before"], c["instruction"])) - prefix for c in short)
     print(f"held-out short functions: {len(short)} cases; copy prompt before {before}; now per call {now} "
           f"({now / before:.3f}x)")
+    shown = new.numbered
+    for name, number in (("digits only, no separator", lambda k: str(k)), ("no line numbers at all", lambda k: "")):
+        new.numbered = lambda text, number=number: "".join(  # noqa: E731 - the floor of any numbering
+            f"{number(k) if line else ''}{line}\n" for k, line in enumerate(text.rstrip("\n").split("\n"), 1))
+        floor = sum(n(new.copy_prompt(tok, c["path"], c["before"], c["instruction"])) - prefix for c in short)
+        print(f"  with {name}: {floor} ({floor / before:.3f}x)")
+    new.numbered = shown
     copy = spec = numbering = cases = 0  # issue 22: on modules with focus, <= the focused spec prompt + numbering
     for c in held:
         focus = focus_of(c["before"], c["instruction"])
