@@ -127,7 +127,12 @@ def spelling_only(shown: str, edited: str, instruction: str) -> str:
 
 
 def spelling_fix(old: str, new: str) -> bool:
-    """Whether `new` differs from `old` only by words replaced with similar words."""
+    """Whether `new` differs from `old` only by words replaced with similar words, outside markup: a code
+    fence line is never a spelling fix (its info string, ```python3, names a language, not a word)."""
+    from editllm.editor.prompt import FENCE_LINE  # prompt imports this module
+
+    if FENCE_LINE.match(old) or FENCE_LINE.match(new):
+        return old == new
     a, b = WORD.findall(old), WORD.findall(new)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":

@@ -336,6 +336,8 @@ def test_chunked_edit_puts_every_part_back(scripted_lm, monkeypatch):
     ("Run teh tool\n", "Run the tool.\n", False),  # punctuation added
     ("Use it quickly.\n", "Use it fast.\n", False),  # an unrelated word
     ("Go to https://a.b/x\n", "Go to https://a.b/y\n", False),  # a link is not a spelling
+    ("```python3\n", "```python\n", False),  # a fence's language is markup (held-out urllib3_1, session 6)
+    ("  ~~~ pyhton\n", "  ~~~ python\n", False),
 ])
 def test_spelling_fix_shape(old, new, fix):
     assert prose.spelling_fix(old, new) is fix
