@@ -17,7 +17,7 @@ selector is measured with reuse (issue 22, last target).
 from __future__ import annotations
 
 from editllm.editor.engine import Reuse
-from editllm.editor.prompt import copy_header, copy_prefix, copy_prompt, number_width
+from editllm.editor.prompt import copy_header, copy_prefix, copy_prompt, line_number
 from editllm.grammar.program import Copy
 
 COPY_KV = ("reread", "reuse")
@@ -47,7 +47,7 @@ class PromptCopies:
         pos = len(copy_prefix(tokenizer)) + len(copy_header(path))
         self.shown: list[int] = []
         for k, line in enumerate(lines, 1):
-            pos += number_width(k, line)
+            pos += len(line_number(k, line))
             self.shown.extend(range(pos, pos + len(line)))
             pos += len(line)
         self._spans: dict[tuple[int, int], list[tuple[int, int]]] = {}

@@ -19,6 +19,7 @@ from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.engine import Engine, Reuse, set_adapter, supports_reuse
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
+from editllm.editor.prefix import prefix_token_count
 from editllm.editor.prompt import copy_prefix, copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
 from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Op, ProgramError, parse
@@ -52,8 +53,7 @@ def copy_prefix_length(tokenizer, prompt_ids: list[int]) -> int:
     which an engine keeps or loads from a saved state instead of reading (`Engine.start`); 0 when
     those ids are not a prefix of the prompt's (a caller's own prompt, a tokenizer that merges across
     the boundary), so a saved state is never used for a prompt it does not begin."""
-    head = tokenizer(copy_prefix(tokenizer), add_special_tokens=False)["input_ids"]
-    return len(head) if list(prompt_ids[:len(head)]) == list(head) and len(head) < len(prompt_ids) else 0
+    return prefix_token_count(tokenizer, copy_prefix(tokenizer), prompt_ids)
 
 
 class CopyRun:

@@ -18,6 +18,7 @@ from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
 from editllm.editor.focus import Focus, focus_of, merge_focus
 from editllm.editor.models import LoadedModel
+from editllm.editor.prefix import prefix_token_count
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
@@ -81,10 +82,7 @@ def prefix_length(lm: LoadedModel, prompt: Prompt, ids: list[int]) -> int:
     """How many of the prompt's ids are its fixed prefix (editor.prefix); 0 when the prefix's own ids
     are not a prefix of them (a tokenizer that merges across the boundary), so a saved state is
     only ever used for exactly the tokens it holds."""
-    if not prompt.prefix:
-        return 0
-    head = lm.tokenizer(prompt.prefix, add_special_tokens=False)["input_ids"]
-    return len(head) if ids[: len(head)] == head else 0
+    return prefix_token_count(lm.tokenizer, prompt.prefix, ids)
 
 
 def source_offset(lm: LoadedModel, prompt: Prompt) -> int:

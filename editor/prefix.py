@@ -83,3 +83,14 @@ def load_state(path: Path, header: dict) -> bytes | None:
     if len(data) != meta.get("bytes") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
         return None
     return data
+
+
+def prefix_token_count(tokenizer, prefix: str, ids: list[int]) -> int:
+    """How many of a prompt's `ids` are its fixed `prefix` text's tokens; 0 when there is no prefix or its
+    own ids are not a prefix of them (a tokenizer that merges across the boundary), so a saved state is
+    only ever used for exactly the tokens it holds. Rewrite/spec (editor.edit) and copy mode use it."""
+    if not prefix:
+        return 0
+    head = tokenizer(prefix, add_special_tokens=False)["input_ids"]
+    return len(head) if list(ids[: len(head)]) == list(head) else 0
+

@@ -278,9 +278,10 @@ def copy_example() -> str:
     )
 
 
-def number_width(k: int, line: str) -> int:
-    """Characters the copy prompt puts before line `k` (`numbered`): `k|`, or none for an empty line."""
-    return len(f"{k}|") if line.rstrip("\n") else 0
+def line_number(k: int, line: str) -> str:
+    """What the copy prompt puts before line `k` (`numbered`; `copykv` maps characters by it): `k|`, or
+    nothing for an empty line."""
+    return f"{k}|" if line.rstrip("\n") else ""
 
 
 def numbered(file_text: str) -> str:
@@ -300,7 +301,7 @@ def numbered(file_text: str) -> str:
     lines = file_text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return "".join(f"{k}|{line}\n" if line else "\n" for k, line in enumerate(lines, 1))
+    return "".join(f"{line_number(k, line)}{line}\n" for k, line in enumerate(lines, 1))
 
 
 # The fixed part of every copy prompt (rules and worked example) is the system message, before the

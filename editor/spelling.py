@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+from editllm.editor.prompt import FENCE_LINE
+
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 NOT_PROSE = re.compile(r"\]\([^)]*\)|https?://\S+|<[^>\n]+>")  # link targets, bare URLs, HTML tags
 CANDIDATE = re.compile(r"(?<![\w.'/-])[a-z]{5,}(?![\w'/-])")
@@ -44,7 +45,7 @@ def prose_lines(text: str) -> list[str]:
     URLs and tags blanked out."""
     out, fenced = [], False
     for line in text.split("\n"):
-        if FENCE.match(line):
+        if FENCE_LINE.match(line):
             fenced = not fenced
             continue
         if fenced or line.startswith(("    ", "\t")):
