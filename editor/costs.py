@@ -1,11 +1,15 @@
-"""What a forward costs on this engine and machine: timed once, fitted as a + b·k, cached per machine.
+"""What a forward costs on this engine and machine: timed once at a few sizes, cached per machine.
 
 Why: the best draft length depends on how a batched forward's cost grows with its size, and that
 differs by an order of magnitude between engines (llama.cpp on a CPU: a step ~68 ms, a batched token
-~25 ms; torch float32: ~470 ms and ~26 ms; a GPU: nearly flat). editor.drafter.CostSchedule picks
-each draft by expected accepted tokens per second from these numbers. Timing takes a few seconds on
-a 1.5B model, so the fit is saved as JSON under the cache dir, keyed by the CPU model (from
-/proc/cpuinfo), core count, GPU name and the engine's identity (model file, engine, context size).
+~20-45 ms; torch float32: ~470 ms and ~26 ms; a GPU: nearly flat). On llama.cpp the growth is not a
+line: on 2 AVX2 cores a forward of 8 tokens took 365 ms (46 ms a token) and one of 128 took 2.5 s
+(20 ms a token), so a line fitted through 1..64 made small drafts look cheap and kept them short.
+`Costs.of` therefore interpolates the measured table; the fitted line is kept for display.
+editor.drafter.CostSchedule picks each draft by expected accepted tokens per second from it. Timing
+takes ~10 s on a 1.5B model on a CPU, so the table is saved as JSON under the cache dir, keyed by the
+CPU model (from /proc/cpuinfo), core count, GPU name and the engine's identity (model file, engine,
+context size).
 """
 
 from __future__ import annotations
@@ -21,26 +25,62 @@ from pathlib import Path
 from editllm.editor.drafter import CostSchedule, DraftSchedule, cost_maximum
 from editllm.editor.modelspec import cache_dir
 
-SIZES = (1, 4, 16, 64)  # tokens in one timed forward: a decode step and three draft sizes
+# Tokens in one timed forward: a decode step and the sizes a draft may take (editor.drafter.CostSchedule
+# drafts only to these, and past the last at its spacing). Dense below 8 and in steps of 8 or more above:
+# on 2 AVX2 cores llama.cpp's Q4_K kernels ran a forward of 7 tokens in 241 ms, 8-15 in 386-782 ms, 16
+# in 420 ms, 17 in 533 ms and 32 in 731 ms (multiples of 16 are cheap there; another CPU may differ).
+SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 48, 64, 96, 128)
+REPEATS_UNTIL = 16  # sizes up to this are timed twice (fastest kept); longer forwards, once
 CONTEXT = 64  # tokens in the cache before the timed forwards, as in a real run (attention is not free)
-FORMAT = 1
+FORMAT = 2  # 2: the table is what chooses (format 1 saved only four sizes, used through their line)
 
 
 @dataclass(frozen=True)
 class Costs:
-    """A forward of k tokens costs about `step + per_token * k` seconds; `times` are the measured
-    (k, seconds) pairs the fit came from."""
+    """The measured (k, seconds) pairs, `times`, and the line `step + per_token * k` fitted to them."""
 
     step: float
     per_token: float
     times: tuple[tuple[int, float], ...] = ()
 
     def of(self, k: int) -> float:
-        return self.step + self.per_token * k
+        """Seconds for a forward of k tokens: the measured table, linear between its sizes and, past
+        its last, at the last size's cost per token (no gain from batching assumed where none was
+        measured); the line where fewer than two sizes were measured."""
+        table = sorted(self.times)
+        if len(table) < 2:
+            return self.step + self.per_token * k
+        for (k0, t0), (k1, t1) in zip(table, table[1:], strict=False):
+            if k <= k1:
+                return max(t0 + (t1 - t0) * (k - k0) / (k1 - k0), 1e-9)
+        k1, t1 = table[-1]
+        return t1 * k / k1
+
+    def sizes(self, maximum: int) -> list[int]:
+        """The forward sizes whose cost is known, up to `maximum`: the measured ones, then onwards at
+        the last measured spacing (where the table's line runs on). Empty without a table."""
+        ks = sorted(k for k, _ in self.times)
+        if len(ks) < 2:
+            return []
+        step = ks[-1] - ks[-2]
+        ks += list(range(ks[-1] + step, maximum + 1, step))
+        return [k for k in ks if k <= maximum]
+
+    def long_enough(self, maximum: int, within: float = 1.1) -> int:
+        """The shortest forward whose cost per token is within `within` of the cheapest per token up to
+        `maximum`: a draft longer than that saves almost nothing per token and wastes more when an edit
+        cuts it. On 2 AVX2 cores (llama.cpp) that is 64: a token cost 20.1 ms in a forward of 64 and
+        19.7 ms in one of 128; on a GPU, where batching is nearly free, it is `maximum`. Replayed spec
+        runs (held-out modules 1-10 and HumanEval bug fixes 1-10, this machine's costs) took 203 s of
+        decoding with drafts up to 256 tokens and 170 s with this cap."""
+        sizes = self.sizes(maximum) or [maximum]
+        best = min(self.of(k) / k for k in sizes)
+        return next(k for k in sizes if self.of(k) / k <= within * best)
 
     def as_dict(self) -> dict:
         """Rounded to 0.1 ms: the bench's --reuse compares them (a re-measurement differs in noise)."""
-        return {"step_ms": round(self.step * 1e3, 1), "per_token_ms": round(self.per_token * 1e3, 1)}
+        return {"step_ms": round(self.step * 1e3, 1), "per_token_ms": round(self.per_token * 1e3, 1),
+                "table_ms": [[k, round(t * 1e3, 1)] for k, t in self.times]}
 
 
 def fit(times: dict[int, float]) -> Costs:
@@ -59,14 +99,15 @@ def fit(times: dict[int, float]) -> Costs:
 
 
 def measure(engine, sizes: tuple[int, ...] = SIZES, repeats: int = 2) -> Costs:
-    """Time forwards of each size after CONTEXT tokens (fastest of `repeats`), then fit. The engine is
-    reset before and after; the tokens are arbitrary ids (cost does not depend on which)."""
+    """Time forwards of each size after CONTEXT tokens (fastest of `repeats` up to REPEATS_UNTIL
+    tokens, once beyond: ~12 s on a 1.5B model on 2 cores), then fit. The engine is reset before and
+    after; the tokens are arbitrary ids (cost does not depend on which)."""
     engine.reset()
     engine.forward([1000 + k for k in range(CONTEXT)], keep=1)
     times: dict[int, float] = {}
     for k in sizes:
         best = float("inf")
-        for _ in range(repeats):
+        for _ in range(repeats if k <= REPEATS_UNTIL else 1):
             t0 = time.perf_counter()
             rows = engine.forward([2000 + j for j in range(k)], keep=k)
             int(rows[-1].argmax())  # waits for an asynchronous device
@@ -154,6 +195,6 @@ def draft_schedule(spec: str, engine) -> DraftSchedule | CostSchedule:
     engine's costs; `fixed:K` and `adaptive:...` need none."""
     if spec.partition(":")[0] != "cost":
         return DraftSchedule.parse(spec)
-    maximum = cost_maximum(spec)
     costs = engine_costs(engine)
-    return CostSchedule(costs.step, costs.per_token, maximum)
+    forward = costs.long_enough(cost_maximum(spec) + 1)  # a draft and the pending token
+    return CostSchedule(costs.of, forward - 1, costs.sizes(forward))
