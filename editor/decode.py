@@ -175,17 +175,20 @@ class Decoder:
         `prefix`: the first that many prompt ids are the fixed part every request shares; an engine
         with `start` brings them into the cache from memory or a saved state instead of reading them.
         """
+        plain = steer is None  # a steered mode's drafts depend on its grammar state, known only after a pick
         steer = steer or Free()
         stats = stats or DecodeStats(mode=mode, prompt_tokens=len(prompt_ids))
         engine = self.engine
         start = time.perf_counter()
         have = self.begin(prompt_ids, prefix, stats)
-        rows = engine.forward(prompt_ids[have:], keep=1)
-        token = steer.pick(rows[0], self.choose(rows)[0])
-        stats.forwards = 1
-        stats.prefill_seconds = time.perf_counter() - start
         if drafter is not None:
             drafter.reset(prompt_ids, source_start)
+        # The prompt's forward carries the first draft: a rewrite starts by copying its input, the drafter
+        # already matches the prompt's last tokens (the opening fence) to the file's first ones, and in
+        # that long batch a drafted token costs the least it ever will.
+        draft = drafter.propose(max_new_tokens) if drafter is not None and plain else []
+        rows = engine.forward(prompt_ids[have:] + draft, keep=len(draft) + 1)
+        stats.forwards = 1
         out: list[int] = []
 
         def emit(t: int | None) -> bool:
@@ -207,20 +210,9 @@ class Decoder:
                 return True
             return False
 
-        while not emit(token):
-            extra = steer.feed(token)
-            if drafter is not None:
-                for t in extra:
-                    for i in t.ids if isinstance(t, Reuse) else (t,):
-                        drafter.append(i)
-            limit = None if max_new_tokens is None else max_new_tokens - len(out)
-            draft = drafter.propose(limit) if drafter is not None else []
-            parts = [token, *extra, *draft]
-            if any(isinstance(t, Reuse) for t in extra):  # copy mode's --copy-kv reuse
-                rows = engine.forward_reuse(parts, keep=len(draft) + 1)
-            else:
-                rows = engine.forward(parts, keep=len(draft) + 1)
-            stats.forwards += 1
+        def verify(rows, draft: list[int]) -> tuple[int | None, bool]:
+            """The forward's verdict on `draft`: its agreed prefix joins the output, the rest leaves the
+            cache. Returns (the next pending token, whether decoding must stop)."""
             best = self.choose(rows)
             accepted = 0
             token = steer.pick(rows[0], best[0])
@@ -234,8 +226,27 @@ class Decoder:
                 stats.copied_tokens += accepted
                 drafter.feedback(accepted, len(draft))
             if any(emit(t) for t in draft[:accepted]):
-                break
+                return token, True
             engine.truncate(len(draft) - accepted)
+            return token, False
+
+        token, done = verify(rows, draft)
+        stats.prefill_seconds = time.perf_counter() - start
+        while not done and not emit(token):
+            extra = steer.feed(token)
+            if drafter is not None:
+                for t in extra:
+                    for i in t.ids if isinstance(t, Reuse) else (t,):
+                        drafter.append(i)
+            limit = None if max_new_tokens is None else max_new_tokens - len(out)
+            draft = drafter.propose(limit) if drafter is not None else []
+            parts = [token, *extra, *draft]
+            if any(isinstance(t, Reuse) for t in extra):  # copy mode's --copy-kv reuse
+                rows = engine.forward_reuse(parts, keep=len(draft) + 1)
+            else:
+                rows = engine.forward(parts, keep=len(draft) + 1)
+            stats.forwards += 1
+            token, done = verify(rows, draft)
             if on_progress is not None:
                 on_progress(len(out), time.perf_counter() - start)
         stats.output_tokens = len(out)

@@ -34,11 +34,13 @@ class ScriptedModel(torch.nn.Module):
         past = past_key_values.get_seq_length()
         n = input_ids.shape[1]
         # the prompt, or its part after a kept prefix (it starts where the prefix ended and holds the
-        # chat turns); a draft copied from the prompt may hold <|im_start|> too, but never starts there
+        # chat turns); a draft copied from the prompt may hold <|im_start|> too, but never starts there.
+        # The prompt's forward may carry the first draft (editor.decode): its rows are the last prompt
+        # token's and the draft's, so the prompt ends `logits_to_keep - 1` tokens before the input does.
         if past == 0:
             self.head = n  # a kept prefix (Engine.start), or a whole prompt read at once
         if past == 0 or (past == self.head and IM_START in input_ids[0].tolist()):
-            self.prompt_len = past + n
+            self.prompt_len = past + n - (logits_to_keep - 1)
         kv = torch.zeros(1, 1, n, 1)
         past_key_values.update(kv, kv, 0)
         logits = torch.zeros(1, logits_to_keep, self.vocab)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 
-from editllm.editor.decode import Decoder, TailStop
+from editllm.editor.decode import Decoder, Free, TailStop
 from editllm.editor.drafter import ADAPTIVE_DRAFT, DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.edit import EditOptions, edit_file
+from editllm.editor.engine import TorchEngine
 from editllm.editor.source import SourceFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -87,7 +88,27 @@ def test_first_token_rejection_crops_cache(tiny_lm):
 
     fast, stats = run(tiny_lm, prompt, 20, Wrong())
     assert fast == reference
-    assert stats.copy_attempts == stats.forwards - 1 and stats.copied_tokens == 0
+    assert stats.copy_attempts == stats.forwards and stats.copied_tokens == 0  # the prompt's forward drafted too
+
+
+def test_the_prompts_forward_carries_the_first_draft(tiny_lm, monkeypatch):
+    """A rewrite starts by copying its input: the first draft rides in the prompt's forward, verified
+    there like any other, and the output stays plain decoding's."""
+    rng = random.Random(5)
+    block = [rng.randrange(151000) for _ in range(20)]
+    prompt = [rng.randrange(151000) for _ in range(8)] + block + block[:3]  # ends with a γ-gram seen before
+    reference, _ = run(tiny_lm, prompt, 30)
+    engine = TorchEngine(tiny_lm.model, tiny_lm.tokenizer)
+    calls = []
+    real = engine.forward
+    monkeypatch.setattr(engine, "forward", lambda ids, keep: calls.append((len(ids), keep)) or real(ids, keep))
+    fast, stats = Decoder(engine).run(prompt, 30, NEVER, CopyDrafter(3, DraftSchedule.fixed(6)))
+    assert fast == reference
+    assert calls[0] == (len(prompt) + 6, 7)  # the prompt, then block[3:9] drafted, its rows kept
+    assert stats.copy_attempts >= 1 and len(stats.accepted_lengths) == stats.copy_attempts
+    first = len(calls)
+    steered, _ = Decoder(engine).run(prompt, 30, NEVER, CopyDrafter(3, DraftSchedule.fixed(6)), steer=Free())
+    assert steered == reference and calls[first] == (len(prompt), 1)  # a steered mode drafts after its first pick
 
 
 def test_repeated_lines_file(tiny_lm):
