@@ -45,6 +45,28 @@ def _silence(ll) -> None:
         ll.llama_log_set(_QUIET, ctypes.c_void_p(0))
 
 
+def end_of_generation_ids(gguf: str | Path) -> frozenset[int]:
+    """Every token llama.cpp ends generation on for this GGUF (`llama_vocab_is_eog`), from its vocabulary
+    alone (~0.1 s to scan Qwen2.5's 152k tokens). llama.cpp's set is wider than the tokenizer's end tokens:
+    for Qwen2.5 it also holds id 128247 (a plain vocabulary token that reads `</s>`) and three FIM tokens.
+    LlamaCppEngine ends only on the tokenizer's special ones and writes those as text; llama-server would
+    stop on them (remote.modes bans them in its requests)."""
+    import llama_cpp as ll
+
+    _silence(ll)
+    ll.llama_backend_init()
+    params = ll.llama_model_default_params()
+    params.vocab_only = True
+    model = ll.llama_model_load_from_file(str(gguf).encode(), params)
+    if not model:
+        raise EditError(f"{gguf}: llama.cpp could not read this GGUF's vocabulary")
+    try:
+        vocab = ll.llama_model_get_vocab(model)
+        return frozenset(t for t in range(ll.llama_vocab_n_tokens(vocab)) if ll.llama_vocab_is_eog(vocab, t))
+    finally:
+        ll.llama_model_free(model)
+
+
 class LlamaCppEngine:
     """One sequence in one llama.cpp context, greedy-decoder friendly."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from editllm.editor.errors import EditError
@@ -91,10 +92,12 @@ class ServerClient:
                               f"(ids for a probe differ: {theirs[:6]} vs {ours[:6]})", transient=False)
 
     def complete(self, ids: list[int], n_predict: int, *, slot: int = -1, grammar: str | None = None,
-                 stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None) -> dict:
+                 stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None,
+                 ban: Iterable[int] = ()) -> dict:
         """One greedy `/completion` continuing `ids`; the answer has `tokens` (what it wrote), `stop_type`
         and `timings`. `slot`: the slot whose prompt cache a continuation reuses (-1: any free one);
-        `lora`: the scale for adapter 0 (None: leave the field out, for a server without one)."""
+        `lora`: the scale for adapter 0 (None: leave the field out, for a server without one); `ban`:
+        tokens the server must never write (`logit_bias` false)."""
         body: dict = {"prompt": ids, "n_predict": n_predict, "temperature": 0, "top_k": 1, "seed": 0,
                       "return_tokens": True, "cache_prompt": cache_prompt, "id_slot": slot, "stream": False}
         if grammar is not None:
@@ -103,4 +106,6 @@ class ServerClient:
             body["stop"] = stop
         if lora is not None:
             body["lora"] = [{"id": 0, "scale": lora}]
+        if ban:
+            body["logit_bias"] = [[t, False] for t in sorted(ban)]
         return self.request("/completion", body)

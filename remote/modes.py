@@ -22,6 +22,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from editllm.editor.decode import DecodeStats
 from editllm.editor.errors import EditError
@@ -78,7 +79,9 @@ class RemoteModel:
     ready_seconds = None  # the server loaded the model, not this process
 
     def __init__(self, client: ServerClient, tokenizer, name: str, load_seconds: float = 0.0,
-                 lora: bool = False) -> None:
+                 lora: bool = False, gguf: str | Path | None = None) -> None:
+        """`gguf`: the model file the server runs, where this machine has it (default: the path the server
+        reports, when it exists here); it tells which tokens llama.cpp would end on (`banned`)."""
         self.client = client
         self.tokenizer = tokenizer
         self.name = name
@@ -87,6 +90,7 @@ class RemoteModel:
         self.adapter = "server lora 0" if lora else None  # the adapter is the server's (--lora FILE)
         self.engine = RemoteEngine(tokenizer)
         self.info: ServerInfo = client.info()
+        self.banned = server_only_ends(gguf or self.info.model_path, self.engine.eos)
         self._local = threading.local()
         self._slots = itertools.count()
         self._lock = threading.Lock()
@@ -117,6 +121,20 @@ def _written(lm: RemoteModel, answer: dict) -> list[int]:
     return tokens
 
 
+def server_only_ends(gguf: str | Path | None, ends: frozenset[int]) -> frozenset[int]:
+    """Tokens llama-server ends generation on that our decoders take as text (in Qwen2.5's vocabulary a plain
+    token reading `</s>`, and FIM tokens: editor.llamacpp.end_of_generation_ids). Requests ban them, or the
+    server could stop where the local engine writes on. Empty where the GGUF is not on this machine."""
+    if not gguf or not Path(gguf).is_file():
+        return frozenset()
+    try:
+        from editllm.editor.llamacpp import end_of_generation_ids
+
+        return end_of_generation_ids(gguf) - ends
+    except (ImportError, EditError):
+        return frozenset()
+
+
 def _add_timings(stats: RemoteStats, answer: dict) -> None:
     t = answer.get("timings", {})
     stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
@@ -142,7 +160,7 @@ def server_generate(mode: str):
         out: list[int] = []
         while not stats.stop_reason:
             answer = lm.client.complete(ids + out, max_new - len(out), slot=lm.slot(), stop=STOP_WORDS,
-                                        lora=lm.scale(False))
+                                        lora=lm.scale(False), ban=lm.banned)
             _add_timings(stats, answer)
             tokens = _written(lm, answer)
             for t in tokens:
@@ -218,7 +236,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         if room <= 0:
             raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
         answer = lm.client.complete(seq, room, slot=slot, grammar=request_grammar(n, after, monotonic),
-                                    lora=lm.scale(True))
+                                    lora=lm.scale(True), ban=lm.banned)
         stats.requests += 1
         t = answer.get("timings", {})
         stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000

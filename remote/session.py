@@ -26,8 +26,10 @@ def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
 def connect(url: str, spec: str, lora: bool = False, log: Callable[[str], None] | None = None,
             timeout: float = 600.0) -> RemoteModel:
     """A `RemoteModel` for the server at `url` serving `spec` (checked by tokenizing a probe on both sides)."""
+    from editllm.editor.models import gguf_of
+
     start = time.perf_counter()
     client = ServerClient(url, timeout)
     tokenizer = model_tokenizer(spec, log)
     client.check_tokenizer(tokenizer)
-    return RemoteModel(client, tokenizer, spec, time.perf_counter() - start, lora)
+    return RemoteModel(client, tokenizer, spec, time.perf_counter() - start, lora, gguf_of(spec, log))

@@ -323,6 +323,36 @@ def test_requests_carry_the_adapter_scale_only_when_the_server_has_one(tokenizer
     assert [b["lora"] for b in sent[-2:]] == [[{"id": 0, "scale": 1.0}], [{"id": 0, "scale": 0.0}]]
 
 
+def test_requests_ban_the_tokens_only_llama_cpp_ends_on(tiny_gguf, tokenizer, monkeypatch):
+    """llama.cpp ends generation on a plain vocabulary token that reads `</s>` (id 128247 in Qwen2.5's) and on
+    the FIM tokens; our decoders take them as text. Every request through a model whose GGUF is here bans
+    the tokens only the server would end on, so the server cannot stop where the local engine writes on."""
+    from editllm.editor.llamacpp import end_of_generation_ids
+    from editllm.remote.modes import server_only_ends
+
+    ends = end_of_generation_ids(tiny_gguf)
+    strike = [t for t in ends if tokenizer.decode([t]) == "</s>"]
+    assert len(strike) == 1 and strike[0] not in tokenizer.all_special_ids  # plain text to our tokenizer
+    sent = []
+
+    def answer(path, body=None, timeout=None):
+        sent.append(body)
+        if path == "/props":
+            return {"total_slots": 1, "model_path": str(tiny_gguf)}
+        return {"tokens": [], "stop_type": "eos"}
+
+    client = ServerClient("http://127.0.0.1:1")
+    monkeypatch.setattr(client, "request", answer)
+    lm = RemoteModel(client, tokenizer, "m")  # the GGUF the server reports is on this machine
+    assert lm.banned == server_only_ends(tiny_gguf, lm.engine.eos) and strike[0] in lm.banned
+    assert not lm.banned & lm.engine.eos  # the real end tokens still end a request
+    client.complete([1, 2], 4, ban=lm.banned)
+    assert sorted(t for t, allowed in sent[-1]["logit_bias"] if not allowed) == sorted(lm.banned)
+    client.complete([1, 2], 4)
+    assert "logit_bias" not in sent[-1]
+    assert server_only_ends("/nowhere/model.gguf", lm.engine.eos) == frozenset()
+
+
 def test_an_unreachable_server_is_one_transient_error():
     with pytest.raises(ServerError) as info:
         ServerClient("http://127.0.0.1:9", timeout=5).info()
