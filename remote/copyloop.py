@@ -20,6 +20,7 @@ class RemoteCopyStats(CopyStats):
     server: str = ""
     speculative: str | None = None
     requests: int = 0
+    cuts: int = 0  # answers cut where the model left the tokens copy mode forces (the client appended them)
 
 
 def copy_parts(lm, path: str, text: str, lines: list[str], instruction: str

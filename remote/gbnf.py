@@ -5,12 +5,19 @@ A request writes until the next copy tag closes: any number of `<gen>...</gen>` 
 token ids and sends the continuation). It is `grammar.cfg.lark_grammar(n, monotonic, after)` cut at the
 next copy tag: the same rule, in the GBNF llama.cpp reads, so the server needs no llguidance.
 
+The grammar is stated in characters, so the model may split a tag into any tokens; local copy mode's matcher
+forces the tokens of a tag's fixed text (`opy lines="` after `<c`). The client replays each answer through that
+matcher, cuts it where the model left the forced tokens, appends them itself and starts the next request
+inside the op (`partial`), so the server sees the tokens the local engine saw.
+
 Line numbers are stated exactly, as cfg.py does: every (I, J) pair while there are at most `EXACT_PAIRS`
 of them; past that I and J are each an exact range of integers ([after+1, N]) and the client refuses J < I
 (a program that falls back to spec, as an unusable local program does).
 """
 
 from __future__ import annotations
+
+import re
 
 EXACT_PAIRS = 5_000  # (I, J) alternatives stated one by one (about 100 remaining lines)
 
@@ -52,8 +59,8 @@ def _same_width(a: str, b: str) -> str:
     return "(" + " | ".join(alts) + ")"
 
 
-def copy_rule(n_lines: int, after: int, monotonic: bool = True) -> str | None:
-    """The `copy` rule for a tag that may come next (None when no line is left to copy)."""
+def copy_body(n_lines: int, after: int, monotonic: bool = True) -> str | None:
+    """What follows `<copy lines="` in a tag that may come next: `I-J"/>` (None when no line is left)."""
     first = after + 1 if monotonic else 1
     if first > n_lines:
         return None
@@ -63,13 +70,55 @@ def copy_rule(n_lines: int, after: int, monotonic: bool = True) -> str | None:
         body = "(" + " | ".join(pairs) + ")"
     else:
         body = f'{int_range(first, n_lines)} "-" {int_range(first, n_lines)}'
-    return f'copy ::= "<copy lines=\\"" {body} "\\"/>"'
+    return body + ' "\\"/>"'
 
 
-def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True) -> str:
+def copy_rule(n_lines: int, after: int, monotonic: bool = True) -> str | None:
+    """The `copy` rule for a tag that may come next (None when no line is left to copy)."""
+    body = copy_body(n_lines, after, monotonic)
+    return None if body is None else f'copy ::= "<copy lines=\\"" {body}'
+
+
+COPY_OPEN, GEN_OPEN, GEN_CLOSE, CLOSING = '<copy lines="', "<gen>", "</gen>", '"/>'
+TAIL_RE = re.compile(r'([1-9][0-9]*)-([1-9][0-9]*)("/?)$')
+
+
+def literal(text: str) -> str:
+    """A GBNF string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def rest(text: str, begun: str) -> str:
+    """The literal for what remains of `text` once `begun` is written, with a trailing space (empty if none)."""
+    return literal(text[len(begun):]) + " " if len(begun) < len(text) else ""
+
+
+def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True, partial: str = "") -> str:
     """What one request may write for a file of `n_lines` lines once the program has copied up to line
-    `after`: gen spans, then at most one copy tag (the request ends there: the grammar is complete)."""
+    `after`: gen spans, then at most one copy tag (the request ends there: the grammar is complete).
+
+    `partial`: the unfinished op the client ended with itself (after copy mode's forced tokens: `<gen`,
+    `<copy lines="`, `<copy lines="2-3"/`...); the request then starts with the rest of that op."""
     copy = copy_rule(n_lines, after, monotonic)
-    if copy is None:
-        return "\n".join(["root ::= gen*", GEN_RULES])
-    return "\n".join(["root ::= gen* copy?", copy, GEN_RULES])
+    then = "gen* copy?" if copy is not None else "gen*"
+    rules = [copy] if copy is not None else []
+    if not partial:
+        return "\n".join([f"root ::= {then}", *rules, GEN_RULES])
+    if partial.startswith(GEN_OPEN):  # inside a span: the state of the `</gen>` matcher
+        content = partial[len(GEN_OPEN):]
+        if GEN_CLOSE in content:
+            raise ValueError(f"a request cannot start after a closed span: {partial!r}")
+        k = max(j for j in range(len(GEN_CLOSE)) if content.endswith(GEN_CLOSE[:j]))
+        return "\n".join([f"root ::= g{k} {then}", *rules, GEN_RULES])
+    starts = []
+    if GEN_OPEN.startswith(partial):
+        starts.append(f"{rest(GEN_OPEN, partial)}g0 {then}")
+    body = copy_body(n_lines, after, monotonic)
+    if COPY_OPEN.startswith(partial) and body is not None:
+        starts.append(f"{rest(COPY_OPEN, partial)}{body}")
+    tail = TAIL_RE.match(partial[len(COPY_OPEN):]) if partial.startswith(COPY_OPEN) else None
+    if tail and tail.group(3):  # the closing `"/>` begun: only its rest
+        starts.append(literal(CLOSING[len(tail.group(3)):]))
+    if not starts:
+        raise ValueError(f"a request cannot start inside {partial!r}")
+    return "\n".join(["root ::= " + " | ".join(f"({x})" for x in starts), *rules, GEN_RULES])

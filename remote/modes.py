@@ -18,7 +18,6 @@ unusable one falls back to spec, as local copy mode does.
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -30,7 +29,6 @@ from editllm.remote.client import ServerClient, ServerError, ServerInfo
 from editllm.remote.gbnf import request_grammar
 
 STOP_WORDS = ["\n```", "\n~~~"]  # a closing fence starts so; the client decides where the file really ends
-COPY_TAG = re.compile(r'<copy lines="(\d+)-(\d+)"/>$')
 
 
 @dataclass
@@ -222,45 +220,52 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
 
 def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
                   monotonic: bool = True) -> str:
-    """Write the program one copy tag per request; return the new text (ProgramFailed when unusable)."""
-    from editllm.grammar.program import Copy, ProgramError, parse
+    """Write the program one copy tag per request; return the new text (ProgramFailed when unusable).
+
+    Each answer is replayed through local copy mode's matcher (`grammar.matcher`): where local copy mode
+    would have forced a tag's fixed tokens and the model chose others, the answer is cut there, the client
+    appends the forced tokens and the next request starts inside the op, so the program's tokens are the
+    ones local copy mode writes."""
+    from editllm.grammar.matcher import ProgramMatcher
+    from editllm.grammar.program import ProgramError, parse
     from editllm.remote.copyloop import ProgramFailed
 
     tok = lm.tokenizer
     n = len(resolver.lines)
-    seq, program, after = list(prompt), [], 0
+    matcher = ProgramMatcher(tok, n, lm.engine.vocab_size, sorted(lm.engine.eos), monotonic)
+    seq, program = list(prompt), []
     slot = lm.slot()
     started = time.perf_counter()
     while True:
         room = max_tokens - len(program)
         if room <= 0:
             raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
-        answer = lm.client.complete(seq, room, slot=slot, grammar=request_grammar(n, after, monotonic),
-                                    lora=lm.scale(True), ban=lm.banned)
+        after = matcher.last_j if monotonic else 0
+        try:
+            grammar = request_grammar(n, after, monotonic, matcher.partial)
+        except ValueError as exc:  # forced tokens that end elsewhere than at a decision point
+            raise ProgramFailed(f"the copy loop cannot continue: {exc}") from exc
+        answer = lm.client.complete(seq, room, slot=slot, grammar=grammar, lora=lm.scale(True), ban=lm.banned)
         stats.requests += 1
         t = answer.get("timings", {})
         stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
         stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
         stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
-        written = _written(lm, answer)
+        written, cut, copy = _replay(matcher, _written(lm, answer), stats)
+        stats.cuts += cut
         program += written
         seq += written
         stats.program_tokens += len(written)
-        text = tok.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        closed = COPY_TAG.search(text) if written else None
-        if closed is None:
-            if answer.get("stop_type") == "limit":
+        if copy is not None:
+            ids = resolver.tokens(copy)
+            stats.spans += 1
+            stats.copied_lines += copy.j - copy.i + 1
+            stats.prefilled_tokens += len(ids)
+            seq += ids
+        elif not cut:
+            if answer.get("stop_type") == "limit" or len(program) >= max_tokens:
                 raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
             break  # EOS where the grammar may end: the program is complete
-        copy = Copy(int(closed.group(1)), int(closed.group(2)))
-        if copy.j < copy.i or copy.j > n:
-            raise ProgramFailed(f"the program copies lines {copy.i}-{copy.j} of a {n}-line file")
-        ids = resolver.tokens(copy)
-        stats.spans += 1
-        stats.copied_lines += copy.j - copy.i + 1
-        stats.prefilled_tokens += len(ids)
-        seq += ids
-        after = copy.j if monotonic else 0
     if not program:
         raise ProgramFailed("the model wrote an empty program")
     stats.output_tokens = stats.program_tokens + stats.prefilled_tokens
@@ -271,3 +276,33 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         return resolver.text(parse(stats.program), monotonic=monotonic)
     except ProgramError as exc:
         raise ProgramFailed(f"the program does not resolve: {exc}") from exc
+
+
+def _replay(matcher, tokens: list[int], stats):
+    """The tokens of one answer as local copy mode would have them, whether the answer was cut, and the copy
+    it closed (None if none): each model token is checked and consumed; after it, the tokens the matcher
+    forces replace the answer's own where the two part (the rest of the answer is dropped: it followed
+    other tokens than local's)."""
+    from editllm.remote.copyloop import ProgramFailed
+
+    kept: list[int] = []
+    k = 0
+    while k < len(tokens):
+        token = tokens[k]
+        if not matcher.allowed(token):
+            raise ProgramFailed(f"the server wrote {matcher.piece(token)!r}, which copy mode's grammar refuses")
+        matcher.advance(token)
+        kept.append(token)
+        k += 1
+        forced = matcher.forced() if matcher.closed is None else []
+        for f in forced:
+            matcher.advance(f)
+            kept.append(f)
+        stats.forced_tokens += len(forced)
+        if matcher.closed is not None:
+            return kept, k + len(forced) < len(tokens) or tokens[k:k + len(forced)] != forced, matcher.closed
+        if forced:
+            if tokens[k:k + len(forced)] != forced:
+                return kept, True, None
+            k += len(forced)
+    return kept, False, None
