@@ -1,0 +1,134 @@
+"""Many files through llama-server: files per minute and tokens per second with 1 slot against N slots,
+beside what `llama-batched-bench` shows for the same parallelism at the run's median lengths.
+
+The scale-out issue's throughput target: rewrite over 100+ files with 4 slots should gain at least 90 % of
+the gain llama.cpp's own batching shows for 4 parallel sequences over 1 (`llama-batched-bench`, total
+tokens per second, at the run's median prompt read and tokens written). The files are small top-level
+functions of the standard library (deterministic: sorted modules, the first functions that fit), so the run
+needs nothing but this machine; no quality is claimed (every file's outcome is counted, errors included).
+
+    python benchmarks/throughput.py --files 100 --slots 1,4 --mode rewrite --out DIR
+
+Each slot count gets a fresh server (`editor.llamaserver.LlamaServer`, `-np N`, `-c` N × the per-slot
+context) and one `EditSession.edit_many(jobs=N)` over the same files; the server keeps each slot's prompt
+cache, as a user's would, so a file's prompt is read from where it parts from the previous one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+INSTRUCTION = "Add type hints to this function."
+
+
+def stdlib_functions(n: int, max_lines: int, min_lines: int = 3) -> list[tuple[str, str]]:
+    """`n` top-level functions of min..max lines from the standard library, as (file name, source)."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    found: list[tuple[str, str]] = []
+    for path in sorted(root.glob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        lines = text.splitlines(keepends=True)
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef) or node.decorator_list:
+                continue
+            body = "".join(lines[node.lineno - 1: node.end_lineno])
+            if min_lines <= body.count("\n") <= max_lines and body.isascii():
+                found.append((f"{path.stem}_{node.name}.py", body))
+                break  # one function a module: a spread of styles
+        if len(found) == n:
+            break
+    if len(found) < n:
+        raise SystemExit(f"only {len(found)} functions of {min_lines}-{max_lines} lines in {root}")
+    return found
+
+
+def run_slots(gguf: str, model: str, folder: Path, slots: int, mode: str, ctx_per_slot: int) -> dict:
+    """One server with `slots` slots, every file through it with `slots` workers; the run's figures."""
+    from editllm.api.session import EditSession
+    from editllm.editor.llamaserver import LlamaServer
+
+    paths = sorted(folder.glob("*.py"))
+    args = ["-c", str(ctx_per_slot * slots), "-np", str(slots), "--no-warmup"]
+    with LlamaServer(gguf, args) as server:
+        session = EditSession(model, mode=mode, server=server.url, engine="llamacpp")
+        session.prepare()
+        started = time.perf_counter()
+        report = session.edit_many(paths, INSTRUCTION, jobs=slots, retries=1)
+        seconds = time.perf_counter() - started
+    stats = [o.edit.stats for o in report.outcomes if o.edit is not None and getattr(o.edit, "stats", None)]
+    written = [s.output_tokens for s in stats]
+    read = [max(0, s.prompt_tokens - getattr(s, "prefix_tokens", 0)) for s in stats]
+    return {"slots": slots, "files": len(paths), "errors": len(report.failed), "seconds": round(seconds, 2),
+            "files_per_minute": round(60 * len(paths) / seconds, 2),
+            "output_tokens": sum(written), "output_tokens_per_s": round(sum(written) / seconds, 2),
+            "prompt_tokens": sum(s.prompt_tokens for s in stats),
+            "median_prompt": statistics.median(s.prompt_tokens for s in stats) if stats else None,
+            "median_prompt_read": statistics.median(read) if read else None,
+            "median_output": statistics.median(written) if written else None,
+            "failures": [f"{o.path}: {o.error}" for o in report.failed]}
+
+
+def batched_bench(gguf: str, prompt: int, output: int, parallel: list[int]) -> list[dict]:
+    """`llama-batched-bench` rows (jsonl) for `parallel` sequences of `prompt` + `output` tokens."""
+    from editllm.editor.llamaserver import tool_path
+
+    ctx = max(parallel) * (prompt + output) + 64
+    cmd = [str(tool_path("llama-batched-bench")), "-m", gguf, "-c", str(ctx), "-t", "2", "-tb", "2",
+           "-npp", str(prompt), "-ntg", str(output), "-npl", ",".join(map(str, parallel)),
+           "--output-format", "jsonl"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", type=int, default=100)
+    ap.add_argument("--max-lines", type=int, default=8)
+    ap.add_argument("--slots", default="1,4")
+    ap.add_argument("--mode", default="rewrite", choices=["rewrite", "spec", "copy"])
+    ap.add_argument("--model", default="bundled:1.5b")
+    ap.add_argument("--ctx-per-slot", type=int, default=2048)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+
+    from editllm.editor.models import gguf_of
+
+    gguf = str(gguf_of(args.model))
+    args.out.mkdir(parents=True, exist_ok=True)
+    folder = args.out / "files"
+    folder.mkdir(exist_ok=True)
+    for name, text in stdlib_functions(args.files, args.max_lines):
+        (folder / name).write_text(text, encoding="utf-8")
+    slots = [int(s) for s in args.slots.split(",")]
+    runs = []
+    for n in slots:
+        runs.append(run_slots(gguf, args.model, folder, n, args.mode, args.ctx_per_slot))
+        print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+    prompt, output = int(runs[0]["median_prompt_read"]), int(runs[0]["median_output"])
+    rows = batched_bench(gguf, prompt, output, slots)
+    base_run, base_row = runs[0], rows[0]
+    result = {"model": args.model, "mode": args.mode, "instruction": INSTRUCTION, "runs": runs,
+              "batched_bench": rows, "lengths": {"prompt_read": prompt, "output": output}, "ratios": []}
+    for run, row in zip(runs[1:], rows[1:], strict=False):
+        ours = run["files_per_minute"] / base_run["files_per_minute"]
+        theirs = row["speed"] / base_row["speed"]
+        result["ratios"].append({"slots": run["slots"], "ours": round(ours, 3), "batched_bench": round(theirs, 3),
+                                 "share": round(ours / theirs, 3)})
+    (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result["ratios"]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
