@@ -62,8 +62,10 @@ def run_settings(lm: LoadedModel, opts: EditOptions, adapter: str | None) -> dic
         "engine": lm.engine_name, "model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
         "focus": opts.focus, "layout": opts.layout, "draft": opts.draft, "gamma": opts.gamma,
         "max_new_tokens": opts.max_new_tokens, "adapter": adapter_identity(adapter),
-        "prompt_version": prompt_version(), "costs": engine_costs(lm.engine).as_dict(),
-    }
+        "prompt_version": prompt_version(),
+        # a server's engine runs elsewhere: what it runs is its URL and speculation, not costs timed here
+        "costs": engine_costs(lm.engine).as_dict() if getattr(lm, "client", None) is None else None,
+    } | ({"server": lm.info.url, "speculative": lm.info.speculative} if getattr(lm, "client", None) else {})
 
 
 def load_previous(folder: Path, settings: dict) -> dict[tuple[str, str], dict]:

@@ -36,6 +36,7 @@ from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
 
 ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld", *PEER_MODES)
+SERVER_MODES = ("rewrite", "spec", "copy")  # what `bench --server URL` runs through that server
 # The modes that must reproduce rewrite's text (copy and oracle do not; server-ngram-whole reads another prompt).
 LOSSLESS = ("rewrite", "spec", "hf-pld", "server", "server-ngram", "llamacpp-greedy")
 NEAR_TIE = 0.1  # a mismatch is a near-tie when rewrite's top-2 logits differ by less than this where they part
@@ -115,6 +116,21 @@ def oracle_edit(lm: LoadedModel, case: Case, opts: EditOptions) -> tuple[str, De
     return (merge_focus(case.before, text, case.instruction) if names else text), stats, names
 
 
+def remote(lm) -> bool:
+    """Whether `lm` is a model served elsewhere (`bench --server`): no forward runs here, so no limit or
+    logit gap is measured."""
+    return getattr(lm, "client", None) is not None
+
+
+def edit_any(lm, src: SourceFile, instruction: str, opts: EditOptions):
+    """One edit as the product runs it: in this process, or through the server `lm` stands for."""
+    if remote(lm):
+        from editllm.remote.modes import edit_remote
+
+        return edit_remote(lm, src, instruction, opts)
+    return edit_file(lm, src, instruction, opts)
+
+
 def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, peers: Peers | None = None,
                   trace: dict | None = None) -> dict:
     """One (case, mode) record; errors are recorded, not raised. `trace` (when given) receives the
@@ -142,7 +158,7 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, pee
             complete, merged = True, False
             rec["focused"] = list(focused)
         elif mode in ALL_MODES:
-            result = edit_file(lm, src, case.instruction, mode_options(lm, mode, opts, peers, trace))
+            result = edit_any(lm, src, case.instruction, mode_options(lm, mode, opts, peers, trace))
             text, stats, complete, merged = result.new_text, result.stats, result.complete_output, result.merged
             rec["fallback"] = result.fallback
             rec["focused"] = list(result.focused)
@@ -196,7 +212,7 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
     modes = sorted(modes, key=lambda m: (m != "rewrite", ALL_MODES.index(m)))
     warm = SourceFile("warmup.py", "x = 1\n")
     try:
-        edit_file(lm, warm, "rename x to y", EditOptions(mode="rewrite", max_new_tokens=8))
+        edit_any(lm, warm, "rename x to y", EditOptions(mode="rewrite", max_new_tokens=8))
     except EditError:
         pass
     records = []
@@ -220,7 +236,7 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
                 if on_record:
                     on_record(rec)
             base = traces.get("rewrite", {})
-            if "out" in base and runs["rewrite"][-1]["error"] is None:
+            if "out" in base and runs["rewrite"][-1]["error"] is None and not remote(lm):
                 limits.append(measure_limit(lm, base["prompt"] + base["out"]))
         limit = round(statistics.median(limits), 3) if limits else None
         texts: dict[str, str] = {}
@@ -230,7 +246,7 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
                 texts[mode] = rec["text"]
             if "rewrite" in texts and rec["text"] is not None and mode in LOSSLESS:
                 rec["identical_to_rewrite"] = rec["text"] == texts["rewrite"]
-                if not rec["identical_to_rewrite"] and "out" in traces.get("rewrite", {}):
+                if not rec["identical_to_rewrite"] and "out" in traces.get("rewrite", {}) and not remote(lm):
                     rec["first_difference"] = first_difference(lm, traces["rewrite"], traces.get(mode, {}))
             rec["limit_seconds"] = limit
             rec["limit_ratio"] = round(rec["seconds"] / limit, 3) if limit and rec["seconds"] else None

@@ -427,6 +427,8 @@ def bench(
                                "medians."),
     ngram_flags: str = typer.Option(None, "--ngram-flags", help="llama-server flags of the server-ngram peers "
                                     "(default: editllm.bench.peers.NGRAM_FLAGS)."),
+    server: str = typer.Option(None, "--server", help="Run rewrite, spec and copy through the llama-server at URL "
+                               "(serving --model), as `fix --server` does; the records say what it runs."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report.
 
@@ -441,7 +443,7 @@ def bench(
         check_model(conf.get("model"), adapter)
         from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, Peers
         from editllm.bench.reuse import load_previous, run_settings  # torch from here on
-        from editllm.bench.runner import ALL_MODES, kernel_bench, run_bench
+        from editllm.bench.runner import ALL_MODES, SERVER_MODES, kernel_bench, run_bench
         from editllm.editor.edit import EditOptions
         from editllm.editor.models import gguf_of
 
@@ -449,6 +451,11 @@ def bench(
         bad = [m for m in modes if m not in ALL_MODES]
         if bad:
             raise EditError(f"unknown bench mode {bad[0]!r}; choose from {', '.join(ALL_MODES)}")
+        if server and [m for m in modes if m not in SERVER_MODES]:
+            bad = [m for m in modes if m not in SERVER_MODES][0]
+            raise EditError(f"bench --server runs {', '.join(SERVER_MODES)} through the server, not {bad!r}")
+        if server and (kernel or kernel_only or reuse):
+            raise EditError("bench --server times requests to the server: --kernel and --reuse need a local engine")
         paths = list(cases or default_cases())
         if not paths and not kernel_only:
             raise EditError("no bench cases: pass --cases FILE")
@@ -458,8 +465,13 @@ def bench(
         selected = [] if kernel_only else load_cases(paths, kind or None, limit, min_lines, max_lines)
         if not selected and not kernel_only:
             raise EditError("no bench case matches --kind/--min-lines/--max-lines")
-        lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
-                  engine=engine)
+        if server:
+            from editllm.remote.session import connect
+
+            lm = connect(server, conf.get("model"))
+        else:
+            lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
+                      engine=engine)
         if lm.engine_name == "llamacpp" and "hf-pld" in modes:
             raise EditError("hf-pld runs a transformers model: run it with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,

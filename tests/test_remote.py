@@ -429,6 +429,34 @@ def test_rewrite_of_a_finished_file_equals_the_local_engine(chain_server, chain_
         assert theirs.stats.requests == 1
 
 
+def test_bench_through_the_server_records_what_it_ran(chain_server, chain_gguf, cache, tmp_path, monkeypatch):
+    """`bench --server URL` runs rewrite and spec through the server as `fix --server` does: the same records
+    (seconds, exact, identical to rewrite), the server and its speculation in the settings, no limit (that
+    needs a local forward); a mode the server cannot run is one line and exit 2, before any connection."""
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    case = {"id": "cfg_1", "kind": "edit", "path": "settings.cfg", "instruction": "Simplify.",
+            "before": "value = 1\nother = 2\n", "after": "pass\n", "tests": []}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    out = tmp_path / "out"
+    args = ["bench", "--model", str(chain_gguf), "--cases", str(cases), "--out", str(out), "--server"]
+    res = CliRunner().invoke(app, [*args, chain_server.url, "--mode", "rewrite,spec", "--no-focus"])
+    assert res.exit_code == 0, res.output
+    results = json.loads((out / "results.json").read_text())
+    records = {r["mode"]: r for r in results["records"]}
+    assert set(records) == {"rewrite", "spec"} and results["engine"] == "llama-server"
+    for rec in records.values():
+        assert rec["error"] is None and rec["seconds"] > 0 and rec["exact_match"] and rec["limit_seconds"] is None
+    assert records["spec"]["identical_to_rewrite"] is True
+    assert results["settings"]["server"] == chain_server.url and results["settings"]["costs"] is None
+    refused = CliRunner().invoke(app, [*args, "http://127.0.0.1:9", "--mode", "rewrite,oracle"])
+    assert refused.exit_code == 2 and "bench --server runs rewrite, spec, copy" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
 def test_a_failed_file_blocks_no_other_and_exits_2(chain_server, chain_gguf, cache, tmp_path, monkeypatch):
     from editllm.cli.main import app
     from typer.testing import CliRunner
