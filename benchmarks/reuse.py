@@ -58,14 +58,15 @@ def run_settings(lm: LoadedModel, opts: EditOptions, adapter: str | None) -> dic
     cached per machine, so a second run on the same machine matches)."""
     from editllm.editor.costs import engine_costs
 
+    served = getattr(lm, "client", None) is not None  # bench --server: the engine runs elsewhere
     return {
         "engine": lm.engine_name, "model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
         "focus": opts.focus, "layout": opts.layout, "draft": opts.draft, "gamma": opts.gamma,
         "max_new_tokens": opts.max_new_tokens, "adapter": adapter_identity(adapter),
         "prompt_version": prompt_version(),
-        # a server's engine runs elsewhere: what it runs is its URL and speculation, not costs timed here
-        "costs": engine_costs(lm.engine).as_dict() if getattr(lm, "client", None) is None else None,
-    } | ({"server": lm.info.url, "speculative": lm.info.speculative} if getattr(lm, "client", None) else {})
+        # what a server runs is its URL and speculation, not costs timed here
+        "costs": None if served else engine_costs(lm.engine).as_dict(),
+    } | ({"server": lm.info.url, "speculative": lm.info.speculative} if served else {})
 
 
 def load_previous(folder: Path, settings: dict) -> dict[tuple[str, str], dict]:

@@ -299,8 +299,8 @@ def _replay(matcher, tokens: list[int], stats):
             matcher.advance(f)
             kept.append(f)
         stats.forced_tokens += len(forced)
-        if matcher.closed is not None:
-            return kept, k + len(forced) < len(tokens) or tokens[k:k + len(forced)] != forced, matcher.closed
+        if matcher.closed is not None:  # the request ends at a copy tag whichever tokens closed it
+            return kept, False, matcher.closed
         if forced:
             if tokens[k:k + len(forced)] != forced:
                 return kept, True, None
