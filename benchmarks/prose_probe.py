@@ -2,9 +2,11 @@
 
 A variant is a prose wording (`editor.prose.WORDINGS`, or `code` for the code wording used before) and
 optional levers: `+chunks` (`editor.prosefocus` splits a long file into parts edited one by one),
-`+guard` (`editor.prose.spelling_only`: a spelling request keeps only spelling-shaped changes) and
-`+hints` (`editor.spelling`: a spelling request names the words a spell checker flags). `code`
-alone is the editor as it was before issue 19's levers.
+`+guard` (`editor.prose.spelling_only`: a spelling request keeps only spelling-shaped changes),
+`+hints` (`editor.spelling`: a spelling request names the words a spell checker flags), `+alts` (each
+flagged word named with the known words one edit away) and `+words` (spelling focus: the model sees
+only the lines of the flagged words, `editor.prosefocus.spelling_parts`). `code` alone is the editor as
+it was before issue 19's levers.
 Levers are tuned on the prose cases that are not held out (`--set tuning`) and confirmed once on the
 held-out ones (`--set heldout`); each variant's report goes to OUT/VARIANT (report.md, results.json).
 
@@ -24,7 +26,7 @@ from editllm.bench.cases import CASES_DIR, load_cases
 from editllm.bench.report import write_report
 from editllm.bench.reuse import run_settings
 from editllm.bench.runner import run_bench
-from editllm.editor import prose
+from editllm.editor import prose, spelling
 from editllm.editor.edit import EditOptions
 from editllm.editor.models import load_model
 
@@ -35,11 +37,13 @@ def apply_variant(variant: str) -> None:
     prose.WORDING = None if name == "code" else name
     if name != "code" and name not in prose.WORDINGS:
         raise SystemExit(f"unknown wording {name!r}; choose code or one of {', '.join(prose.WORDINGS)}")
-    if set(extras) - {"chunks", "guard", "hints"}:
-        raise SystemExit(f"unknown lever in {variant!r}; choose chunks, guard, hints")
+    if set(extras) - {"chunks", "guard", "hints", "alts", "words"}:
+        raise SystemExit(f"unknown lever in {variant!r}; choose chunks, guard, hints, alts, words")
     prose.CHUNKS = "chunks" in extras  # read by editor.prosefocus
     prose.GUARD = "guard" in extras  # read by editor.prose.guard
     prose.HINTS = "hints" in extras  # read by editor.prompt (editor.spelling)
+    prose.WORDS = "words" in extras  # read by editor.prosefocus
+    spelling.ALTERNATIVES = "alts" in extras  # read by editor.spelling.hint
 
 
 def rescore(folder: Path) -> None:

@@ -150,8 +150,10 @@ def edit_parts(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpt
                on_progress=None) -> EditResult:
     """Prose focus (`editor.prosefocus`): each part rewritten on its own, the rest of the file kept."""
     edited, outputs, total = [], [], DecodeStats(opts.mode)
-    for start, end in parts.ranges:
-        text, stats, output = regenerate(lm, src, "".join(src.lines[start:end]), instruction, opts, on_progress)
+    for k, (start, end) in enumerate(parts.ranges):
+        words = parts.words[k] if parts.words else None
+        text, stats, output = regenerate(lm, src, "".join(src.lines[start:end]), instruction, opts, on_progress,
+                                         words)
         edited.append(text)
         outputs.append(output)
         total = _sum(total, stats)
@@ -173,10 +175,10 @@ def _sum(a: DecodeStats, b: DecodeStats) -> DecodeStats:
 
 
 def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, opts: EditOptions,
-               on_progress=None) -> tuple[str, DecodeStats, str]:
+               on_progress=None, words: tuple[str, ...] | None = None) -> tuple[str, DecodeStats, str]:
     """Have the model rewrite `text` (the file, or its focus) in rewrite or spec mode: (LF text,
-    stats, raw output)."""
-    prompt = rewrite_prompt(lm.tokenizer, src.path, text, instruction, LAYOUTS[opts.layout])
+    stats, raw output). `words`: the flagged words of a spelling-focus part (editor.prosefocus)."""
+    prompt = rewrite_prompt(lm.tokenizer, src.path, text, instruction, LAYOUTS[opts.layout], words)
     ids = prompt_ids(lm, prompt)
     max_new = budget(lm, src, len(ids), opts.max_new_tokens, text)
     if not prompt.prefilled:

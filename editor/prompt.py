@@ -83,24 +83,26 @@ class Prompt:
 
 
 def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
-                   layout: Layout = LAYOUTS["default"]) -> Prompt:
+                   layout: Layout = LAYOUTS["default"], words: tuple[str, ...] | None = None) -> Prompt:
     """Prompt for rewrite and spec modes: the model writes the whole file back.
 
     Everything that does not depend on the request (chat template start, system message, the wording
     that asks for the whole file) comes first, so it is one fixed prefix whose cache state is saved
     once and loaded instead of re-read (editor.prefix); path, file, instruction and the prefilled
     fence follow. The fixed wording ends with a blank line, so the file's `File:` line starts a new
-    token and the prefix's token ids are a prefix of the whole prompt's ids.
+    token and the prefix's token ids are a prefix of the whole prompt's ids. `words`: the flagged
+    words a spelling request names (spelling focus chose them over the whole file; None: those of
+    `file_text`).
     """
     lang = language(path)
     fence = fence_for(file_text, 4 if lang in PROSE else 3)
     body = file_text if file_text.endswith("\n") or not file_text else file_text + "\n"
     code = f"File: {path}\n\n{fence}{lang}\n{body}{fence}\n\n"
     ask = f"Instruction: {instruction.strip()}\n\n"
-    words = prose.wording() if lang in PROSE else None  # multi-edit wording for text (issue 19)
-    if lang in PROSE and (flagged := prose.request_hint(file_text, instruction)):
+    style = prose.wording() if lang in PROSE else None  # multi-edit wording for text (issue 19)
+    if lang in PROSE and (flagged := prose.request_hint(file_text, instruction, words)):
         ask += flagged + "\n\n"
-    tail = (words.tail if words else "Output the complete updated file in one fenced code block: every line, "
+    tail = (style.tail if style else "Output the complete updated file in one fenced code block: every line, "
             "changed or not. Change only what the instruction asks for.") if layout.complete_wording else \
         "Output the updated file in a fenced code block."
     fixed = tail + "\n\n" if layout.fixed_first else ""
@@ -108,7 +110,7 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     user = fixed + variable.rstrip("\n") if layout.fixed_first else variable + tail
     messages = [{"role": "user", "content": user}]
     if layout.system:
-        messages.insert(0, {"role": "system", "content": words.system if words else SYSTEM})
+        messages.insert(0, {"role": "system", "content": style.system if style else SYSTEM})
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     at = head.find(user)
     prefix = head[: at + len(fixed)] if layout.fixed_first and at >= 0 else ""

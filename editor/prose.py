@@ -64,16 +64,18 @@ CHUNKS = False  # edit a long prose file in parts (editor.prosefocus); the probe
 
 GUARD = True  # spelling_only on prose files; the probe switches it off to measure without
 HINTS = True  # a spelling request names the words a spell checker flags (editor.spelling); the probe switches it
+WORDS = True  # spelling focus: a spelling request shows the model only the lines of the flagged words (prosefocus)
 
 
-def request_hint(file_text: str, instruction: str) -> str:
-    """The per-request prompt line for a prose file: the spell checker's flagged words when the
-    instruction asks for spelling fixes, else ""."""
+def request_hint(file_text: str, instruction: str, words: tuple[str, ...] | None = None) -> str:
+    """The per-request prompt line for a prose file: the spell checker's flagged words (`words` when
+    spelling focus chose them over the whole file, else those of `file_text`) when the instruction asks
+    for spelling fixes, else ""."""
     if not HINTS or not SPELLING.search(instruction):
         return ""
     from editllm.editor.spelling import hint
 
-    return hint(file_text)
+    return hint(file_text, words)
 
 
 def guard(path: str, shown: str, edited: str, instruction: str) -> str:
@@ -120,10 +122,17 @@ def spelling_only(shown: str, edited: str, instruction: str) -> str:
         if tag == "equal":
             out += new[j1:j2]
         elif tag == "replace" and i2 - i1 == j2 - j1:
-            out += [b if spelling_fix(a, b) else a for a, b in zip(old[i1:i2], new[j1:j2], strict=True)]
+            out += [kept_ending(a, b) if spelling_fix(a.rstrip("\n"), b.rstrip("\n")) else a
+                    for a, b in zip(old[i1:i2], new[j1:j2], strict=True)]
         else:
             out += old[i1:i2]  # lines added or removed: never a spelling fix
     return "".join(out)
+
+
+def kept_ending(old: str, new: str) -> str:
+    """`new` with `old`'s line ending: the shown text's last line may lack a newline that the model's
+    always has (a file or a part that ends without one); a spelling fix changes words, not that."""
+    return new.rstrip("\n") + old[len(old.rstrip("\n")):]
 
 
 def spelling_fix(old: str, new: str) -> bool:

@@ -30,7 +30,8 @@ class Parts:
     """Line ranges [start, end) of the file that the model edits one by one; the rest is kept."""
 
     ranges: tuple[tuple[int, int], ...]
-    why: str  # "section: NAME" or "chunks"
+    why: str  # "section: NAME", "spelling: N lines" or "chunks"
+    words: tuple[tuple[str, ...], ...] | None = None  # spelling focus: each range's flagged words
 
 
 def in_block(lines: list[str]) -> list[bool]:
@@ -106,12 +107,38 @@ def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:
     return ranges
 
 
+def spelling_parts(lines: list[str], instruction: str, within: tuple[int, int] | None) -> Parts | None:
+    """Spelling focus: for a spelling request, the lines holding the words a spell checker flags (within a
+    named section, if any), each shown alone with its words named; None when it flags none (the model
+    then reads the whole text, or the section, as before).
+
+    Why: asked to fix the typos of a whole README, the 1.5B model fixed fewer than half of them even when
+    the prompt named the flagged words (`benchmarks/results/cpu-1.5b-prose-hints`); shown one line and
+    its word, it has nothing else to attend to. It reads and writes only those lines (seconds instead of
+    a whole-file rewrite), and every other line is kept byte for byte by construction. Typos the
+    dictionary cannot flag (a real word, a capitalised or short one) are not looked at:
+    `--no-focus` has the model read the whole file for them."""
+    from editllm.editor.spelling import suspect_lines
+
+    lo, hi = within or (0, len(lines))
+    found = [(k, words) for k, words in suspect_lines(lines) if lo <= k < hi]
+    if not found:
+        return None
+    return Parts(tuple((k, k + 1) for k, _ in found), f"spelling: {len(found)} lines",
+                 tuple(words for _, words in found))
+
+
 def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
-    """What of a prose file the model edits: a named section, or (chunking on) every part of a long
-    file; None for code files and where the whole file is one part."""
+    """What of a prose file the model edits: a named section, the lines of the flagged words of a
+    spelling request (in the section, if one is named), or (chunking on) every part of a long file; None
+    for code files and where the whole file is one part."""
     if language(path) not in PROSE or not lines:
         return None
     section = named_section(lines, instruction)
+    if prose.WORDS and prose.HINTS and prose.SPELLING.search(instruction):
+        words = spelling_parts(lines, instruction, section[0] if section else None)
+        if words is not None:
+            return words
     if section is not None:
         return Parts((section[0],), f"section: {section[1]}")
     if prose.CHUNKS:

@@ -43,14 +43,19 @@ def checker():
 def prose_lines(text: str) -> list[str]:
     """The text's prose: lines outside fenced and indented code blocks, with inline code, link targets,
     URLs and tags blanked out."""
+    return [line for _, line in numbered_prose(text.split("\n"))]
+
+
+def numbered_prose(lines: list[str]) -> list[tuple[int, str]]:
+    """`prose_lines` with each prose line's index among `lines`."""
     out, fenced = [], False
-    for line in text.split("\n"):
+    for k, line in enumerate(lines):
         if FENCE_LINE.match(line):
             fenced = not fenced
             continue
         if fenced or line.startswith(("    ", "\t")):
             continue
-        out.append(NOT_PROSE.sub(" ", INLINE_CODE.sub(" ", line)))
+        out.append((k, NOT_PROSE.sub(" ", INLINE_CODE.sub(" ", line))))
     return out
 
 
@@ -71,10 +76,42 @@ def suspects(text: str) -> list[str]:
     return found if len(found) <= MAX_HINTS else []
 
 
-def hint(text: str) -> str:
-    """The prompt line naming the flagged words, or "" when there are none."""
-    found = suspects(text)
+def suspect_lines(lines: list[str]) -> list[tuple[int, tuple[str, ...]]]:
+    """(line index, flagged words in it) for each prose line of the file `lines` holding a word that
+    `suspects` flags over the whole file, in file order: what spelling focus shows the model."""
+    found = set(suspects("".join(lines)))
+    out = []
+    for k, line in numbered_prose([line.rstrip("\r\n") for line in lines]):
+        words = tuple(dict.fromkeys(w for w in CANDIDATE.findall(line) if w in found))
+        if words:
+            out.append((k, words))
+    return out
+
+
+def alternatives(word: str, limit: int = 4) -> list[str]:
+    """Known words one edit from `word` (two when none is one away), most frequent first: what it may be a
+    misspelling of. The model chooses; the dictionary alone often ranks a rarer word first."""
+    spell = checker()
+    if spell is None:
+        return []
+    found = [w for w in (spell.candidates(word) or ()) if w != word and w.isalpha()]
+    return sorted(found, key=lambda w: (-spell.word_usage_frequency(w), w))[:limit]
+
+
+# Name each word's likely corrections in the hint. Off: on the 12 tuning typo cases (spelling focus) it
+# lowered recall (the model kept "coolrs" when offered "colors, cools, coolers"); the probe's `+alts`.
+ALTERNATIVES = False
+
+
+def hint(text: str, words: tuple[str, ...] | None = None) -> str:
+    """The prompt line naming the flagged words (`words`, else those `suspects` finds in `text`), or ""
+    when there are none."""
+    found = list(words) if words is not None else suspects(text)
     if not found:
         return ""
+    named = []
+    for w in found:
+        alts = alternatives(w) if ALTERNATIVES else []
+        named.append(f"{w} (maybe {' or '.join(alts)})" if alts else w)
     return ("A spell checker does not know these words; fix the ones that are misspelled (some may be names "
-            f"or technical terms that are right as they are): {', '.join(found)}.")
+            f"or technical terms that are right as they are): {', '.join(named)}.")

@@ -415,7 +415,7 @@ def test_the_spell_checker_flags_prose_typos_only():
 
 def test_a_spelling_request_on_prose_names_the_flagged_words_in_the_prompt(tokenizer, monkeypatch):
     pytest.importorskip("spellchecker")
-    from editllm.editor import prose
+    from editllm.editor import prose, spelling
 
     asked = rewrite_prompt(tokenizer, "README.md", SPELLING_README, "Fix the spelling mistakes.").text
     assert "does not know these words" in asked and "pacakge, tutoriel, configuraton." in asked
@@ -424,5 +424,67 @@ def test_a_spelling_request_on_prose_names_the_flagged_words_in_the_prompt(token
     assert "pacakge" not in head  # never in the fixed prefix a saved state holds
     for path, instruction in (("README.md", "Reword the intro."), ("tool.py", "Fix the spelling mistakes.")):
         assert "does not know" not in rewrite_prompt(tokenizer, path, SPELLING_README, instruction).text
+    monkeypatch.setattr(spelling, "ALTERNATIVES", True)  # the probe's `+alts` lever: known words one edit away
+    asked = rewrite_prompt(tokenizer, "README.md", SPELLING_README, "Fix the spelling mistakes.").text
+    assert "pacakge (maybe package), tutoriel (maybe tutorial), configuraton (maybe configuration)." in asked
     monkeypatch.setattr(prose, "HINTS", False)
     assert "does not know" not in rewrite_prompt(tokenizer, "README.md", SPELLING_README, "Fix the typos.").text
+
+
+def test_spelling_focus_shows_the_model_only_the_lines_of_the_flagged_words():
+    """A spelling request on prose is edited line by line where the spell checker flags a word (each line's
+    words named), within a named section when there is one; with nothing flagged the model reads the
+    whole text as before, and other requests are not touched."""
+    pytest.importorskip("spellchecker")
+    lines = split_lines(SPELLING_README)
+    parts = prosefocus.parts_of("README.md", lines, "Fix the spelling mistakes.")
+    assert parts.ranges == ((2, 3), (3, 4), (4, 5)) and parts.why == "spelling: 3 lines"
+    assert parts.words == (("pacakge",), ("tutoriel",), ("configuraton",))
+    sectioned = "# Intro\n\nAll is well here.\n\n## Usage\n\nRun the progam.\n\n## Notes\n\nA seperate note.\n"
+    got = prosefocus.parts_of("README.md", split_lines(sectioned), "Fix the typos in the Usage section.")
+    assert got.ranges == ((6, 7),) and got.words == (("progam",),)  # "seperate" is in another section
+    clean = split_lines("# Tool\n\nAll words here are known words.\n")
+    assert prosefocus.parts_of("README.md", clean, "Fix the spelling mistakes.") is None
+    assert prosefocus.parts_of("README.md", lines, "Reword the intro.") is None
+    assert prosefocus.parts_of("tool.py", lines, "Fix the spelling mistakes.") is None
+
+
+def test_a_spelling_focus_edit_changes_only_the_flagged_lines_in_both_modes(scripted_lm, monkeypatch, tokenizer):
+    """Each flagged line is one request naming its own words; the rest of the file is byte for byte the
+    original, and rewrite and spec give the same text."""
+    pytest.importorskip("spellchecker")
+    fixes = {"pacakge": "package", "tutoriel": "tutorial", "configuraton": "configuration"}
+    asked = []
+
+    def regenerate(lm, src, part, instruction, opts, on_progress=None, words=None):  # the model, per part
+        asked.append((part, words, rewrite_prompt(tokenizer, src.path, part, instruction, words=words).text))
+        for wrong, right in fixes.items():
+            part = part.replace(wrong, right)
+        return part, DecodeStats(opts.mode, output_tokens=1), ""
+
+    monkeypatch.setattr("editllm.editor.edit.regenerate", regenerate)
+    src = SourceFile("README.md", SPELLING_README)
+    results = [edit_file(scripted_lm(""), src, "Fix the spelling mistakes.", EditOptions(mode=m))
+               for m in ("rewrite", "spec")]
+    expected = SPELLING_README
+    for wrong, right in fixes.items():
+        expected = expected.replace(wrong, right)
+    assert results[0].new_text == results[1].new_text == expected
+    assert results[0].focused == ("spelling: 3 lines",)
+    assert [a[0] for a in asked[:3]] == split_lines(SPELLING_README)[2:5]
+    assert [a[1] for a in asked[:3]] == [("pacakge",), ("tutoriel",), ("configuraton",)]
+    assert "are right as they are): tutoriel." in asked[1][2] and "pacakge" not in asked[1][2]  # its own word
+    unfocused = edit_file(scripted_lm(""), src, "Fix the spelling mistakes.", EditOptions(focus=False))
+    assert unfocused.focused == () and asked[-1][0] == SPELLING_README  # --no-focus: the whole file
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\r\n"])
+def test_a_spelling_focus_line_keeps_the_files_last_line_ending(scripted_lm, ending):
+    """The flagged line may be the file's last, with or without a final newline, in either line ending:
+    the edit changes the word and nothing else (no newline gained or lost, none converted)."""
+    pytest.importorskip("spellchecker")
+    text = f"# Tool{ending or chr(10)}{ending or chr(10)}The pacakge works.{ending}"
+    src = SourceFile("README.md", text)
+    result = edit_file(scripted_lm("The package works.\n````\n"), src, "Fix the spelling mistakes.", EditOptions())
+    assert result.focused == ("spelling: 1 lines",)
+    assert result.new_text == text.replace("pacakge", "package")
