@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from editllm.editor.prompt import FENCE_LINE
 
-INLINE_CODE = re.compile(r"`[^`\n]*`")
+INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")  # a code span: `x`, ``x`` (equal backtick runs)
 NOT_PROSE = re.compile(r"\]\([^)]*\)|https?://\S+|<[^>\n]+>")  # link targets, bare URLs, HTML tags
 CANDIDATE = re.compile(r"(?<![\w.'/-])[a-z]{5,}(?![\w'/-])")
 BRITISH = (("our", "or"), ("ise", "ize"), ("isa", "iza"), ("yse", "yze"), ("ence", "ense"))
@@ -47,13 +47,21 @@ def prose_lines(text: str) -> list[str]:
 
 
 def numbered_prose(lines: list[str]) -> list[tuple[int, str]]:
-    """`prose_lines` with each prose line's index among `lines`."""
-    out, fenced = [], False
+    """`prose_lines` with each prose line's index among `lines`. An indented line is code only where an
+    indented code block can start (CommonMark: after a blank line or more code); right after a prose
+    line it continues that paragraph or list item."""
+    out, fenced, code = [], False, False
     for k, line in enumerate(lines):
         if FENCE_LINE.match(line):
             fenced = not fenced
             continue
-        if fenced or line.startswith(("    ", "\t")):
+        if fenced:
+            continue
+        if line.startswith(("    ", "\t")) and line.strip():
+            code = code or k == 0 or not lines[k - 1].strip()
+        elif line.strip():
+            code = False
+        if code or not line.strip():
             continue
         out.append((k, NOT_PROSE.sub(" ", INLINE_CODE.sub(" ", line))))
     return out
@@ -69,7 +77,7 @@ def suspects(text: str) -> list[str]:
     counts: dict[str, int] = {}
     for w in words:
         counts[w] = counts.get(w, 0) + 1
-    code = set(re.findall(r"[a-z]+", " ".join(INLINE_CODE.findall(text)).lower()))
+    code = set(re.findall(r"[a-z]+", " ".join(m.group(0) for m in INLINE_CODE.finditer(text)).lower()))
     unknown = spell.unknown([w for w, n in counts.items() if n == 1 and w not in code])
     found = [w for w in dict.fromkeys(words)  # text order, once each
              if w in unknown and not spell.known([w.replace(a, b) for a, b in BRITISH if a in w])]

@@ -488,3 +488,15 @@ def test_a_spelling_focus_line_keeps_the_files_last_line_ending(scripted_lm, end
     result = edit_file(scripted_lm("The package works.\n````\n"), src, "Fix the spelling mistakes.", EditOptions())
     assert result.focused == ("spelling: 1 lines",)
     assert result.new_text == text.replace("pacakge", "package")
+
+
+def test_the_spell_checker_reads_markdown_as_commonmark_does():
+    """A list item's indented continuation line is prose (an indented code block cannot interrupt a
+    paragraph); after a blank line it is code. A code span may be fenced by two backticks."""
+    pytest.importorskip("spellchecker")
+    from editllm.editor.spelling import suspects
+
+    text = ("# Tool\n\n- The tool makes a REPL easier by setting up\n    modules already imported and creaed.\n\n"
+            "    indented_code = 'notaword'  # after a blank line: code\n\n"
+            "Run it via ``pytest mytool`` in the dev enivronment.\n")
+    assert suspects(text) == ["creaed", "enivronment"]
