@@ -297,11 +297,44 @@ def chain_server(chain_dir, vllm_python):
 
 
 @pytest.fixture(scope="module")
-def spec_server(random_dir, vllm_python):
+def lora_dir(random_dir, tmp_path_factory) -> Path:
+    """A random rank-8 LoRA of the random model (peft's format, as `editllm train` writes the selector's)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(random_dir, dtype=torch.float32)
+    torch.manual_seed(1)
+    config = LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    out = tmp_path_factory.mktemp("vllm-lora")
+    get_peft_model(base, config).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def spec_server(random_dir, lora_dir, vllm_python):
+    """The random model with n-gram speculation and the LoRA as a per-request adapter named `selector`."""
     from editllm.remote.vllmserver import VllmServer
 
-    with VllmServer(random_dir, [*BASE_ARGS, *SPEC_ARGS], python=vllm_python) as server:
+    lora = ["--enable-lora", "--max-lora-rank", "8", "--lora-modules", f"selector={lora_dir}"]
+    with VllmServer(random_dir, [*BASE_ARGS, *SPEC_ARGS, *lora], python=vllm_python) as server:
         yield server
+
+
+def greedy(model, ids: list[int], n: int) -> list[int]:
+    """n greedy tokens from a transformers model (no end token stops it)."""
+    import torch
+
+    with torch.no_grad():
+        out = model.generate(input_ids=torch.tensor([ids]), max_new_tokens=n, do_sample=False, eos_token_id=None,
+                             pad_token_id=0)
+    return out[0, len(ids):].tolist()
+
+
+def chat_ids(tokenizer, text: str) -> list[int]:
+    prompt = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                           tokenize=False)
+    return tokenizer(prompt, add_special_tokens=False)["input_ids"]
 
 
 def local_lm(model_dir: Path):
@@ -387,19 +420,13 @@ def test_a_vllm_server_with_another_tokenizer_is_refused(chain_server):
 def test_spec_through_vllms_ngram_speculation_equals_local_greedy_and_says_so(spec_server, random_dir):
     """A random model's 96 greedy tokens through a server with n-gram speculation: the local torch engine's
     greedy tokens, token for token (speculation is lossless), and the stats say which speculation ran."""
-    import torch
     from editllm.remote.session import connect
 
     served, local = connect(spec_server.url, str(random_dir)), local_lm(random_dir)
     assert served.info.speculative == "vllm speculative decoding"
-    text = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x + 1\n"
-    ids = served.tokenizer.apply_chat_template([{"role": "user", "content": "Repeat:\n" + text}],
-                                               add_generation_prompt=True, tokenize=False)
-    ids = served.tokenizer(ids, add_special_tokens=False)["input_ids"]
+    ids = chat_ids(served.tokenizer, "Repeat:\ndef f(x):\n    return x + 1\n\n\ndef g(x):\n    return x + 1\n")
     out, stats = server_generate("spec")(served, ids, 96, None)
-    with torch.no_grad():
-        ref = local.model.generate(torch.tensor([ids]), max_new_tokens=96, do_sample=False, eos_token_id=None,
-                                   pad_token_id=0)[0, len(ids):].tolist()
+    ref = greedy(local.model, ids, 96)
     cut = next((k for k, t in enumerate(ref) if t in served.engine.eos), len(ref))
     assert out == ref[:cut] and stats.speculative == "vllm speculative decoding"
     assert stats.copy_attempts > 0  # drafted tokens, from the per-request speculation counts
@@ -423,3 +450,22 @@ def test_what_vllm_writes_under_a_request_grammar_obeys_it(spec_server, random_d
     copies = [op for op in ops if isinstance(op, Copy)]
     assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
     assert not copies or ops[-1] == copies[0]
+
+
+@pytest.mark.vllm
+def test_the_adapter_runs_only_on_requests_that_name_it(spec_server, random_dir, lora_dir):
+    """`--enable-lora --lora-modules selector=DIR`: a program request names the adapter as its model and writes
+    what peft's model writes; every other request runs the base model (speculation on throughout)."""
+    import torch
+    from editllm.remote.session import connect
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    served = connect(spec_server.url, str(random_dir), lora=True)
+    assert served.info.adapters == ("selector",)
+    ids = chat_ids(served.tokenizer, "def f(x):\n    return x + 1\n" * 8)
+    on = served.client.complete(ids, 32, lora=served.scale(True))["tokens"]
+    off = served.client.complete(ids, 32, lora=served.scale(False))["tokens"]
+    base = AutoModelForCausalLM.from_pretrained(random_dir, dtype=torch.float32)
+    assert off == greedy(base, ids, 32)
+    assert on == greedy(PeftModel.from_pretrained(base, str(lora_dir)), ids, 32) and on != off
