@@ -4,15 +4,17 @@ rewrite and spec are one greedy completion each, plugged into the local pipeline
 through its `generate` hook, so focus, the whole-file check and the merge are the local ones. The server
 stops at a stop word (the start of a closing fence); the client then cuts the returned tokens exactly where
 the local stop rule (`TailStop`) says, token by token, so a server's output is cut where the local engine
-stops. spec is the same request: speculation is the server's setting (`--spec-type ngram-*`), so the stats
-say which ran (`/props`).
+stops. spec is the same request: speculation is the server's setting (llama-server `--spec-type ngram-*`,
+vLLM `--speculative-config`), so the stats say which ran (llama-server's `/props`, vLLM's `/metrics`).
+The server's own API is the client's business (`remote.client`, `remote.vllm`): both answer `complete` in one
+shape, so every loop here serves both engines.
 
 copy is a loop driven by the client. Each request writes, under a GBNF grammar (`remote.gbnf`), until the
 next copy tag closes; the client appends the copied lines' token ids (exactly those local copy mode feeds)
-and continues on the same slot with `cache_prompt`, so the server's prefix cache makes each continuation
-cost its new tokens only. A program sent as one request would be written without the copied text in its
-context: a different, weaker program. The finished program is resolved as local copy mode does, and an
-unusable one falls back to spec, as local copy mode does.
+and continues on the same slot with `cache_prompt` (vLLM: its shared prefix cache, in blocks), so the
+server's prefix cache makes each continuation cost its new tokens only. A program sent as one request would
+be written without the copied text in its context: a different, weaker program. The finished program is
+resolved as local copy mode does, and an unusable one falls back to spec, as local copy mode does.
 """
 
 from __future__ import annotations
