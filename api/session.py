@@ -233,7 +233,8 @@ class EditSession:
             self.log("copy mode on the bundled model without --adapter: the untrained model writes poor "
                      "programs (0 of 24 bench fixes right); train one with `editllm train` or use spec")
         if self.server is not None and self.mode == "spec" and lm.info.speculative is None:
-            self.log(f"{self.server} runs without speculation (start it with --spec-type ngram-simple): "
+            hint = getattr(lm.client, "spec_hint", "--spec-type ngram-simple")
+            self.log(f"{self.server} runs without speculation (start it with {hint}): "
                      "spec runs as its plain greedy decoding")
 
     def edit_source(self, src: SourceFile, instruction: str) -> FileEdit:

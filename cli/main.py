@@ -182,7 +182,8 @@ COPY_KV = typer.Option(None, "--copy-kv",
                        help="copy mode: reread (default) feeds copied lines through the model; reuse takes their "
                             "cache entries from the prompt (faster, approximate: off until the selector is measured).")
 SERVER = typer.Option(None, "--server", envvar="EDITLLM_SERVER",
-                      help="Edit through a llama-server at this URL (it serves --model; config key `server`).")
+                      help="Edit through a llama-server or vLLM server at this URL (detected; it serves --model; "
+                           "config key `server`).")
 JOBS = typer.Option(1, "--jobs", "-j", min=1, help="Files edited at once (with --server).")
 RETRIES = typer.Option(2, "--retries", min=0, help="Retries per file when the server is down or busy.")
 TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds per file (each request to the server and its "
@@ -427,8 +428,9 @@ def bench(
                                "medians."),
     ngram_flags: str = typer.Option(None, "--ngram-flags", help="llama-server flags of the server-ngram peers "
                                     "(default: editllm.bench.peers.NGRAM_FLAGS)."),
-    server: str = typer.Option(None, "--server", help="Run rewrite, spec and copy through the llama-server at URL "
-                               "(serving --model), as `fix --server` does; the records say what it runs."),
+    server: str = typer.Option(None, "--server", help="Run rewrite, spec and copy through the llama-server or "
+                               "vLLM server at URL (serving --model), as `fix --server` does; the records say "
+                               "what it runs."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report.
 

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, object] = {
     "dtype": "auto",
     "engine": "auto",
     "copy_kv": "reread",
-    "server": None,  # a llama-server URL to edit through (editllm.remote); None: the local engine
+    "server": None,  # a llama-server or vLLM URL to edit through (editllm.remote); None: the local engine
 }
 # The values a setting (and its flag, as a typer choice) may take.
 Mode = Literal["rewrite", "spec", "copy"]

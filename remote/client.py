@@ -1,5 +1,7 @@
-"""HTTP to a llama-server: `/completion` with token ids, `/props` for what the server runs, `/tokenize` to
-check that it tokenizes like we do.
+"""HTTP to a serving engine. `HttpClient` is what every backend shares (one-line errors, JSON in and out);
+`ServerClient` speaks llama-server: `/completion` with token ids, `/props` for what the server runs,
+`/tokenize` to check that it tokenizes like we do. `remote.vllm.VllmClient` speaks vLLM's OpenAI-compatible
+API with the same methods and answers in the same shape, so the loops in `remote.modes` serve both.
 
 Errors are `ServerError` (an `EditError`: one line for the user), marked `transient` when trying again may
 help (the server is down, restarting, busy or slow) so that the many-files runner retries those and
@@ -29,17 +31,22 @@ class ServerError(EditError):
 
 @dataclass(frozen=True)
 class ServerInfo:
-    """What `/props` says about the server: its slots, each slot's context, its speculation."""
+    """What the server says about itself: its slots, each slot's context, its speculation, its model."""
 
     url: str
     slots: int
-    n_ctx: int  # per slot: `-c` is split between the `-np` slots
+    n_ctx: int  # per slot: `-c` is split between the `-np` slots (vLLM: `--max-model-len`)
     speculative: str | None  # llama-server's `speculative.types` (e.g. "ngram-simple"), None without
     model_path: str
+    kind: str = "llama-server"  # which engine: "llama-server" or "vllm" (stats and bench records name it)
+    model: str = ""  # the served model's name, where requests must name it (vLLM's `model` field)
+    adapters: tuple[str, ...] = ()  # LoRA adapters a request may name (vLLM `--lora-modules NAME=DIR`)
 
 
-class ServerClient:
-    """One server's URL and the requests editllm sends it (thread-safe: no state but the cached props)."""
+class HttpClient:
+    """One server's URL and JSON over HTTP; the backends add what their engine's API asks for."""
+
+    kind = "server"
 
     def __init__(self, url: str, timeout: float = 600.0) -> None:
         if not url.startswith(("http://", "https://")):
@@ -50,19 +57,34 @@ class ServerClient:
 
     def request(self, path: str, body: dict | None = None, timeout: float | None = None) -> dict:
         """GET (no body) or POST JSON; the answer's JSON. Failures become one-line `ServerError`s."""
-        data = None if body is None else json.dumps(body).encode()
+        raw = self._fetch(path, None if body is None else json.dumps(body).encode(), timeout)
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ServerError(f"server {path}: not a JSON answer ({exc})", transient=False) from exc
+
+    def text(self, path: str, timeout: float | None = None) -> str:
+        """GET a plain-text page (vLLM's `/metrics`)."""
+        return self._fetch(path, None, timeout).decode(errors="replace")
+
+    def _fetch(self, path: str, data: bytes | None, timeout: float | None) -> bytes:
         req = urllib.request.Request(self.url + path, data=data, headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=timeout or self.timeout) as r:
-                return json.loads(r.read())
+                return r.read()
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace").strip().replace("\n", " ")[:200]
             raise ServerError(f"server {path}: HTTP {exc.code}: {detail}", transient=exc.code >= 500) from exc
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ServerError(f"server {self.url}{path}: {reason}", transient=True) from exc
-        except json.JSONDecodeError as exc:
-            raise ServerError(f"server {path}: not a JSON answer ({exc})", transient=False) from exc
+
+
+class ServerClient(HttpClient):
+    """llama-server's requests (thread-safe: no state but the cached props)."""
+
+    kind = "llama-server"
+    spec_hint = "--spec-type ngram-simple"  # how to start the server with speculation, for a warning
 
     def info(self) -> ServerInfo:
         """`/props`, read once: speculation is the server's setting, so the stats say which ran."""

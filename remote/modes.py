@@ -4,15 +4,17 @@ rewrite and spec are one greedy completion each, plugged into the local pipeline
 through its `generate` hook, so focus, the whole-file check and the merge are the local ones. The server
 stops at a stop word (the start of a closing fence); the client then cuts the returned tokens exactly where
 the local stop rule (`TailStop`) says, token by token, so a server's output is cut where the local engine
-stops. spec is the same request: speculation is the server's setting (`--spec-type ngram-*`), so the stats
-say which ran (`/props`).
+stops. spec is the same request: speculation is the server's setting (llama-server `--spec-type ngram-*`,
+vLLM `--speculative-config`), so the stats say which ran (llama-server's `/props`, vLLM's `/metrics`).
+The server's own API is the client's business (`remote.client`, `remote.vllm`): both answer `complete` in one
+shape, so every loop here serves both engines.
 
 copy is a loop driven by the client. Each request writes, under a GBNF grammar (`remote.gbnf`), until the
 next copy tag closes; the client appends the copied lines' token ids (exactly those local copy mode feeds)
-and continues on the same slot with `cache_prompt`, so the server's prefix cache makes each continuation
-cost its new tokens only. A program sent as one request would be written without the copied text in its
-context: a different, weaker program. The finished program is resolved as local copy mode does, and an
-unusable one falls back to spec, as local copy mode does.
+and continues on the same slot with `cache_prompt` (vLLM: its shared prefix cache, in blocks), so the
+server's prefix cache makes each continuation cost its new tokens only. A program sent as one request would
+be written without the copied text in its context: a different, weaker program. The finished program is
+resolved as local copy mode does, and an unusable one falls back to spec, as local copy mode does.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from editllm.editor.decode import DecodeStats
 from editllm.editor.errors import EditError
-from editllm.remote.client import ServerClient, ServerError, ServerInfo
+from editllm.remote.client import HttpClient, ServerError, ServerInfo
 from editllm.remote.gbnf import request_grammar
 
 STOP_WORDS = ["\n```", "\n~~~"]  # a closing fence starts so; the client decides where the file really ends
@@ -73,10 +75,9 @@ class RemoteModel:
     model = None
     device = "server"
     dtype = "server"
-    engine_name = "llama-server"
     ready_seconds = None  # the server loaded the model, not this process
 
-    def __init__(self, client: ServerClient, tokenizer, name: str, load_seconds: float = 0.0,
+    def __init__(self, client: HttpClient, tokenizer, name: str, load_seconds: float = 0.0,
                  lora: bool = False, gguf: str | Path | None = None) -> None:
         """`gguf`: the model file the server runs, where this machine has it (default: the path the server
         reports, when it exists here); it tells which tokens llama.cpp would end on (`banned`)."""
@@ -88,7 +89,9 @@ class RemoteModel:
         self.adapter = "server lora 0" if lora else None  # the adapter is the server's (--lora FILE)
         self.engine = RemoteEngine(tokenizer)
         self.info: ServerInfo = client.info()
-        self.banned = server_only_ends(gguf or self.info.model_path, self.engine.eos)
+        # only llama-server ends on more tokens than ours; vLLM ends on the model's own EOS ids alone
+        ends_more = self.info.kind == "llama-server"
+        self.banned = server_only_ends(gguf or self.info.model_path, self.engine.eos) if ends_more else frozenset()
         self._local = threading.local()
         self._slots = itertools.count()
         self._lock = threading.Lock()
@@ -96,6 +99,11 @@ class RemoteModel:
     @property
     def context_length(self) -> int:
         return self.info.n_ctx
+
+    @property
+    def engine_name(self) -> str:
+        """The engine that ran ("llama-server", "vllm"): stats and bench records name it."""
+        return self.info.kind
 
     def slot(self) -> int:
         """This thread's slot: each worker keeps to one, so its continuations find their prefix cached."""

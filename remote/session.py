@@ -1,13 +1,47 @@
-"""Connecting a session to a server: the model's tokenizer here, the server's settings there, and a check
-that both tokenize alike (our ids must mean the same text on the server)."""
+"""Connecting a session to a server: which engine it is, the model's tokenizer here, the server's settings
+there, and a check that both tokenize alike (our ids must mean the same text on the server).
+
+Which engine is asked of the server itself, so `--server URL` needs nothing else: llama-server answers
+`/props`; vLLM has no `/props` and lists its models at `/v1/models` as `owned_by: "vllm"`. A caller that knows
+may say so (`kind`), and no probe is sent."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 
-from editllm.remote.client import ServerClient
+from editllm.remote.client import HttpClient, ServerClient, ServerError
 from editllm.remote.modes import RemoteModel
+from editllm.remote.vllm import VllmClient
+
+KINDS = {"llama-server": ServerClient, "vllm": VllmClient}
+
+
+def open_client(url: str, kind: str = "auto", timeout: float = 600.0) -> HttpClient:
+    """The client for the server at `url`: `kind` "llama-server" or "vllm", or "auto" to ask the server."""
+    if kind != "auto":
+        if kind not in KINDS:
+            raise ServerError(f"unknown server kind {kind!r}; choose one of auto, {', '.join(KINDS)}",
+                              transient=False)
+        return KINDS[kind](url, timeout)
+    probe = HttpClient(url, timeout)
+    try:
+        props = probe.request("/props")
+        if isinstance(props, dict) and "default_generation_settings" in props:
+            return ServerClient(url, timeout)
+    except ServerError as exc:
+        if exc.transient:  # down or busy: the runner may retry; a 404 means another engine
+            raise
+    try:
+        cards = probe.request("/v1/models").get("data", [])
+    except ServerError as exc:
+        if exc.transient:
+            raise
+        cards = []
+    if any(c.get("owned_by") == "vllm" for c in cards if isinstance(c, dict)):
+        return VllmClient(url, timeout)
+    raise ServerError(f"server {url} is neither a llama-server (/props) nor a vLLM server "
+                      "(/v1/models owned by vllm)", transient=False)
 
 
 def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
@@ -24,12 +58,13 @@ def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
 
 
 def connect(url: str, spec: str, lora: bool = False, log: Callable[[str], None] | None = None,
-            timeout: float = 600.0) -> RemoteModel:
-    """A `RemoteModel` for the server at `url` serving `spec` (checked by tokenizing a probe on both sides)."""
+            timeout: float = 600.0, kind: str = "auto") -> RemoteModel:
+    """A `RemoteModel` for the server at `url` serving `spec` (checked by tokenizing a probe on both sides);
+    `kind`: the engine ("llama-server", "vllm"), or "auto" to ask the server."""
     from editllm.editor.models import gguf_of
 
     start = time.perf_counter()
-    client = ServerClient(url, timeout)
+    client = open_client(url, kind, timeout)
     tokenizer = model_tokenizer(spec, log)
     client.check_tokenizer(tokenizer)
     return RemoteModel(client, tokenizer, spec, time.perf_counter() - start, lora, gguf_of(spec, log))

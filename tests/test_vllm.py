@@ -1,0 +1,491 @@
+"""editllm through vLLM's OpenAI-compatible server.
+
+Without a server (the normal suite): the requests the vLLM client sends (token ids, greedy with every
+penalty stated, the grammar as `structured_outputs`, never `guided_grammar`), how its answers read
+(`token_ids`, finish and stop reasons, speculation counts), which engine `--server URL` detects, and the copy
+loop run over that client: the loop is remote.modes', shared with llama-server.
+
+With a REAL `vllm serve` (marked `vllm`; `EDITLLM_VLLM` names a venv with vLLM, else they skip): two
+tiny Qwen2 HF folders built here (head_dim 64: vLLM's CPU attention refuses 16) — a "chain" model whose
+next token depends on the last one only (it finishes a rewrite with `pass)` and writes the program
+`<copy lines="1-2"/>`), served plainly with the guidance backend, and a random model with its head scaled
+up, served with n-gram speculation. Rewrite, spec and the copy loop through vLLM equal the local torch
+engine on the same folder, token for token; programs resolve; a server with another tokenizer is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from editllm.editor.errors import EditError
+from editllm.editor.source import source_from_text
+from editllm.grammar.program import Copy, parse
+from editllm.remote.client import HttpClient, ServerClient, ServerError
+from editllm.remote.gbnf import request_grammar
+from editllm.remote.modes import RemoteModel, edit_remote, run_copy_loop, server_generate
+from editllm.remote.session import open_client
+from editllm.remote.vllm import SPEC_METRIC, VllmClient, as_llama_answer
+
+EOS = 151645  # <|im_end|>
+MODEL = "/models/tiny"
+
+# --- a fake HTTP layer: what each path answers, and every request kept -------------------------------------
+
+
+class FakeHttp:
+    """Answers `HttpClient._fetch` from a table of path -> JSON (or text, or an HTTP status) and keeps the
+    bodies sent; `/v1/completions` answers come from a script, one per request."""
+
+    def __init__(self, pages: dict, script: list[dict] | None = None) -> None:
+        self.pages, self.script, self.sent = pages, list(script or []), []
+
+    def __call__(self, client, path, data, timeout):
+        body = None if data is None else json.loads(data)
+        self.sent.append((path, body))
+        if path == "/v1/completions" and self.script:
+            return json.dumps(self.script.pop(0)).encode()
+        page = self.pages.get(path, 404)
+        if isinstance(page, int):
+            raise ServerError(f"server {path}: HTTP {page}: Not Found", transient=page >= 500)
+        return page.encode() if isinstance(page, str) else json.dumps(page).encode()
+
+    def bodies(self, path: str) -> list[dict]:
+        return [b for p, b in self.sent if p == path]
+
+
+def models(*adapters: str) -> dict:
+    base = {"id": MODEL, "object": "model", "owned_by": "vllm", "root": MODEL, "parent": None,
+            "max_model_len": 2048}
+    return {"object": "list", "data": [base] + [{"id": a, "owned_by": "vllm", "root": f"/lora/{a}",
+                                                 "parent": MODEL} for a in adapters]}
+
+
+def choice(tokens: list[int], finish: str = "stop", reason=None, **extra) -> dict:
+    return {"choices": [{"index": 0, "text": "", "token_ids": tokens, "finish_reason": finish,
+                         "stop_reason": reason}], "usage": {"prompt_tokens": 5, "completion_tokens": len(tokens)},
+            **extra}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    def install(pages: dict, script: list[dict] | None = None) -> FakeHttp:
+        http = FakeHttp(pages, script)
+        monkeypatch.setattr(HttpClient, "_fetch", lambda client, path, data, timeout: http(client, path, data, timeout))
+        return http
+
+    return install
+
+
+# --- requests and answers, without a server ----------------------------------------------------------------
+
+def test_a_request_carries_token_ids_greedy_without_penalties_and_the_grammar_as_structured_outputs(fake):
+    http = fake({"/v1/models": models(), "/metrics": "vllm:num_requests_running 0\n"})
+    client = VllmClient("http://vllm:8000")
+    body = client.body([1, 2, 3], 7, grammar="root ::= \"a\"", stop=["\n```"], ban=[9, 4])
+    assert body["prompt"] == [1, 2, 3] and body["max_tokens"] == 7 and body["model"] == MODEL
+    assert body["temperature"] == 0 and body["repetition_penalty"] == 1.0  # not generation_config's defaults
+    assert body["presence_penalty"] == body["frequency_penalty"] == 0.0
+    assert body["return_token_ids"] is True and body["stream"] is False and body["n"] == 1
+    assert body["structured_outputs"] == {"grammar": 'root ::= "a"'} and "guided_grammar" not in body
+    assert body["stop"] == ["\n```"] and body["logit_bias"] == {"4": -100, "9": -100}
+    assert "cache_salt" not in body and "id_slot" not in body  # vLLM's prefix cache is shared: no slots
+    plain = client.body([1], 1)
+    assert not {"structured_outputs", "stop", "logit_bias"} & set(plain)
+    salted = [client.body([1], 1, cache_prompt=False)["cache_salt"] for _ in range(2)]
+    assert salted[0] != salted[1]  # no cached prefix carries a fresh salt: the prompt is read anew
+    assert http.bodies("/v1/models") == [None]  # read once
+
+
+def test_the_adapter_is_named_as_the_requests_model(fake):
+    fake({"/v1/models": models("selector"), "/metrics": ""})
+    client = VllmClient("http://vllm:8000")
+    assert client.info().adapters == ("selector",) and client.info().model == MODEL
+    assert client.body([1], 1, lora=1.0)["model"] == "selector"
+    assert client.body([1], 1, lora=0.0)["model"] == MODEL and client.body([1], 1)["model"] == MODEL
+    fake({"/v1/models": models(), "/metrics": ""})
+    with pytest.raises(ServerError, match="--enable-lora --lora-modules"):
+        VllmClient("http://vllm:8000").body([1], 1, lora=1.0)
+
+
+@pytest.mark.parametrize("finish,reason,stop_type", [("stop", None, "eos"), ("stop", EOS, "eos"),
+                                                     ("stop", "\n```", "word"), ("length", None, "limit")])
+def test_answers_read_as_llama_servers(finish, reason, stop_type):
+    got = as_llama_answer(choice([5, 6, EOS], finish, reason), 120.0)
+    assert got["tokens"] == [5, 6, EOS] and got["stop_type"] == stop_type
+    assert got["timings"]["predicted_n"] == 3 and got["timings"]["predicted_ms"] == 120.0
+
+
+def test_speculation_counts_and_the_cached_prefix_are_read_from_the_answer():
+    spec = {"num_draft_tokens": 12, "num_accepted_draft_tokens": 5, "acceptance_histogram": [1, 1, 0, 1, 0]}
+    answer = choice([1, 2], metrics={"time_to_first_token_ms": 30.0, "speculative_decoding": spec})
+    answer["usage"]["prompt_tokens_details"] = {"cached_tokens": 64}
+    t = as_llama_answer(answer, 100.0)["timings"]
+    assert (t["draft_n"], t["draft_n_accepted"], t["cache_n"]) == (12, 5, 64)
+    assert (t["prompt_ms"], t["predicted_ms"]) == (30.0, 70.0)
+    only_histogram = choice([1], metrics={"speculative_decoding": {"acceptance_histogram": [1, 1, 0, 1, 0]}})
+    t = as_llama_answer(only_histogram, 1.0)["timings"]
+    assert (t["draft_n"], t["draft_n_accepted"]) == (12, 4)  # 3 steps of 4 drafted; 0 + 1 + 3 accepted
+
+
+def test_an_aborted_request_is_transient_and_an_answer_without_ids_is_not():
+    with pytest.raises(ServerError) as aborted:
+        as_llama_answer(choice([], "abort"), 1.0)
+    assert aborted.value.transient
+    with pytest.raises(ServerError, match="return_token_ids") as old:
+        as_llama_answer({"choices": [{"text": "x", "finish_reason": "stop"}]}, 1.0)
+    assert not old.value.transient
+
+
+def test_which_engine_answers_is_asked_of_the_server(fake):
+    fake({"/props": {"default_generation_settings": {"n_ctx": 512}, "total_slots": 2}})
+    assert type(open_client("http://llama:8080")) is ServerClient
+    http = fake({"/v1/models": models()})
+    assert type(open_client("http://vllm:8000")) is VllmClient
+    assert [p for p, _ in http.sent] == ["/props", "/v1/models"]
+    fake({"/v1/models": {"data": [{"id": "m", "owned_by": "someone"}]}})
+    with pytest.raises(ServerError, match="neither a llama-server") as neither:
+        open_client("http://other:1")
+    assert not neither.value.transient
+    fake({"/props": 503})  # loading or down: the many-files runner retries, no guess is made
+    with pytest.raises(ServerError) as busy:
+        open_client("http://llama:8080")
+    assert busy.value.transient
+    http = fake({})
+    assert type(open_client("http://vllm:8000", kind="vllm")) is VllmClient and http.sent == []
+    with pytest.raises(ServerError, match="unknown server kind"):
+        open_client("http://vllm:8000", kind="sglang")
+
+
+def test_speculation_is_read_from_the_metrics_page(fake):
+    fake({"/v1/models": models(), "/metrics": f"# TYPE {SPEC_METRIC}_total counter\n{SPEC_METRIC}_total 0.0\n"})
+    assert VllmClient("http://vllm:8000").info().speculative == "vllm speculative decoding"
+    fake({"/v1/models": models(), "/metrics": 404})
+    assert VllmClient("http://vllm:8000").info().speculative is None
+
+
+def test_a_vllm_model_bans_nothing_and_names_its_engine(fake, tokenizer, tmp_path):
+    """llama-server ends on more tokens than the tokenizer names (so its requests ban them); vLLM ends on the
+    model's EOS ids alone, so nothing is banned even where a GGUF of the model is on this machine."""
+    fake({"/v1/models": models(), "/metrics": ""})
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    lm = RemoteModel(VllmClient("http://vllm:8000"), tokenizer, "m", gguf=gguf)
+    assert lm.engine_name == "vllm" and lm.banned == frozenset() and lm.context_length == 2048
+
+
+def test_the_copy_loop_runs_over_the_vllm_client(fake, tokenizer):
+    """The loop is remote.modes', shared with llama-server: each request carries the program so far and the
+    copied lines' ids, and its grammar as `structured_outputs`; answers end with the EOS vLLM returns."""
+    from editllm.remote.copyloop import copy_parts
+
+    ids = lambda s: tokenizer(s, add_special_tokens=False)["input_ids"]  # noqa: E731
+    script = [choice(ids('<copy lines="1-2"/>') + [EOS]), choice(ids('<gen>C = 3\n</gen><copy lines="4-4"/>')
+                                                                 + [EOS]), choice([EOS])]
+    http = fake({"/v1/models": models(), "/metrics": ""}, script)
+    lm = RemoteModel(VllmClient("http://vllm:8000"), tokenizer, "m")
+    src = source_from_text(b"a = 1\nb = 2\nc = 3\nd = 4\n", "m.py")
+    prompt, resolver, stats = copy_parts(lm, src.path, src.text, src.lines, "Capitalise c.")
+    assert run_copy_loop(lm, prompt, resolver, stats, 200) == "a = 1\nb = 2\nC = 3\nd = 4\n"
+    sent = http.bodies("/v1/completions")
+    assert sent[1]["prompt"] == prompt + ids('<copy lines="1-2"/>') + resolver.tokens(Copy(1, 2))
+    grammars = [b["structured_outputs"]["grammar"] for b in sent]
+    assert '"1-"' in grammars[0] and '"2-"' not in grammars[1] and '"3-"' in grammars[1]
+    assert stats.spans == 2 and stats.requests == 3 and stats.program.endswith('<copy lines="4-4"/>')
+    assert all(b["temperature"] == 0 and "guided_grammar" not in b for b in sent)
+
+
+def test_a_stop_word_continues_on_vllm_as_on_llama_server(fake, tokenizer):
+    """vLLM's stop string ends the text but `token_ids` keep the token that completed it; the client goes on
+    from everything written, as it does on llama-server."""
+    ids = lambda s: tokenizer(s, add_special_tokens=False)["input_ids"]  # noqa: E731
+    script = [choice(ids("x = 1\n```"), "stop", "\n```"), choice(ids("py\ny = 2\n") + [EOS])]
+    http = fake({"/v1/models": models(), "/metrics": ""}, script)
+    lm = RemoteModel(VllmClient("http://vllm:8000"), tokenizer, "m")
+    out, stats = server_generate("rewrite")(lm, [1, 2], 50, None)
+    assert tokenizer.decode(out) == "x = 1\n```py\ny = 2\n" and stats.stop_reason == "eos"
+    sent = http.bodies("/v1/completions")
+    assert sent[1]["prompt"] == [1, 2] + ids("x = 1\n```") and sent[1]["max_tokens"] == 50 - len(ids("x = 1\n```"))
+
+
+# --- real vLLM servers ---------------------------------------------------------------------------------------
+
+CHAIN = {  # token -> the one token the chain model writes after it; any other token -> <|im_end|>
+    3989: 6385, 6385: 340, 340: 73594,  # a rewrite prompt's "`\n" -> "pass" -> ")\n" -> "```": the file "pass)\n"
+    198: 27, 27: 8560, 8560: 5128, 5128: 428, 428: 16, 16: 12, 12: 17, 17: 13123,  # "\n" -> '<copy lines="1-2"/>'
+}
+COPY_FILE = "a = 1\nb = x"  # ends in " x", off the chain: after the copied lines the model ends the program
+BASE_ARGS = ["--dtype", "float32", "--max-model-len", "2048", "--block-size", "32", "--enforce-eager",
+             "--structured-outputs-config", '{"backend":"guidance"}']
+SPEC_ARGS = ["--speculative-config", '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}',
+             "--per-request-spec-decode-metrics", "summary"]
+
+
+def write_qwen2(tokenizer_dir: Path, out: Path, edit) -> Path:
+    """A tiny Qwen2 HF folder (hidden 128, 2 heads of 64, 2 layers, Qwen's vocabulary and tokenizer), its
+    weights changed by `edit(model)`."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(vocab_size=151936, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=64, max_position_embeddings=4096,
+                         tie_word_embeddings=False, eos_token_id=EOS, bos_token_id=151643)
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(config)
+    with torch.no_grad():
+        edit(model)
+    model.save_pretrained(out)
+    for f in tokenizer_dir.iterdir():
+        if f.is_file():
+            shutil.copy(f, out / f.name)
+    return out
+
+
+def scale_head(model) -> None:
+    """Random weights, the head scaled up 100x so that greedy's top-2 gaps are wide."""
+    model.lm_head.weight.mul_(100.0)
+
+
+def chain(model) -> None:
+    """Layers that add nothing (zero output projections), one-hot embeddings and a head that maps each token
+    to its successor (logit ~113), with <|im_end|> as every token's second choice (~57) and the first choice
+    of every other token: where a grammar refuses the successor, the program ends."""
+    for layer in model.model.layers:
+        layer.self_attn.o_proj.weight.zero_()
+        layer.mlp.down_proj.weight.zero_()
+    emb, head = model.model.embed_tokens.weight, model.lm_head.weight
+    other = len(CHAIN)
+    emb.zero_()
+    head.zero_()
+    emb[:, other] = 1.0
+    head[EOS, other] = 10.0
+    for k, (token, successor) in enumerate(CHAIN.items()):
+        emb[token] = 0.0
+        emb[token, k] = 1.0
+        head[successor, k] = 10.0
+        head[EOS, k] = 5.0
+
+
+@pytest.fixture(scope="module")
+def vllm_python():
+    from editllm.remote.vllmserver import vllm_python as find
+
+    try:
+        return find()
+    except EditError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def chain_dir(vllm_python, tokenizer_dir, tmp_path_factory) -> Path:
+    return write_qwen2(tokenizer_dir, tmp_path_factory.mktemp("vllm-chain"), chain)
+
+
+@pytest.fixture(scope="module")
+def random_dir(vllm_python, tokenizer_dir, tmp_path_factory) -> Path:
+    return write_qwen2(tokenizer_dir, tmp_path_factory.mktemp("vllm-random"), scale_head)
+
+
+@pytest.fixture(scope="module")
+def chain_server(chain_dir, vllm_python):
+    from editllm.remote.vllmserver import VllmServer
+
+    with VllmServer(chain_dir, BASE_ARGS, python=vllm_python) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lora_dir(random_dir, tmp_path_factory) -> Path:
+    """A random rank-8 LoRA of the random model (peft's format, as `editllm train` writes the selector's)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(random_dir, dtype=torch.float32)
+    torch.manual_seed(1)
+    config = LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    out = tmp_path_factory.mktemp("vllm-lora")
+    get_peft_model(base, config).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def spec_server(random_dir, lora_dir, vllm_python):
+    """The random model with n-gram speculation and the LoRA as a per-request adapter named `selector`."""
+    from editllm.remote.vllmserver import VllmServer
+
+    lora = ["--enable-lora", "--max-lora-rank", "8", "--lora-modules", f"selector={lora_dir}"]
+    with VllmServer(random_dir, [*BASE_ARGS, *SPEC_ARGS, *lora], python=vllm_python) as server:
+        yield server
+
+
+def greedy(model, ids: list[int], n: int) -> list[int]:
+    """n greedy tokens from a transformers model (no end token stops it)."""
+    import torch
+
+    with torch.no_grad():
+        out = model.generate(input_ids=torch.tensor([ids]), max_new_tokens=n, do_sample=False, eos_token_id=None,
+                             pad_token_id=0)
+    return out[0, len(ids):].tolist()
+
+
+def chat_ids(tokenizer, text: str) -> list[int]:
+    prompt = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                           tokenize=False)
+    return tokenizer(prompt, add_special_tokens=False)["input_ids"]
+
+
+def local_lm(model_dir: Path):
+    from editllm.editor.models import load_model
+
+    return load_model(str(model_dir), device="cpu", dtype="float32", engine="torch")
+
+
+@pytest.mark.vllm
+def test_vllm_is_detected_and_rewrite_through_it_equals_the_local_engine(chain_server, chain_dir):
+    """`--server URL` finds vLLM by itself; rewrite and spec (a plain server: spec runs as its greedy
+    decoding) write the local torch engine's file on the same HF folder, a valid diff, and the tokens are
+    vLLM's own greedy continuation of the prompt (one plain request, no stop words)."""
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.remote.session import connect
+
+    served = connect(chain_server.url, str(chain_dir))
+    assert isinstance(served.client, VllmClient) and served.engine_name == "vllm"
+    assert served.info.speculative is None and served.context_length == 2048
+    local = local_lm(chain_dir)
+    src = source_from_text(b"value = 1\nother = 2\n", "settings.cfg")
+    for mode in ("rewrite", "spec"):
+        opts = EditOptions(mode=mode, allow_deletions=True)
+        ours, theirs = edit_file(local, src, "Simplify.", opts), edit_remote(served, src, "Simplify.", opts)
+        assert theirs.new_text == ours.new_text == "pass)\n" and theirs.raw_output == ours.raw_output
+        assert theirs.stats.output_tokens == ours.stats.output_tokens == 3 and theirs.stats.requests == 1
+    sent = []
+    real = served.client.complete
+    served.client.complete = lambda ids, n, **kw: sent.append(list(ids)) or real(ids, n, **kw)
+    edit_remote(served, src, "Simplify.", EditOptions(mode="rewrite", allow_deletions=True))
+    own = served.client.request("/v1/completions", {"model": served.info.model, "prompt": sent[0], "max_tokens": 3,
+                                                     "temperature": 0, "return_token_ids": True})
+    assert served.tokenizer.decode(own["choices"][0]["token_ids"]) == "pass)\n```"
+
+
+@pytest.mark.vllm
+def test_the_copy_loop_through_vllm_writes_local_copy_modes_program(chain_server, chain_dir):
+    """Each request writes up to the next copy tag under the guidance backend's grammar; the client appends
+    the copied lines' ids; the program is local copy mode's on the same folder, and it resolves."""
+    from editllm.editor.copymode import run_copy
+    from editllm.editor.edit import EditOptions
+    from editllm.remote.copyloop import copy_parts
+    from editllm.remote.session import connect
+
+    served, local = connect(chain_server.url, str(chain_dir)), local_lm(chain_dir)
+    src = source_from_text(COPY_FILE.encode(), "m.py")
+    prompt, resolver, stats = copy_parts(served, src.path, src.text, src.lines, "Keep it.")
+    text = run_copy_loop(served, prompt, resolver, stats, 64)
+    local_text, local_stats = run_copy(local, src.path, src.text, "Keep it.", 64, lines=src.lines)
+    assert stats.program == local_stats.program == '<copy lines="1-2"/>'
+    assert text == local_text == COPY_FILE == resolver.text(parse(stats.program), monotonic=True)
+    assert stats.requests == stats.spans + 1 + stats.cuts == 2 and stats.cuts == 0
+    res = edit_remote(served, src, "Keep it.", EditOptions(mode="copy"))
+    assert res.fallback is None and res.new_text == COPY_FILE and res.stats.program == '<copy lines="1-2"/>'
+
+
+@pytest.mark.vllm
+def test_cli_fix_through_vllm(chain_server, chain_dir, tmp_path, monkeypatch):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "settings.cfg").write_text("value = 1\n")
+    res = CliRunner().invoke(app, ["fix", "settings.cfg", "Simplify.", "--model", str(chain_dir), "--server",
+                                   chain_server.url, "--mode", "rewrite", "--allow-deletions", "--stats"])
+    assert res.exit_code == 0, res.output
+    assert "-value = 1\n+pass)\n" in res.stdout
+    stats = json.loads(next(line for line in res.stderr.splitlines() if line.startswith("{")))
+    assert stats["engine"] == "vllm" and stats["server"] == chain_server.url
+
+
+@pytest.mark.vllm
+def test_bench_through_vllm_records_what_it_ran(chain_server, chain_dir, tmp_path):
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    case = {"id": "cfg_1", "kind": "edit", "path": "settings.cfg", "instruction": "Simplify.",
+            "before": "value = 1\nother = 2\n", "after": "pass)\n", "tests": []}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["bench", "--model", str(chain_dir), "--cases", str(cases), "--out", str(out),
+                                   "--server", chain_server.url, "--mode", "rewrite,spec", "--no-focus"])
+    assert res.exit_code == 0, res.output
+    results = json.loads((out / "results.json").read_text())
+    records = {r["mode"]: r for r in results["records"]}
+    assert set(records) == {"rewrite", "spec"} and results["engine"] == "vllm"
+    assert all(r["error"] is None and r["exact_match"] for r in records.values())
+    assert records["spec"]["identical_to_rewrite"] is True and results["settings"]["server"] == chain_server.url
+
+
+@pytest.mark.vllm
+def test_a_vllm_server_with_another_tokenizer_is_refused(chain_server):
+    class Other:
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [1, 2, 3]}
+
+    with pytest.raises(ServerError, match="another tokenizer"):
+        VllmClient(chain_server.url).check_tokenizer(Other())
+
+
+@pytest.mark.vllm
+def test_spec_through_vllms_ngram_speculation_equals_local_greedy_and_says_so(spec_server, random_dir):
+    """A random model's 96 greedy tokens through a server with n-gram speculation: the local torch engine's
+    greedy tokens, token for token (speculation is lossless), and the stats say which speculation ran."""
+    from editllm.remote.session import connect
+
+    served, local = connect(spec_server.url, str(random_dir)), local_lm(random_dir)
+    assert served.info.speculative == "vllm speculative decoding"
+    ids = chat_ids(served.tokenizer, "Repeat:\ndef f(x):\n    return x + 1\n\n\ndef g(x):\n    return x + 1\n")
+    out, stats = server_generate("spec")(served, ids, 96, None)
+    ref = greedy(local.model, ids, 96)
+    cut = next((k for k, t in enumerate(ref) if t in served.engine.eos), len(ref))
+    assert out == ref[:cut] and stats.speculative == "vllm speculative decoding"
+    assert stats.copy_attempts > 0  # drafted tokens, from the per-request speculation counts
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("after", [0, 3, 9])
+def test_what_vllm_writes_under_a_request_grammar_obeys_it(spec_server, random_dir, after):
+    """The copy loop's GBNF, sent as `structured_outputs.grammar` to the guidance backend (with speculation
+    on): gen spans, then at most one copy of lines after `after`."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(random_dir)
+    ids = tok("Write a program.\n", add_special_tokens=False)["input_ids"]
+    answer = VllmClient(spec_server.url).complete(ids, 48, grammar=request_grammar(12, after))
+    text = tok.decode(answer["tokens"], skip_special_tokens=False).replace("<|im_end|>", "")
+    if answer["stop_type"] == "limit":  # cut mid-span: what was written is a prefix of a legal program
+        assert text.startswith("<gen>")
+        return
+    ops = parse(text)
+    copies = [op for op in ops if isinstance(op, Copy)]
+    assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
+    assert not copies or ops[-1] == copies[0]
+
+
+@pytest.mark.vllm
+def test_the_adapter_runs_only_on_requests_that_name_it(spec_server, random_dir, lora_dir):
+    """`--enable-lora --lora-modules selector=DIR`: a program request names the adapter as its model and writes
+    what peft's model writes; every other request runs the base model (speculation on throughout)."""
+    import torch
+    from editllm.remote.session import connect
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    served = connect(spec_server.url, str(random_dir), lora=True)
+    assert served.info.adapters == ("selector",)
+    ids = chat_ids(served.tokenizer, "def f(x):\n    return x + 1\n" * 8)
+    on = served.client.complete(ids, 32, lora=served.scale(True))["tokens"]
+    off = served.client.complete(ids, 32, lora=served.scale(False))["tokens"]
+    base = AutoModelForCausalLM.from_pretrained(random_dir, dtype=torch.float32)
+    assert off == greedy(base, ids, 32)
+    assert on == greedy(PeftModel.from_pretrained(base, str(lora_dir)), ids, 32) and on != off
