@@ -4,7 +4,9 @@ The client-driven copy loop (`remote.modes.run_copy_loop`) asks a llama-server f
 per-request grammar, appending the copied lines' token ids between requests; local copy mode
 (`editor.copymode`) runs the same program under the same matcher on the in-process llama.cpp engine,
 re-reading its copies. Both are greedy on the same GGUF, so they should write the same program; a batched
-forward on llama.cpp may flip a near-tie, so a mismatch is shown with where the two programs part.
+forward on llama.cpp may flip a near-tie, so a mismatch is shown with where the two programs part and the
+local engine's logits of both choices there (local program teacher-forced as copy mode feeds it, copies
+included: `copy_probe.teacher_forced`); a gap under 0.1 is a near-tie.
 
 For each case: local copy mode (the model loaded in this process) and the copy loop through a llama-server
 started here on the same GGUF (`editor.llamaserver`, one slot, 2 threads); with `--rewrite`, rewrite through
@@ -39,6 +41,40 @@ def parting(a: str | None, b: str | None) -> int | None:
     return next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
+def gap_at_parting(lm, case, local: str, server: str, at: int) -> dict:
+    """The local engine's logits, at the program token where `local` and `server` part (character `at`), of
+    the token each wrote there: one forward over the prompt and the local program up to that point."""
+    import numpy as np
+    from editllm.bench.copy_probe import teacher_forced
+    from editllm.editor.copymode import copy_prompt_ids
+    from editllm.editor.edit import copy_shown
+    from editllm.grammar.program import Copy, parse
+
+    tok = lm.tokenizer
+    src = SourceFile(case.path, case.before)
+    _, shown, lines = copy_shown(src, case.instruction, EditOptions())
+    prompt = copy_prompt_ids(lm, src.path, shown, case.instruction)
+    fed, text = [], ""
+    for item in teacher_forced(tok, parse(local), lines, min(lm.engine.eos)):
+        if isinstance(item[0], Copy):
+            fed += item[1]
+            continue
+        piece = tok.decode([item[0]])
+        if len(text) + len(piece) > at:  # the token where the programs part: the server wrote another here
+            mine = item[0]
+            break
+        text += piece
+        fed.append(item[0])
+    else:
+        return {}
+    theirs = tok(server[len(text):at + 1], add_special_tokens=False)["input_ids"][0]
+    lm.engine.reset()
+    row = np.asarray(lm.engine.forward(prompt + fed, keep=1)[-1], dtype=np.float64)
+    lm.engine.reset()
+    return {"local_token": tok.decode([mine]), "server_token": tok.decode([theirs]),
+            "logit_gap": round(float(row[mine] - row[theirs]), 4)}
+
+
 def run_one(lm, remote, case, mode: str) -> dict:
     """One case in `mode` locally and through the server: texts, programs, fallbacks, seconds, errors."""
     src = SourceFile(case.path, case.before)
@@ -59,6 +95,8 @@ def run_one(lm, remote, case, mode: str) -> dict:
         if at is not None:
             out["parting"] = {"at": at, "local": (loc["program"] or "")[max(0, at - 60): at + 40],
                               "server": (srv["program"] or "")[max(0, at - 60): at + 40]}
+            if loc["program"] and srv["program"]:
+                out["parting"] |= gap_at_parting(lm, case, loc["program"], srv["program"], at)
     return out
 
 
