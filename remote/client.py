@@ -80,6 +80,19 @@ class HttpClient:
             raise ServerError(f"server {self.url}{path}: {reason}", transient=True) from exc
 
 
+    def tokenize_body(self, text: str) -> dict:
+        """The engine's `/tokenize` request for `text`, without special tokens (each backend states its own)."""
+        raise NotImplementedError
+
+    def check_tokenizer(self, tokenizer) -> None:
+        """Refuse a server whose model tokenizes differently: our token ids would mean other text there."""
+        theirs = self.request("/tokenize", self.tokenize_body(PROBE)).get("tokens")
+        ours = tokenizer(PROBE, add_special_tokens=False)["input_ids"]
+        if theirs != ours:
+            raise ServerError(f"server {self.url} runs a model with another tokenizer than --model "
+                              f"(ids for a probe differ: {theirs[:6]} vs {ours[:6]})", transient=False)
+
+
 class ServerClient(HttpClient):
     """llama-server's requests (thread-safe: no state but the cached props)."""
 
@@ -105,13 +118,9 @@ class ServerClient(HttpClient):
                                     spec, str(props.get("model_path", "")))
         return self._info
 
-    def check_tokenizer(self, tokenizer) -> None:
-        """Refuse a server whose model tokenizes differently: our token ids would mean other text there."""
-        theirs = self.request("/tokenize", {"content": PROBE, "add_special": False}).get("tokens")
-        ours = tokenizer(PROBE, add_special_tokens=False)["input_ids"]
-        if theirs != ours:
-            raise ServerError(f"server {self.url} runs a model with another tokenizer than --model "
-                              f"(ids for a probe differ: {theirs[:6]} vs {ours[:6]})", transient=False)
+    def tokenize_body(self, text: str) -> dict:
+        """llama-server's `/tokenize` request for `text`, without special tokens."""
+        return {"content": text, "add_special": False}
 
     def complete(self, ids: list[int], n_predict: int, *, slot: int = -1, grammar: str | None = None,
                  stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None,

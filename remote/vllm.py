@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Iterable
 
-from editllm.remote.client import PROBE, HttpClient, ServerError, ServerInfo
+from editllm.remote.client import HttpClient, ServerError, ServerInfo
 
 GREEDY = {"temperature": 0, "top_p": 1.0, "top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0,
           "presence_penalty": 0.0, "frequency_penalty": 0.0, "seed": 0}
@@ -67,13 +67,9 @@ class VllmClient(HttpClient):
             return None  # metrics off: the answers' acceptance counts still show it in the stats
         return "vllm speculative decoding" if SPEC_METRIC in text else None
 
-    def check_tokenizer(self, tokenizer) -> None:
-        """Refuse a server whose model tokenizes differently: our token ids would mean other text there."""
-        theirs = self.request("/tokenize", {"prompt": PROBE, "add_special_tokens": False}).get("tokens")
-        ours = tokenizer(PROBE, add_special_tokens=False)["input_ids"]
-        if theirs != ours:
-            raise ServerError(f"server {self.url} runs a model with another tokenizer than --model "
-                              f"(ids for a probe differ: {theirs[:6]} vs {ours[:6]})", transient=False)
+    def tokenize_body(self, text: str) -> dict:
+        """vLLM's `/tokenize` request for `text`, without special tokens."""
+        return {"prompt": text, "add_special_tokens": False}
 
     def body(self, ids: list[int], n_predict: int, *, grammar: str | None = None, stop: list[str] | None = None,
              cache_prompt: bool = True, lora: float | None = None, ban: Iterable[int] = ()) -> dict:
