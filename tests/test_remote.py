@@ -520,6 +520,55 @@ def test_many_files_survive_the_server_killed_and_the_rerun_finishes_only_the_mi
     assert all((tmp_path / n).read_text() == "pass\n" for n in names)
 
 
+def test_a_hundred_files_survive_the_server_killed_and_restarted_mid_run(chain_gguf, binary, cache, tmp_path,
+                                                                         monkeypatch):
+    """Issue 23's target at its size: 100 files at --jobs 4, the server SIGKILLed after 20 and started again on
+    the same port while the run goes on. The requests it cut off are retried (transient errors, backoff);
+    every file ends as its whole edit, none lost or half-written, and a rerun from the journal edits none."""
+    import signal
+    import threading
+
+    import editllm.editor.llamaserver as llamaserver
+    from editllm.api import EditSession, Journal
+
+    monkeypatch.setenv("EDITLLM_CACHE", str(cache))
+    monkeypatch.chdir(tmp_path)
+    names = [f"m{k:03d}.cfg" for k in range(100)]
+    for k, n in enumerate(names):
+        (tmp_path / n).write_text(f"value = {k}\n")
+    first = LlamaServer(chain_gguf, ARGS, threads=1, binary=binary).start()
+    monkeypatch.setattr(llamaserver, "free_port", lambda: first.port)  # the restart takes the same URL
+    servers, starting = [first], []
+
+    def kill_and_restart(done: int, total: int, failed: int) -> None:
+        if done == 20:  # mid-run: SIGKILL, no graceful shutdown, then a new server while the workers retry
+            os.killpg(first.proc.pid, signal.SIGKILL)
+            first.proc.wait()
+            start = threading.Thread(
+                target=lambda: servers.append(LlamaServer(chain_gguf, ARGS, threads=1, binary=binary).start()))
+            start.start()
+            starting.append(start)
+
+    try:
+        session = EditSession(str(chain_gguf), mode="rewrite", server=first.url, allow_deletions=True)
+        report = session.edit_many(names, "Simplify.", jobs=4, retries=8, backoff=0.25,
+                                   journal=Journal(tmp_path / "j"), apply=True, progress=kill_and_restart)
+        for t in starting:
+            t.join()
+        assert len(servers) == 2, "the server was not restarted mid-run"
+        assert report.exit_code() == 0, [o.error for o in report.failed]
+        assert any(o.attempts > 1 for o in report.outcomes), "no request was cut off by the kill"
+        assert all((tmp_path / n).read_text() == "pass\n" for n in names) and all(o.written for o in report.outcomes)
+        again = EditSession(str(chain_gguf), mode="rewrite", server=first.url, allow_deletions=True)
+        rerun = again.edit_many(names, "Simplify.", jobs=4, journal=Journal(tmp_path / "j"), apply=True)
+        assert rerun.exit_code() == 0 and all(o.resumed for o in rerun.outcomes)
+    finally:
+        for t in starting:
+            t.join()
+        for server in servers:
+            server.stop()
+
+
 # --- the 0.5B sibling (bundled:0.5b, the .[small] extra) through a real server: every mode end to end -------
 
 @pytest.fixture(scope="module")
