@@ -107,10 +107,10 @@ def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:
     return ranges
 
 
-def spelling_parts(lines: list[str], instruction: str, within: tuple[int, int] | None) -> Parts | None:
-    """Spelling focus: for a spelling request, the lines holding the words a spell checker flags (within a
-    named section, if any), each shown alone with its words named; None when it flags none (the model
-    then reads the whole text, or the section, as before).
+def spelling_parts(lines: list[str], within: tuple[int, int] | None = None) -> Parts | None:
+    """Spelling focus (`parts_of` calls it for a spelling request): the lines holding the words a spell
+    checker flags (within a named section, if any), each shown alone with its words named; None when it
+    flags none (the model then reads the whole text, or the section, as before).
 
     Why: asked to fix the typos of a whole README, the 1.5B model fixed fewer than half of them even when
     the prompt named the flagged words (`benchmarks/results/cpu-1.5b-prose-hints`); shown one line and
@@ -136,7 +136,7 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
         return None
     section = named_section(lines, instruction)
     if prose.WORDS and prose.HINTS and prose.SPELLING.search(instruction):
-        words = spelling_parts(lines, instruction, section[0] if section else None)
+        words = spelling_parts(lines, section[0] if section else None)
         if words is not None:
             return words
     if section is not None:

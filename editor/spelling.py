@@ -70,10 +70,16 @@ def numbered_prose(lines: list[str]) -> list[tuple[int, str]]:
 def suspects(text: str) -> list[str]:
     """The words the spell checker flags, in text order; [] without the dictionary or when too many
     words are unknown to be typos."""
+    return flagged(prose_lines(text), text)
+
+
+def flagged(prose: list[str], text: str) -> list[str]:
+    """`suspects` given the text's prose lines (`prose_lines`), so a caller that also needs where they
+    stand scans the text once."""
     spell = checker()
     if spell is None:
         return []
-    words = [w for line in prose_lines(text) for w in CANDIDATE.findall(line)]
+    words = [w for line in prose for w in CANDIDATE.findall(line)]
     counts: dict[str, int] = {}
     for w in words:
         counts[w] = counts.get(w, 0) + 1
@@ -87,9 +93,10 @@ def suspects(text: str) -> list[str]:
 def suspect_lines(lines: list[str]) -> list[tuple[int, tuple[str, ...]]]:
     """(line index, flagged words in it) for each prose line of the file `lines` holding a word that
     `suspects` flags over the whole file, in file order: what spelling focus shows the model."""
-    found = set(suspects("".join(lines)))
+    prose = numbered_prose([line.rstrip("\r\n") for line in lines])
+    found = set(flagged([line for _, line in prose], "".join(lines)))
     out = []
-    for k, line in numbered_prose([line.rstrip("\r\n") for line in lines]):
+    for k, line in prose:
         words = tuple(dict.fromkeys(w for w in CANDIDATE.findall(line) if w in found))
         if words:
             out.append((k, words))
