@@ -188,28 +188,41 @@ class LlamaServer:
             return ""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
+    name = "llama-server"  # in the log file's name and the error
+    searched_lines = 30  # log lines searched for a port taken by another process
+    shown_lines = 30  # log lines shown when it fails
+
+    def command(self) -> list[str]:
+        """The server's command line on `self.port` (a subclass runs another server the same way)."""
+        self.binary = self.binary or server_binary()  # found (or built) once, not per attempt
+        return [str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
+                "-t", str(self.threads), "-tb", str(self.threads), *self.args]
+
+    def environment(self) -> dict[str, str] | None:
+        """The server's environment (None: this process's)."""
+        return None
+
     def start(self) -> LlamaServer:
-        binary = self.binary or server_binary()
-        fd, log = tempfile.mkstemp(prefix="llama-server-", suffix=".log")
+        fd, log = tempfile.mkstemp(prefix=f"{self.name}-", suffix=".log")
         self.log_path = Path(log)
+        env = self.environment()
         for _attempt in range(3):  # a port taken between free_port() and bind(): try another
             self.port = free_port()
-            cmd = [str(binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
-                   "-t", str(self.threads), "-tb", str(self.threads), *self.args]
+            cmd = self.command()
             with open(fd, "ab", closefd=False) as out:
                 out.write(("$ " + " ".join(cmd) + "\n").encode())
             self.proc = subprocess.Popen(cmd, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+                                         start_new_session=True, env=env)
             if self._wait_healthy():
                 os.close(fd)
                 return self
-            if "address already in use" not in self.log_tail().lower():
+            if "address already in use" not in self.log_tail(self.searched_lines).lower():
                 break
         os.close(fd)
-        tail = self.log_tail()
+        tail = self.log_tail(self.shown_lines)
         self.stop()
         sys.stderr.write(tail + "\n")
-        raise EditError(f"llama-server did not become healthy (log: {self.log_path})")
+        raise EditError(f"{self.name} did not become healthy in {self.startup_timeout:.0f} s (log: {self.log_path})")
 
     def _wait_healthy(self) -> bool:
         deadline = time.monotonic() + self.startup_timeout

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from editllm.editor.errors import EditError
-from editllm.editor.llamaserver import LlamaServer, free_port
+from editllm.editor.llamaserver import LlamaServer
 
 ENV = "EDITLLM_VLLM"
 # On CPU: a KV cache of 1 GiB (VLLM_CPU_KVCACHE_SPACE, else a share of RAM) and no thread pinning, so a
@@ -48,6 +46,10 @@ class VllmServer(LlamaServer):
     """One vLLM OpenAI-compatible server on a free local port, serving the HF folder `model`; use as a
     context manager. `args` are vLLM's own flags (`--speculative-config ...`, `--block-size 32`, ...)."""
 
+    name = "vllm"
+    searched_lines = 200  # vLLM logs a long traceback after the bind error
+    shown_lines = 40
+
     def __init__(self, model: str | Path, args: Sequence[str] = (), python: Path | None = None,
                  startup_timeout: float = 600.0, threads: int | None = None) -> None:
         super().__init__(model, args, threads=threads, startup_timeout=startup_timeout)
@@ -55,32 +57,15 @@ class VllmServer(LlamaServer):
         self.omp_threads = threads  # None: vLLM's own choice
 
     def command(self) -> list[str]:
-        return [str(self.python or vllm_python()), "-m", "vllm.entrypoints.openai.api_server",
+        self.python = self.python or vllm_python()  # found once: the check imports vllm (seconds)
+        return [str(self.python), "-m", "vllm.entrypoints.openai.api_server",
                 "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port), *self.args]
 
-    def start(self) -> VllmServer:
-        fd, log = tempfile.mkstemp(prefix="vllm-server-", suffix=".log")
-        self.log_path = Path(log)
+    def environment(self) -> dict[str, str]:
         env = os.environ | {k: os.environ.get(k, v) for k, v in CPU_ENV.items()}
         if self.omp_threads:
             env["OMP_NUM_THREADS"] = str(self.omp_threads)
-        for _attempt in range(3):  # a port taken between free_port() and bind(): try another
-            self.port = free_port()
-            cmd = self.command()
-            with open(fd, "ab", closefd=False) as out:
-                out.write(("$ " + " ".join(cmd) + "\n").encode())
-            self.proc = subprocess.Popen(cmd, stdout=fd, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True, env=env)
-            if self._wait_healthy():
-                os.close(fd)
-                return self
-            if "address already in use" not in self.log_tail(200).lower():
-                break
-        os.close(fd)
-        tail = self.log_tail(40)
-        self.stop()
-        sys.stderr.write(tail + "\n")
-        raise EditError(f"vllm did not become healthy in {self.startup_timeout:.0f} s (log: {self.log_path})")
+        return env
 
     def __enter__(self) -> VllmServer:
         return self.start()
