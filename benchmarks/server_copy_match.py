@@ -4,9 +4,13 @@ The client-driven copy loop (`remote.modes.run_copy_loop`) asks a llama-server f
 per-request grammar, appending the copied lines' token ids between requests; local copy mode
 (`editor.copymode`) runs the same program under the same matcher on the in-process llama.cpp engine,
 re-reading its copies. Both are greedy on the same GGUF, so they should write the same program; a batched
-forward on llama.cpp may flip a near-tie, so a mismatch is shown with where the two programs part and the
-local engine's logits of both choices there (local program teacher-forced as copy mode feeds it, copies
-included: `copy_probe.teacher_forced`); a gap under 0.1 is a near-tie.
+forward on llama.cpp may flip a near-tie (its kernels round differently for a batch of 1 and of many, and the
+two decoders batch the same tokens differently: local copy mode verifies drafts and feeds forced tokens with
+the token before them, the server writes one token a step), so a mismatch is shown with where the two
+programs part and the logits of both choices there, three ways: as each decoder saw them when it chose (its
+own cache entries, the last token read again: `local_own_gap`, `server_own_gap`, each positive for the
+token it wrote), and in one batched forward on the local engine (`logit_gap`, the local program
+teacher-forced as copy mode feeds it, copies included). A gap under 0.1 is a near-tie.
 
 For each case: local copy mode (the model loaded in this process) and the copy loop through a llama-server
 started here on the same GGUF (`editor.llamaserver`, one slot, 2 threads); with `--rewrite`, rewrite through
@@ -14,6 +18,11 @@ the same two as well (a mismatch there says the two engines' logits differ for r
 Records go to OUT/records.jsonl as they come, a summary to OUT/summary.json.
 
     python benchmarks/server_copy_match.py --kind heldout-bugfix --out DIR [--limit N] [--max-lines N] [--rewrite]
+    python benchmarks/server_copy_match.py --engine vllm --rewrite --spec ...   # EDITLLM_VLLM: a venv with vLLM
+
+With `--engine vllm` the server is `vllm serve` on the HF folder `editllm model prepare` writes and the local side
+the torch engine on that folder (vLLM runs no GGUF of ours); `--spec` then runs spec through a second server
+started with speculation and compares its text with the first server's rewrite (lossless on the server).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from editllm.bench.cases import default_cases, load_cases
@@ -41,52 +51,138 @@ def parting(a: str | None, b: str | None) -> int | None:
     return next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
-def gap_at_parting(lm, case, local: str, server: str, at: int) -> dict:
-    """The local engine's logits, at the program token where `local` and `server` part (character `at`), of
-    the token each wrote there: one forward over the prompt and the local program up to that point."""
-    import numpy as np
+def fed_before(tok, program: str, lines: list[str], eos: int, at: int) -> tuple[list[int], int, str] | None:
+    """The ids fed after the prompt before the program token at character `at` (program tokens and copies, as
+    copy mode feeds them), that token and the program's text before it; None when `at` is past the program."""
     from editllm.bench.copy_probe import teacher_forced
-    from editllm.editor.copymode import copy_prompt_ids
-    from editllm.editor.edit import copy_shown
     from editllm.grammar.program import Copy, parse
 
-    tok = lm.tokenizer
-    src = SourceFile(case.path, case.before)
-    _, shown, lines = copy_shown(src, case.instruction, EditOptions())
-    prompt = copy_prompt_ids(lm, src.path, shown, case.instruction)
     fed, text = [], ""
-    for item in teacher_forced(tok, parse(local), lines, min(lm.engine.eos)):
+    for item in teacher_forced(tok, parse(program), lines, eos):
         if isinstance(item[0], Copy):
             fed += item[1]
             continue
         piece = tok.decode([item[0]])
-        if len(text) + len(piece) > at:  # the token where the programs part: the server wrote another here
-            mine = item[0]
-            break
+        if len(text) + len(piece) > at:  # the token where the programs part
+            return fed, item[0], text
         text += piece
         fed.append(item[0])
+    return None
+
+
+def case_prompt(lm, case) -> tuple[list[int], list[str]]:
+    """Copy mode's prompt ids for a case (focused as the product runs it) and the lines it numbers."""
+    from editllm.editor.copymode import copy_prompt_ids
+    from editllm.editor.edit import copy_shown
+
+    src = SourceFile(case.path, case.before)
+    _, shown, lines = copy_shown(src, case.instruction, EditOptions())
+    return copy_prompt_ids(lm, src.path, shown, case.instruction), lines
+
+
+def best(scores, ids: list[int]) -> float | None:
+    """The highest score among `ids` (a program's end is whichever end-of-generation id scores highest: every
+    one is legal there), None when none is scored."""
+    found = [float(scores[i]) for i in ids if i in scores] if isinstance(scores, dict) else \
+        [float(scores[i]) for i in ids]
+    return max(found) if found else None
+
+
+def gap(scores, mine: list[int], theirs: list[int]) -> float | None:
+    a, b = best(scores, mine), best(scores, theirs)
+    return None if a is None or b is None else round(a - b, 4)
+
+
+def local_own_gap(lm, p: dict) -> float | dict:
+    """logit(local's token) − logit(server's token) as the local decode saw it: the engine still holds the
+    prompt and the program as copy mode fed them, so it drops the entries from the token before the parting on
+    and reads that one token again (its own entries before it untouched). Call right after the local copy run;
+    where the cache is shorter than that point, what it holds instead."""
+    engine, seq = lm.engine, p["prompt"] + p["fed"]
+    if getattr(engine, "length", 0) < len(seq):
+        return {"cache": getattr(engine, "length", None), "needed": len(seq)}
+    engine.truncate(engine.length - len(seq) + 1)
+    return gap(engine.forward(seq[-1:], keep=1)[-1], p["mine"], p["theirs"])
+
+
+def server_own_gap(remote, p: dict) -> float | None:
+    """logprob(server's token) − logprob(local's) (= the logit difference) as the server's copy loop saw it,
+    from a one-token request on the prompt and the program up to the parting, the run's entries still cached.
+    llama-server: the slot's cache holds that run's sequence, so only the last token is read again; `n_probs`
+    with `post_sampling_probs` off gives log-softmax of the raw logits (before the grammar). vLLM: its prefix
+    cache is kept in blocks, so up to one block (`--block-size`) is read again; `logprobs` are of the raw
+    logits too. None when either token is not in its top 20."""
+    seq = p["prompt"] + p["fed"]
+    if remote.info.kind == "vllm":
+        from editllm.remote.vllm import GREEDY
+
+        answer = remote.client.request("/v1/completions", {
+            "model": remote.info.model, "prompt": seq, "max_tokens": 1, **GREEDY, "logprobs": 20,
+            "return_tokens_as_token_ids": True})
+        rows = answer["choices"][0]["logprobs"]["top_logprobs"][0]
+        top = {int(k.split(":", 1)[1]): v for k, v in rows.items()}
     else:
-        return {}
-    theirs = tok(server[len(text):at + 1], add_special_tokens=False)["input_ids"][0]
-    lm.engine.reset()
-    row = np.asarray(lm.engine.forward(prompt + fed, keep=1)[-1], dtype=np.float64)
-    lm.engine.reset()
-    return {"local_token": tok.decode([mine]), "server_token": tok.decode([theirs]),
-            "logit_gap": round(float(row[mine] - row[theirs]), 4)}
+        answer = remote.client.request("/completion", {
+            "prompt": seq, "n_predict": 1, "n_probs": 20, "post_sampling_probs": False,
+            "temperature": 0, "cache_prompt": True, "id_slot": 0, "stream": False})
+        top = {q["id"]: q["logprob"] for q in answer["completion_probabilities"][0]["top_logprobs"]}
+    return gap(top, p["theirs"], p["mine"])
 
 
-def run_one(lm, remote, case, mode: str) -> dict:
-    """One case in `mode` locally and through the server: texts, programs, fallbacks, seconds, errors."""
+def parting_tokens(lm, case, local: str, server: str, at: int) -> dict | None:
+    """Where the programs part (character `at`): the prompt, the ids fed before that point, and the token each
+    side wrote there, as id lists (a program's end: every end-of-generation id). Each program is tokenized op
+    by op as copy mode feeds it (`copy_probe.teacher_forced`), so a gen span's tokens are its text's, which the
+    model wrote in the same tokens but for rare splits. None when `at` is past either program."""
+    tok, ends = lm.tokenizer, sorted(lm.engine.eos)
+    prompt, lines = case_prompt(lm, case)
+    found = fed_before(tok, local, lines, ends[0], at)
+    if found is None:
+        return None
+    fed, mine, _ = found
+    theirs = fed_before(tok, server, lines, ends[0], at)  # the server's token there, tokenized the same way
+    if theirs is None:
+        return None
+    return {"prompt": prompt, "fed": fed, "mine": ends if mine in ends else [mine],
+            "theirs": ends if theirs[1] in ends else [theirs[1]]}
+
+
+def name(tok, ids: list[int]) -> str:
+    return tok.decode(ids) if len(ids) == 1 else "(end)"
+
+
+def batched_gap(lm, p: dict) -> float | None:
+    """logit(local's token) − logit(server's token) in one forward over the prompt and the program up to the
+    parting: a third way to batch the same tokens (the own-path gaps are those the decoders decided by)."""
+    lm.engine.reset()
+    row = lm.engine.forward(p["prompt"] + p["fed"], keep=1)[-1]  # numpy (llama.cpp) or a torch tensor
+    value = gap(row, p["mine"], p["theirs"])
+    lm.engine.reset()
+    return value
+
+
+def outcome(run, case) -> dict:
+    """One edit's text, program, fallback, requests, seconds and error, and whether it is the case's `after`."""
+    started = time.perf_counter()
+    try:
+        r = run()
+        out = {"text": r.new_text, "program": getattr(r.stats, "program", None), "fallback": r.fallback,
+               "output_tokens": r.stats.output_tokens, "requests": getattr(r.stats, "requests", None), "error": None}
+    except EditError as exc:
+        out = {"text": None, "program": None, "fallback": None, "error": str(exc)}
+    out["seconds"] = round(time.perf_counter() - started, 2)
+    out["exact"] = case.after is not None and out["text"] == case.after
+    return out
+
+
+def run_one(lm, remote, case, mode: str, one_request: bool = False) -> dict:
+    """One case in `mode` locally and through the server: texts, programs, fallbacks, seconds, errors. With
+    `one_request` (copy mode), then the whole program in one request too (`copy_requests="one"`), after the
+    loop's parting is probed (that request replaces the slot's cached sequence)."""
     src = SourceFile(case.path, case.before)
     out: dict = {"id": case.id, "mode": mode, "lines": case.lines}
-    for side, run in (("local", lambda: edit_file(lm, src, case.instruction, EditOptions(mode=mode))),
-                      ("server", lambda: edit_remote(remote, src, case.instruction, EditOptions(mode=mode)))):
-        try:
-            r = run()
-            out[side] = {"text": r.new_text, "program": getattr(r.stats, "program", None), "fallback": r.fallback,
-                         "output_tokens": r.stats.output_tokens, "error": None}
-        except EditError as exc:
-            out[side] = {"text": None, "program": None, "fallback": None, "error": str(exc)}
+    out["local"] = outcome(lambda: edit_file(lm, src, case.instruction, EditOptions(mode=mode)), case)
+    out["server"] = outcome(lambda: edit_remote(remote, src, case.instruction, EditOptions(mode=mode)), case)
     loc, srv = out["local"], out["server"]
     out["same_text"] = loc["text"] is not None and loc["text"] == srv["text"]
     if mode == "copy":
@@ -95,8 +191,55 @@ def run_one(lm, remote, case, mode: str) -> dict:
         if at is not None:
             out["parting"] = {"at": at, "local": (loc["program"] or "")[max(0, at - 60): at + 40],
                               "server": (srv["program"] or "")[max(0, at - 60): at + 40]}
-            if loc["program"] and srv["program"]:
-                out["parting"] |= gap_at_parting(lm, case, loc["program"], srv["program"], at)
+            p = parting_tokens(lm, case, loc["program"], srv["program"], at) if loc["program"] and srv["program"] \
+                else None
+            if p is not None:
+                written = loc["fallback"] is None and srv["fallback"] is None  # both caches hold their program
+                out["parting"] |= {
+                    "local_token": name(lm.tokenizer, p["mine"]), "server_token": name(lm.tokenizer, p["theirs"]),
+                    # the gap each decoder decided by, from its own cache entries (positive: it chose its token)
+                    "local_own_gap": local_own_gap(lm, p) if written else None,
+                    "server_own_gap": server_own_gap(remote, p) if written else None,
+                    "logit_gap": batched_gap(lm, p)}
+        if one_request:
+            one = outcome(lambda: edit_remote(remote, src, case.instruction,
+                                              EditOptions(mode="copy", copy_requests="one")), case)
+            out["one"] = one
+            out["one_same_program_as_loop"] = one["program"] == srv["program"] and one["fallback"] == srv["fallback"]
+    return out
+
+
+LLAMA_SPEC = ["--spec-type", "ngram-simple"]
+VLLM_ARGS = ["--max-model-len", "8192", "--block-size", "32", "--enforce-eager",
+             "--structured-outputs-config", '{"backend":"guidance"}']
+VLLM_SPEC = ["--speculative-config", '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}',
+             "--per-request-spec-decode-metrics", "summary"]
+
+
+def started(engine: str, model: str, speculative: bool = False):
+    """A server of that kind on the model, as a context manager: llama-server on its GGUF (one slot, 2
+    threads), or vLLM on the HF folder the local torch engine loads (bf16 where the CPU has bf16 units, as
+    the torch engine picks; 2 OpenMP threads)."""
+    if engine == "vllm":
+        from editllm.editor.models import resolve_model
+        from editllm.remote.vllmserver import VllmServer
+
+        return VllmServer(resolve_model(model), [*VLLM_ARGS, *(VLLM_SPEC if speculative else [])], threads=2)
+    return LlamaServer(gguf_of(model), ["-c", "8192", "-np", "1", "--no-warmup",
+                                        *(LLAMA_SPEC if speculative else [])], threads=2)
+
+
+def run_spec(remote, case, rewritten: str | None) -> dict:
+    """spec through a speculating server against that server kind's rewrite text (lossless: the same)."""
+    src = SourceFile(case.path, case.before)
+    out: dict = {"id": case.id, "mode": "spec", "lines": case.lines}
+    try:
+        r = edit_remote(remote, src, case.instruction, EditOptions(mode="spec"))
+        out["spec"] = {"text": r.new_text, "speculative": r.stats.speculative, "drafted": r.stats.copy_attempts,
+                       "accepted": r.stats.copied_tokens, "output_tokens": r.stats.output_tokens, "error": None}
+    except EditError as exc:
+        out["spec"] = {"text": None, "speculative": None, "drafted": 0, "accepted": 0, "error": str(exc)}
+    out["same_text"] = rewritten is not None and out["spec"]["text"] == rewritten
     return out
 
 
@@ -105,34 +248,63 @@ def main() -> None:
     ap.add_argument("--model", default="bundled:1.5b")
     ap.add_argument("--kind", action="append")
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--ids", help="only these case ids (comma-separated)")
     ap.add_argument("--min-lines", type=int)
     ap.add_argument("--max-lines", type=int)
     ap.add_argument("--rewrite", action="store_true", help="also compare rewrite mode's text")
+    ap.add_argument("--one-request", action="store_true", help="copy mode: also the whole program in one "
+                    "request (copy_requests='one'), its quality beside the loop's")
+    ap.add_argument("--engine", choices=("llama-server", "vllm"), default="llama-server",
+                    help="llama-server on the GGUF against the local llama.cpp engine, or vLLM on the HF folder "
+                         "`editllm model prepare` writes against the local torch engine on that folder")
+    ap.add_argument("--spec", action="store_true", help="with --rewrite: then spec through a second server "
+                    "started with n-gram speculation, its text compared with that server kind's rewrite")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     cases = load_cases(default_cases(), args.kind, args.limit, args.min_lines, args.max_lines)
+    if args.ids:
+        cases = [c for c in cases if c.id in args.ids.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
-    lm = load_model(args.model, engine="llamacpp")
-    records = []
-    with LlamaServer(gguf_of(args.model), ["-c", "8192", "-np", "1", "--no-warmup"], threads=2) as server:
-        remote = connect(server.url, args.model)
-        with open(args.out / "records.jsonl", "w") as log:
+    lm = load_model(args.model, engine="llamacpp" if args.engine == "llama-server" else "torch")
+    records: list[dict] = []
+    with started(args.engine, args.model) as server, open(args.out / "records.jsonl", "w") as log:
+        remote = connect(server.url, args.model, kind=args.engine)
+        for case in cases:
+            for mode in ("copy", "rewrite") if args.rewrite else ("copy",):
+                rec = run_one(lm, remote, case, mode, args.one_request)
+                records.append(rec)
+                log.write(json.dumps(rec) + "\n")
+                log.flush()
+                print(case.id, mode, rec.get("same_program"), rec["same_text"], rec["local"]["fallback"],
+                      rec["local"]["error"], rec["server"]["error"], file=sys.stderr, flush=True)
+    if args.spec and args.rewrite:
+        rewritten = {r["id"]: r["server"]["text"] for r in records if r["mode"] == "rewrite"}
+        with started(args.engine, args.model, speculative=True) as server, \
+                open(args.out / "records.jsonl", "a") as log:
+            remote = connect(server.url, args.model, kind=args.engine)
             for case in cases:
-                for mode in ("copy", "rewrite") if args.rewrite else ("copy",):
-                    rec = run_one(lm, remote, case, mode)
-                    records.append(rec)
-                    log.write(json.dumps(rec) + "\n")
-                    log.flush()
-                    print(case.id, mode, rec.get("same_program"), rec["same_text"], rec["local"]["fallback"],
-                          rec["local"]["error"], rec["server"]["error"], file=sys.stderr, flush=True)
+                rec = run_spec(remote, case, rewritten[case.id])
+                records.append(rec)
+                log.write(json.dumps(rec) + "\n")
+                log.flush()
+                print(case.id, "spec", rec["same_text"], rec["spec"]["speculative"], rec["spec"]["drafted"],
+                      file=sys.stderr, flush=True)
     copies = [r for r in records if r["mode"] == "copy"]
     rewrites = [r for r in records if r["mode"] == "rewrite"]
-    summary = {"model": args.model, "cases": len(copies),
+    specs = [r for r in records if r["mode"] == "spec"]
+    summary = {"model": args.model, "engine": args.engine, "cases": len(copies),
                "copy_same_program": sum(r["same_program"] for r in copies),
                "copy_programs_written": sum(r["local"]["fallback"] is None and r["local"]["error"] is None
                                             for r in copies),
                "copy_server_fallbacks": sum(r["server"]["fallback"] is not None for r in copies),
-               "rewrite_same_text": sum(r["same_text"] for r in rewrites) if rewrites else None}
+               "rewrite_same_text": sum(r["same_text"] for r in rewrites) if rewrites else None,
+               "copy_exact": {side: sum(bool(r.get(side, {}).get("exact")) for r in copies)
+                              for side in ("local", "server", "one")},
+               "copy_fallbacks": {side: sum(r.get(side, {}).get("fallback") is not None for r in copies)
+                                  for side in ("local", "server", "one")},
+               "one_request_same_program_as_loop": sum(bool(r.get("one_same_program_as_loop")) for r in copies)
+               if args.one_request else None,
+               "spec_same_as_server_rewrite": sum(r["same_text"] for r in specs) if specs else None}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
 

@@ -8,6 +8,7 @@ functions of the standard library (deterministic: sorted modules, the first func
 needs nothing but this machine; no quality is claimed (every file's outcome is counted, errors included).
 
     python benchmarks/throughput.py --files 100 --slots 1,4 --mode rewrite --out DIR
+    python benchmarks/throughput.py --files 100 --slots 1,4 --mode spec --out DIR   # server with n-gram speculation
 
 Each slot count gets a fresh server (`editor.llamaserver.LlamaServer`, `-np N`, `-c` N × the per-slot
 context) and one `EditSession.edit_many(jobs=N)` over the same files; the server keeps each slot's prompt
@@ -54,13 +55,20 @@ def stdlib_functions(n: int, max_lines: int, min_lines: int = 3) -> list[tuple[s
     return found
 
 
-def run_slots(gguf: str, model: str, folder: Path, slots: int, mode: str, ctx_per_slot: int) -> dict:
-    """One server with `slots` slots, every file through it with `slots` workers; the run's figures."""
+SPEC_FLAGS = "--spec-type ngram-simple"  # spec is the server's setting: a spec run's server speculates
+
+
+def run_slots(gguf: str, model: str, folder: Path, slots: int, mode: str, ctx_per_slot: int,
+              spec_flags: str = SPEC_FLAGS) -> dict:
+    """One server with `slots` slots, every file through it with `slots` workers; the run's figures. In spec
+    mode the server is started with `spec_flags` (llama-server's n-gram speculation)."""
     from editllm.api.session import EditSession
     from editllm.editor.llamaserver import LlamaServer
 
     paths = sorted(folder.glob("*.py"))
     args = ["-c", str(ctx_per_slot * slots), "-np", str(slots), "--no-warmup"]
+    if mode == "spec":
+        args += spec_flags.split()
     with LlamaServer(gguf, args) as server:
         session = EditSession(model, mode=mode, server=server.url, engine="llamacpp")
         session.prepare()
@@ -70,7 +78,11 @@ def run_slots(gguf: str, model: str, folder: Path, slots: int, mode: str, ctx_pe
     stats = [o.edit.stats for o in report.outcomes if o.edit is not None and getattr(o.edit, "stats", None)]
     written = [s.output_tokens for s in stats]
     read = [max(0, s.prompt_tokens - getattr(s, "prefix_tokens", 0)) for s in stats]
-    return {"slots": slots, "files": len(paths), "errors": len(report.failed), "seconds": round(seconds, 2),
+    drafted = sum(getattr(s, "copy_attempts", 0) for s in stats)
+    accepted = sum(getattr(s, "copied_tokens", 0) for s in stats)
+    return {"slots": slots, "files": len(paths), "drafted": drafted, "accepted": accepted,
+            "fallbacks": sum(1 for o in report.outcomes if o.edit is not None and o.edit.fallback),
+            "errors": len(report.failed), "seconds": round(seconds, 2),
             "files_per_minute": round(60 * len(paths) / seconds, 2),
             "output_tokens": sum(written), "output_tokens_per_s": round(sum(written) / seconds, 2),
             "prompt_tokens": sum(s.prompt_tokens for s in stats),
@@ -100,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mode", default="rewrite", choices=["rewrite", "spec", "copy"])
     ap.add_argument("--model", default="bundled:1.5b")
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
+    ap.add_argument("--spec-flags", default=SPEC_FLAGS, help="the server's speculation flags in spec mode")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
@@ -114,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     slots = [int(s) for s in args.slots.split(",")]
     runs = []
     for n in slots:
-        runs.append(run_slots(gguf, args.model, folder, n, args.mode, args.ctx_per_slot))
+        runs.append(run_slots(gguf, args.model, folder, n, args.mode, args.ctx_per_slot, args.spec_flags))
         print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
     prompt, output = int(runs[0]["median_prompt_read"]), int(runs[0]["median_output"])
     rows = batched_bench(gguf, prompt, output, slots)

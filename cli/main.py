@@ -18,7 +18,7 @@ from pathlib import Path
 
 import typer
 from editllm import api
-from editllm.editor.config import DEFAULT_MODEL, CopyKV, Device, Dtype, Engine, Mode
+from editllm.editor.config import DEFAULT_MODEL, CopyKV, CopyRequests, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
 from rich.console import Console
@@ -181,6 +181,10 @@ ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
 COPY_KV = typer.Option(None, "--copy-kv",
                        help="copy mode: reread (default) feeds copied lines through the model; reuse takes their "
                             "cache entries from the prompt (faster, approximate: off until the selector is measured).")
+COPY_REQUESTS = typer.Option("loop", "--copy-requests",
+                             help="copy mode through --server: loop (a request per copy tag, the copied lines in "
+                                  "context: local copy mode's program) or one (the whole program in one request, "
+                                  "written without them: fewer round trips, a weaker program).")
 SERVER = typer.Option(None, "--server", envvar="EDITLLM_SERVER",
                       help="Edit through a llama-server or vLLM server at this URL (detected; it serves --model; "
                            "config key `server`).")
@@ -308,6 +312,7 @@ def fix(
     allow_deletions: bool = ALLOW_DELETIONS,
     copy_kv: CopyKV | None = COPY_KV,
     server: str = SERVER,
+    copy_requests: CopyRequests = COPY_REQUESTS,
     jobs: int = JOBS,
     retries: int = RETRIES,
     timeout: float = TIMEOUT,
@@ -322,9 +327,11 @@ def fix(
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
     conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server)
+    if copy_requests != "loop" and not conf.get("server"):
+        raise EditError(f"--copy-requests {copy_requests} is for copy mode through a server: add --server URL")
     session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
                            temperature=temperature, seed=seed, draft=draft, monotonic=monotonic, focus=focus,
-                           allow_deletions=allow_deletions)
+                           allow_deletions=allow_deletions, copy_requests=copy_requests)
     if batched(session, jobs, journal):
         report = run_batch(session, sources, instruction, apply, stats, quiet, started, jobs, retries, timeout,
                            journal)

@@ -32,6 +32,7 @@ Mode = Literal["rewrite", "spec", "copy"]
 Device = Literal["auto", "cpu", "cuda"]
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 Engine = Literal["auto", "torch", "llamacpp"]
+CopyRequests = Literal["loop", "one"]  # copy mode through a server: a request per copy tag, or one request
 CopyKV = Literal["reread", "reuse"]  # copy mode: re-read copied lines, or take their cache entries from the prompt
 CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype),
                                        "engine": get_args(Engine), "copy_kv": get_args(CopyKV)}

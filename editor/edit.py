@@ -45,6 +45,9 @@ class EditOptions:
     # examples the same way, `focus.copy_view`); False: copy mode sees the whole file (ablation)
     copy_focus: bool = True
     copy_kv: str = "reread"  # copy mode: "reuse" takes copied lines' cache entries from the prompt (issue 22)
+    # copy mode through a server: "loop" (one request per copy tag, the copied lines in context, local copy
+    # mode's program) or "one" (the whole program in one request, written without them: remote.modes)
+    copy_requests: str = "loop"
     # A peer's decoding loop in place of ours, (lm, prompt ids, max new tokens, stop) -> (output ids, stats),
     # fed the same prompt, focus and merge: the bench's hf-pld. None: our decoder.
     generate: Callable[..., tuple[list[int], DecodeStats]] | None = None

@@ -93,6 +93,17 @@ def rest(text: str, begun: str) -> str:
     return literal(text[len(begun):]) + " " if len(begun) < len(text) else ""
 
 
+def program_grammar(n_lines: int) -> str:
+    """The whole program in one request (`copy_requests="one"`): gen spans and copy tags of any lines of the
+    file, in any order. Which ranges may follow which (monotonic) is not stated: that needs a rule per last
+    line used, which the copy loop gets by sending the next one with each request; here the resolver refuses
+    a program whose ranges go back (it falls back to spec, as an unusable local program does)."""
+    copy = copy_rule(n_lines, 0, monotonic=False)
+    if copy is None:
+        return "\n".join(["root ::= gen+", GEN_RULES])
+    return "\n".join(["root ::= (gen | copy)+", copy, GEN_RULES])
+
+
 def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True, partial: str = "") -> str:
     """What one request may write for a file of `n_lines` lines once the program has copied up to line
     `after`: gen spans, then at most one copy tag (the request ends there: the grammar is complete).

@@ -28,8 +28,9 @@ from pathlib import Path
 from editllm.editor.decode import DecodeStats
 from editllm.editor.errors import EditError
 from editllm.remote.client import HttpClient, ServerError, ServerInfo
-from editllm.remote.gbnf import request_grammar
+from editllm.remote.gbnf import program_grammar, request_grammar
 
+COPY_REQUESTS = ("loop", "one")  # EditOptions.copy_requests: a request per copy tag, or the program in one
 STOP_WORDS = ["\n```", "\n~~~"]  # a closing fence starts so; the client decides where the file really ends
 
 
@@ -208,6 +209,8 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
     from editllm.editor.edit import budget, copy_shown, edit_file, finish_copy
     from editllm.remote.copyloop import ProgramFailed, copy_parts
 
+    if opts.copy_requests not in COPY_REQUESTS:
+        raise EditError(f"unknown --copy-requests {opts.copy_requests!r}; choose one of {', '.join(COPY_REQUESTS)}")
     if "</gen>" in src.text or "</gen>" in instruction:
         reason = "the file or instruction contains </gen>, which a copy program cannot write"
     else:
@@ -215,7 +218,10 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
         prompt, resolver, stats = copy_parts(lm, src.path, shown, lines, instruction)
         try:
             max_tokens = budget(lm, src, len(prompt), opts.max_new_tokens, shown)
-            text = run_copy_loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
+            if opts.copy_requests == "one":
+                text = run_copy_one(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
+            else:
+                text = run_copy_loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
             return finish_copy(src, text, instruction, stats, focus, opts)
         except ServerError:
             raise
@@ -284,6 +290,42 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         return resolver.text(parse(stats.program), monotonic=monotonic)
     except ProgramError as exc:
         raise ProgramFailed(f"the program does not resolve: {exc}") from exc
+
+
+def run_copy_one(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
+                  monotonic: bool = True) -> str:
+    """The whole program in one request (`copy_requests="one"`); return the new text (ProgramFailed when
+    unusable). The model writes every tag without the copied lines in its context (the loop's continuations
+    carry them), so this is a different, weaker program than the loop's and local copy mode's: one request
+    instead of one per copy, for servers where a round trip costs more than the loop saves. The grammar
+    (`gbnf.program_grammar`) states the tags and line ranges; the resolver refuses ranges that go back."""
+    from editllm.grammar.program import Copy, ProgramError, parse
+    from editllm.remote.copyloop import ProgramFailed
+
+    answer = lm.client.complete(prompt, max_tokens, slot=lm.slot(), grammar=program_grammar(len(resolver.lines)),
+                                lora=lm.scale(True), ban=lm.banned)
+    t = answer.get("timings", {})
+    stats.requests += 1
+    stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
+    stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
+    stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
+    if answer.get("stop_type") == "limit":
+        raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
+    program = _written(lm, answer)
+    if not program:
+        raise ProgramFailed("the model wrote an empty program")
+    stats.program_tokens = len(program)
+    stats.output_tokens = len(program)
+    stats.program = lm.tokenizer.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    try:
+        ops = parse(stats.program)
+        text = resolver.text(ops, monotonic=monotonic)
+    except ProgramError as exc:
+        raise ProgramFailed(f"the program does not resolve: {exc}") from exc
+    copies = [op for op in ops if isinstance(op, Copy)]
+    stats.spans = len(copies)
+    stats.copied_lines = sum(c.j - c.i + 1 for c in copies)
+    return text
 
 
 def _replay(matcher, tokens: list[int], stats):

@@ -426,3 +426,22 @@ def test_train_eval_compares_copy_mode_base_and_tuned_on_the_same_cases(scripted
     text = table(rows)
     assert text.splitlines()[2].startswith("| base (code) | 1 |")
     assert text.splitlines()[4].startswith("| fine-tuned (code) | 1 |")
+
+
+def test_server_copy_match_finds_the_parting_and_scores_an_end_by_its_best_id(tokenizer):
+    """The copy-match bench (issue 23) reports where two programs part and the gap of the two choices there;
+    where one program ends, its choice is whichever end-of-generation id scores highest (every one is legal)."""
+    from editllm.bench.server_copy_match import fed_before, gap, parting
+    from editllm.grammar.program import parse
+
+    local, server = '<copy lines="1-2"/>', '<copy lines="1-2"/><gen>x\n</gen>'
+    at = parting(local, server)
+    assert at == len(local) and parting(local, local) is None and parting('<copy lines="1-3"/>', local) == 15
+    lines = ["a = 1\n", "b = 2\n"]
+    fed, mine, text = fed_before(tokenizer, local, lines, 7, at)
+    tag = tokenizer(local, add_special_tokens=False)["input_ids"]
+    assert fed == tag + tokenizer("a = 1\nb = 2\n", add_special_tokens=False)["input_ids"] and mine == 7
+    assert text == local and parse(text)
+    scores = {3: 1.0, 5: 2.5, 9: 2.0}
+    assert gap(scores, [3, 5], [9]) == 0.5 and gap(scores, [3], [9]) == -1.0 and gap(scores, [4], [9]) is None
+    assert gap(torch.tensor([0.0, 1.0, 3.0]), [1, 2], [0]) == 3.0

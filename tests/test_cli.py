@@ -115,6 +115,8 @@ def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--max-new-tokens", "0"], "--max-new-tokens"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py"], "usage: editllm fix"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--model", "nowhere/dir/x"], "model not found"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--copy-requests", "one"], "add --server URL"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--copy-requests", "two"], "'two' is not one of"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, setup, args, message):

@@ -135,6 +135,47 @@ def test_the_copy_loop_appends_the_forced_tokens_where_the_model_spelled_a_tag_i
     assert stats.forced_tokens == len(forced)  # `"/>` is one token: the close is the model's
 
 
+def test_one_request_writes_the_whole_program_without_the_copied_lines(tokenizer):
+    """`copy_requests="one"`: a single request under the whole program's grammar (any lines, in any order),
+    carrying the prompt alone; the program resolves over the file as the loop's does."""
+    from editllm.editor.edit import EditOptions
+    from editllm.remote.gbnf import program_grammar
+
+    text = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    client = ScriptedClient(tokenizer, [('<copy lines="1-2"/><gen>C = 3\n</gen><copy lines="4-4"/>', "eos")])
+    lm = RemoteModel(client, tokenizer, "scripted")
+    res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Capitalise c.",
+                      EditOptions(mode="copy", copy_requests="one"))
+    assert res.fallback is None and res.new_text == "a = 1\nb = 2\nC = 3\nd = 4\n"
+    assert len(client.sent) == 1 and res.stats.requests == 1 and res.stats.spans == 2 and res.stats.copied_lines == 3
+    assert client.sent[0]["grammar"] == program_grammar(4)
+    assert '"1-"' in program_grammar(4) and '"4-"' in program_grammar(4) and "(gen | copy)+" in program_grammar(4)
+    assert client.sent[0]["lora"] is None and client.sent[0]["slot"] == 0
+
+
+def test_one_request_program_that_goes_back_is_refused_and_falls_back(tokenizer):
+    """The one-request grammar cannot say which ranges may follow which; the resolver refuses a program whose
+    ranges go back, and the file falls back to spec with the reason, as an unusable local program does."""
+    from editllm.editor.edit import EditOptions
+
+    text = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    client = ScriptedClient(tokenizer, [('<copy lines="3-4"/><copy lines="1-2"/>', "eos"),
+                                        (text + "```", "word")])
+    lm = RemoteModel(client, tokenizer, "scripted")
+    res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Keep it.",
+                      EditOptions(mode="copy", copy_requests="one", focus=False))
+    assert res.fallback is not None and "does not resolve" in res.fallback
+    assert res.new_text == text and len(client.sent) == 2 and client.sent[1].get("grammar") is None
+
+
+def test_an_unknown_copy_requests_value_is_one_error(tokenizer):
+    from editllm.editor.edit import EditOptions
+
+    lm = RemoteModel(ScriptedClient(tokenizer, []), tokenizer, "scripted")
+    with pytest.raises(EditError, match="unknown --copy-requests 'two'"):
+        edit_remote(lm, source_from_text(b"x = 1\n", "m.py"), "Keep it.", EditOptions(mode="copy", copy_requests="two"))
+
+
 def test_the_copy_loop_is_focused_as_local_copy_mode(tokenizer):
     """An instruction that names a definition: the server is shown the numbered definition alone (local
     copy mode's prompt), and its program, over those lines, is merged back by name."""
@@ -318,6 +359,21 @@ def test_what_the_server_writes_under_a_request_grammar_obeys_it(remote, after):
     copies = [op for op in ops if isinstance(op, Copy)]
     assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
     assert not copies or ops[-1] == copies[0]
+
+
+def test_what_the_server_writes_in_one_request_obeys_the_program_grammar(remote):
+    """`copy_requests="one"`: the server's grammar lets through only gen spans and copy tags of lines 1..N."""
+    from editllm.remote.gbnf import program_grammar
+
+    ids = remote.tokenizer("Write a program.\n", add_special_tokens=False)["input_ids"]
+    answer = remote.client.complete(ids, 64, grammar=program_grammar(12))
+    text = remote.tokenizer.decode(answer["tokens"], skip_special_tokens=False)
+    text = text.replace("<|im_end|>", "").replace("<|endoftext|>", "")
+    if answer["stop_type"] == "limit":  # cut mid-op: a prefix of a legal program
+        assert text.startswith("<")
+        return
+    ops = parse(text)
+    assert ops and all(1 <= c.i <= c.j <= 12 for c in ops if isinstance(c, Copy))
 
 
 def test_a_server_with_another_tokenizer_is_refused(llama_server):
