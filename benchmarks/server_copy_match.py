@@ -7,10 +7,11 @@ re-reading its copies. Both are greedy on the same GGUF, so they should write th
 forward on llama.cpp may flip a near-tie (its kernels round differently for a batch of 1 and of many, and the
 two decoders batch the same tokens differently: local copy mode verifies drafts and feeds forced tokens with
 the token before them, the server writes one token a step), so a mismatch is shown with where the two
-programs part and the logits of both choices there, three ways: as each decoder saw them when it chose (its
-own cache entries, the last token read again: `local_own_gap`, `server_own_gap`, each positive for the
-token it wrote), and in one batched forward on the local engine (`logit_gap`, the local program
-teacher-forced as copy mode feeds it, copies included). A gap under 0.1 is a near-tie.
+programs part (their first differing token: the same text may be written in other tokens, and from there
+the two contexts differ) and the logits of both choices there, three ways: as each decoder saw them when it
+chose (its own cache entries, the last token read again: `local_own_gap`, `server_own_gap`, each positive
+for the token it wrote), and in one batched forward on the local engine (`logit_gap`, the program up to there
+fed as copy mode feeds it, copies included). A gap under 0.1 is a near-tie.
 
 For each case: local copy mode (the model loaded in this process) and the copy loop through a llama-server
 started here on the same GGUF (`editor.llamaserver`, one slot, 2 threads); with `--rewrite`, rewrite through
@@ -43,31 +44,29 @@ from editllm.remote.modes import edit_remote
 from editllm.remote.session import connect
 
 
-def parting(a: str | None, b: str | None) -> int | None:
-    """Index of the first character where two programs differ (None when equal)."""
+def parting(a: list[int], b: list[int]) -> int | None:
+    """Index of the first token where two programs differ (None when equal): two programs of the same text may
+    differ in tokens, and from there their contexts differ."""
     if a == b:
         return None
-    a, b = a or "", b or ""
     return next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
-def fed_before(tok, program: str, lines: list[str], eos: int, at: int) -> tuple[list[int], int, str] | None:
-    """The ids fed after the prompt before the program token at character `at` (program tokens and copies, as
-    copy mode feeds them), that token and the program's text before it; None when `at` is past the program."""
-    from editllm.bench.copy_probe import teacher_forced
-    from editllm.grammar.program import Copy, parse
+def fed_upto(lm, ids: list[int], lines: list[str], k: int) -> list[int]:
+    """What copy mode feeds after the prompt for the first `k` program tokens: each token, and after one that
+    closes a copy tag the copied lines' ids (the replay of local copy mode's matcher and resolver)."""
+    from editllm.grammar.matcher import ProgramMatcher
+    from editllm.resolver.resolve import Resolver
 
-    fed, text = [], ""
-    for item in teacher_forced(tok, parse(program), lines, eos):
-        if isinstance(item[0], Copy):
-            fed += item[1]
-            continue
-        piece = tok.decode([item[0]])
-        if len(text) + len(piece) > at:  # the token where the programs part
-            return fed, item[0], text
-        text += piece
-        fed.append(item[0])
-    return None
+    matcher = ProgramMatcher(lm.tokenizer, len(lines), lm.engine.vocab_size, sorted(lm.engine.eos))
+    resolver = Resolver(lm.tokenizer, "".join(lines), lines)
+    fed: list[int] = []
+    for t in ids[:k]:
+        matcher.advance(t)
+        fed.append(t)
+        if matcher.closed is not None:
+            fed += resolver.tokens(matcher.closed)
+    return fed
 
 
 def case_prompt(lm, case) -> tuple[list[int], list[str]]:
@@ -129,22 +128,13 @@ def server_own_gap(remote, p: dict) -> float | None:
     return gap(top, p["theirs"], p["mine"])
 
 
-def parting_tokens(lm, case, local: str, server: str, at: int) -> dict | None:
-    """Where the programs part (character `at`): the prompt, the ids fed before that point, and the token each
-    side wrote there, as id lists (a program's end: every end-of-generation id). Each program is tokenized op
-    by op as copy mode feeds it (`copy_probe.teacher_forced`), so a gen span's tokens are its text's, which the
-    model wrote in the same tokens but for rare splits. None when `at` is past either program."""
-    tok, ends = lm.tokenizer, sorted(lm.engine.eos)
+def parting_tokens(lm, case, local: list[int], server: list[int], k: int) -> dict:
+    """Where the programs part (token `k`): the prompt, what was fed before that point, and the token each side
+    wrote there, as id lists (a program's end: every end-of-generation id)."""
+    ends = sorted(lm.engine.eos)
     prompt, lines = case_prompt(lm, case)
-    found = fed_before(tok, local, lines, ends[0], at)
-    if found is None:
-        return None
-    fed, mine, _ = found
-    theirs = fed_before(tok, server, lines, ends[0], at)  # the server's token there, tokenized the same way
-    if theirs is None:
-        return None
-    return {"prompt": prompt, "fed": fed, "mine": ends if mine in ends else [mine],
-            "theirs": ends if theirs[1] in ends else [theirs[1]]}
+    return {"prompt": prompt, "fed": fed_upto(lm, local, lines, k),
+            "mine": [local[k]] if k < len(local) else ends, "theirs": [server[k]] if k < len(server) else ends}
 
 
 def name(tok, ids: list[int]) -> str:
@@ -166,13 +156,23 @@ def outcome(run, case) -> dict:
     started = time.perf_counter()
     try:
         r = run()
-        out = {"text": r.new_text, "program": getattr(r.stats, "program", None), "fallback": r.fallback,
+        out = {"text": r.new_text, "program": getattr(r.stats, "program", None),
+               "program_ids": getattr(r.stats, "program_ids", None) or None, "fallback": r.fallback,
                "output_tokens": r.stats.output_tokens, "requests": getattr(r.stats, "requests", None), "error": None}
     except EditError as exc:
-        out = {"text": None, "program": None, "fallback": None, "error": str(exc)}
+        out = {"text": None, "program": None, "program_ids": None, "fallback": None, "error": str(exc)}
     out["seconds"] = round(time.perf_counter() - started, 2)
-    out["exact"] = case.after is not None and out["text"] == case.after
-    return out
+    return out | judged(out, case)
+
+
+def judged(out: dict, case) -> dict:
+    """Whether an edit's text is the case's `after` and passes its tests (None: no text, or no tests). The
+    tests run on the file whatever wrote it (a program, or spec after a fallback)."""
+    from editllm.bench.sandbox import run_tests
+
+    text = out["text"]
+    return {"exact": case.after is not None and text == case.after,
+            "tests": run_tests(text, case.tests) if text is not None else None}
 
 
 def run_one(lm, remote, case, mode: str, one_request: bool = False) -> dict:
@@ -187,20 +187,22 @@ def run_one(lm, remote, case, mode: str, one_request: bool = False) -> dict:
     out["same_text"] = loc["text"] is not None and loc["text"] == srv["text"]
     if mode == "copy":
         out["same_program"] = loc["program"] == srv["program"] and loc["fallback"] == srv["fallback"]
-        at = parting(loc["program"], srv["program"])
-        if at is not None:
-            out["parting"] = {"at": at, "local": (loc["program"] or "")[max(0, at - 60): at + 40],
-                              "server": (srv["program"] or "")[max(0, at - 60): at + 40]}
-            p = parting_tokens(lm, case, loc["program"], srv["program"], at) if loc["program"] and srv["program"] \
-                else None
-            if p is not None:
-                written = loc["fallback"] is None and srv["fallback"] is None  # both caches hold their program
-                out["parting"] |= {
-                    "local_token": name(lm.tokenizer, p["mine"]), "server_token": name(lm.tokenizer, p["theirs"]),
-                    # the gap each decoder decided by, from its own cache entries (positive: it chose its token)
-                    "local_own_gap": local_own_gap(lm, p) if written else None,
-                    "server_own_gap": server_own_gap(remote, p) if written else None,
-                    "logit_gap": batched_gap(lm, p)}
+        out["same_tokens"] = loc["program_ids"] == srv["program_ids"] and loc["fallback"] == srv["fallback"]
+        k = parting(loc["program_ids"], srv["program_ids"]) if loc["program_ids"] and srv["program_ids"] else None
+        if k is not None:
+            tok = lm.tokenizer
+            at = len(tok.decode(loc["program_ids"][:k]))
+            out["parting"] = {"token": k, "at": at,
+                              "local": tok.decode(loc["program_ids"][max(0, k - 20):k + 12]),
+                              "server": tok.decode(srv["program_ids"][max(0, k - 20):k + 12])}
+            p = parting_tokens(lm, case, loc["program_ids"], srv["program_ids"], k)
+            written = loc["fallback"] is None and srv["fallback"] is None  # both caches hold their program
+            out["parting"] |= {
+                "local_token": name(tok, p["mine"]), "server_token": name(tok, p["theirs"]),
+                # the gap each decoder decided by, from its own cache entries (positive: it chose its token)
+                "local_own_gap": local_own_gap(lm, p) if written else None,
+                "server_own_gap": server_own_gap(remote, p) if written else None,
+                "logit_gap": batched_gap(lm, p)}
         if one_request:
             one = outcome(lambda: edit_remote(remote, src, case.instruction,
                                               EditOptions(mode="copy", copy_requests="one")), case)
@@ -260,7 +262,11 @@ def main() -> None:
     ap.add_argument("--spec", action="store_true", help="with --rewrite: then spec through a second server "
                     "started with n-gram speculation, its text compared with that server kind's rewrite")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--summarize", action="store_true", help="judge OUT/records.jsonl again and write the summary")
     args = ap.parse_args()
+    if args.summarize:
+        rejudge(args)
+        return
     cases = load_cases(default_cases(), args.kind, args.limit, args.min_lines, args.max_lines)
     if args.ids:
         cases = [c for c in cases if c.id in args.ids.split(",")]
@@ -289,24 +295,49 @@ def main() -> None:
                 log.flush()
                 print(case.id, "spec", rec["same_text"], rec["spec"]["speculative"], rec["spec"]["drafted"],
                       file=sys.stderr, flush=True)
+    summarize(records, args)
+
+
+def summarize(records: list[dict], args) -> dict:
+    """The run's counts (OUT/summary.json)."""
     copies = [r for r in records if r["mode"] == "copy"]
     rewrites = [r for r in records if r["mode"] == "rewrite"]
     specs = [r for r in records if r["mode"] == "spec"]
+    sides = ("local", "server", "one")
     summary = {"model": args.model, "engine": args.engine, "cases": len(copies),
                "copy_same_program": sum(r["same_program"] for r in copies),
+               "copy_same_tokens": sum(bool(r.get("same_tokens")) for r in copies),
                "copy_programs_written": sum(r["local"]["fallback"] is None and r["local"]["error"] is None
                                             for r in copies),
                "copy_server_fallbacks": sum(r["server"]["fallback"] is not None for r in copies),
                "rewrite_same_text": sum(r["same_text"] for r in rewrites) if rewrites else None,
-               "copy_exact": {side: sum(bool(r.get(side, {}).get("exact")) for r in copies)
-                              for side in ("local", "server", "one")},
-               "copy_fallbacks": {side: sum(r.get(side, {}).get("fallback") is not None for r in copies)
-                                  for side in ("local", "server", "one")},
+               "copy_exact": {side: sum(bool((r.get(side) or {}).get("exact")) for r in copies) for side in sides},
+               "copy_tests_passed": {side: sum(bool((r.get(side) or {}).get("tests")) for r in copies)
+                                     for side in sides},
+               "copy_tests_passed_by_a_program": {
+                   side: sum(bool((r.get(side) or {}).get("tests")) and (r.get(side) or {}).get("fallback") is None
+                             for r in copies) for side in sides},
+               "copy_fallbacks": {side: sum((r.get(side) or {}).get("fallback") is not None for r in copies)
+                                  for side in sides},
                "one_request_same_program_as_loop": sum(bool(r.get("one_same_program_as_loop")) for r in copies)
-               if args.one_request else None,
+               if any("one" in r for r in copies) else None,
                "spec_same_as_server_rewrite": sum(r["same_text"] for r in specs) if specs else None}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
+    return summary
+
+
+def rejudge(args) -> None:
+    """`--summarize`: judge the sides of OUT/records.jsonl again (exact, tests) and write the summary."""
+    cases = {c.id: c for c in load_cases(default_cases())}
+    path = args.out / "records.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for rec in records:
+        for side in ("local", "server", "one", "spec"):
+            if rec.get(side) is not None:
+                rec[side] |= judged(rec[side], cases[rec["id"]])
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    summarize(records, args)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ next tag is drafted. The resolver turns the finished program into text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from editllm.editor.copykv import COPY_KV, DEFAULT_TAIL, PromptCopies
@@ -42,6 +42,14 @@ class CopyStats(DecodeStats):
     prefilled_tokens: int = 0  # copied lines appended to the cache
     reused_tokens: int = 0  # of those, taken from the prompt's cache entries (--copy-kv reuse)
     program: str = ""
+    # the program's token ids: two programs of the same text may differ in tokens (the bench compares
+    # these); left out of `as_dict`, which `--stats` prints
+    program_ids: list[int] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict:
+        d = super().as_dict()
+        d.pop("program_ids", None)
+        return d
 
 
 def copy_prompt_ids(lm: LoadedModel, path: str, text: str, instruction: str) -> list[int]:
@@ -197,7 +205,7 @@ class CopyRun:
         s.output_tokens = s.program_tokens + s.prefilled_tokens
         s.copied_tokens += s.prefilled_tokens
         program = self.tokenizer.decode(self.program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        s.program = program
+        s.program, s.program_ids = program, list(self.program)
         try:
             ops = parse(program)
             text = self.source.text(ops, monotonic=self.matcher.monotonic)

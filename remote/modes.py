@@ -285,6 +285,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
     stats.output_tokens = stats.program_tokens + stats.prefilled_tokens
     stats.copied_tokens += stats.prefilled_tokens
     stats.program = tok.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    stats.program_ids = list(program)
     stats.decode_seconds = max(stats.decode_seconds, time.perf_counter() - started - stats.prefill_seconds)
     try:
         return resolver.text(parse(stats.program), monotonic=monotonic)
@@ -317,6 +318,7 @@ def run_copy_one(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens
     stats.program_tokens = len(program)
     stats.output_tokens = len(program)
     stats.program = lm.tokenizer.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+    stats.program_ids = program
     try:
         ops = parse(stats.program)
         text = resolver.text(ops, monotonic=monotonic)

@@ -429,19 +429,21 @@ def test_train_eval_compares_copy_mode_base_and_tuned_on_the_same_cases(scripted
 
 
 def test_server_copy_match_finds_the_parting_and_scores_an_end_by_its_best_id(tokenizer):
-    """The copy-match bench (issue 23) reports where two programs part and the gap of the two choices there;
-    where one program ends, its choice is whichever end-of-generation id scores highest (every one is legal)."""
-    from editllm.bench.server_copy_match import fed_before, gap, parting
-    from editllm.grammar.program import parse
+    """The copy-match bench (issue 23) reports the first token where two programs part, what copy mode fed
+    before it (copied lines after each closed tag), and the gap of the two choices there; where one program
+    ends, its choice is whichever end-of-generation id scores highest (every one is legal there)."""
+    from types import SimpleNamespace
 
-    local, server = '<copy lines="1-2"/>', '<copy lines="1-2"/><gen>x\n</gen>'
-    at = parting(local, server)
-    assert at == len(local) and parting(local, local) is None and parting('<copy lines="1-3"/>', local) == 15
+    from editllm.bench.server_copy_match import fed_upto, gap, parting
+
+    tag = tokenizer('<copy lines="1-2"/>', add_special_tokens=False)["input_ids"]
+    ids = tag + tokenizer("<gen>x\n</gen>", add_special_tokens=False)["input_ids"]
+    assert parting(ids, ids) is None and parting(tag, ids) == len(tag) and parting([1, 2], [1, 3]) == 1
+    lm = SimpleNamespace(tokenizer=tokenizer, engine=SimpleNamespace(vocab_size=len(tokenizer), eos={0}))
     lines = ["a = 1\n", "b = 2\n"]
-    fed, mine, text = fed_before(tokenizer, local, lines, 7, at)
-    tag = tokenizer(local, add_special_tokens=False)["input_ids"]
-    assert fed == tag + tokenizer("a = 1\nb = 2\n", add_special_tokens=False)["input_ids"] and mine == 7
-    assert text == local and parse(text)
+    copied = tokenizer("a = 1\nb = 2\n", add_special_tokens=False)["input_ids"]
+    assert fed_upto(lm, ids, lines, len(tag)) == tag + copied
+    assert fed_upto(lm, ids, lines, len(tag) - 1) == tag[:-1]
     scores = {3: 1.0, 5: 2.5, 9: 2.0}
     assert gap(scores, [3, 5], [9]) == 0.5 and gap(scores, [3], [9]) == -1.0 and gap(scores, [4], [9]) is None
     assert gap(torch.tensor([0.0, 1.0, 3.0]), [1, 2], [0]) == 3.0
