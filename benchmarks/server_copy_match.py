@@ -218,7 +218,24 @@ VLLM_SPEC = ["--speculative-config", '{"method":"ngram","num_speculative_tokens"
              "--per-request-spec-decode-metrics", "summary"]
 
 
-def started(engine: str, model: str, speculative: bool = False):
+def no_repack() -> None:
+    """`--no-repack`: llama.cpp's CPU weight repacking off in this process (llama-cpp-python's model
+    defaults) and on the server (`--no-repack`). Repacked Q4_K weights are multiplied by one kernel for a
+    single row and another for rows in fours, which round differently: a probe of how much of a mismatch
+    that is (the product keeps repacking: decode steps are faster with it)."""
+    import llama_cpp
+
+    defaults = llama_cpp.llama_model_default_params
+
+    def params():
+        p = defaults()
+        p.use_extra_bufts = False
+        return p
+
+    llama_cpp.llama_model_default_params = params
+
+
+def started(engine: str, model: str, speculative: bool = False, repack: bool = True):
     """A server of that kind on the model, as a context manager: llama-server on its GGUF (one slot, 2
     threads), or vLLM on the HF folder the local torch engine loads (bf16 where the CPU has bf16 units, as
     the torch engine picks; 2 OpenMP threads)."""
@@ -227,7 +244,7 @@ def started(engine: str, model: str, speculative: bool = False):
         from editllm.remote.vllmserver import VllmServer
 
         return VllmServer(resolve_model(model), [*VLLM_ARGS, *(VLLM_SPEC if speculative else [])], threads=2)
-    return LlamaServer(gguf_of(model), ["-c", "8192", "-np", "1", "--no-warmup",
+    return LlamaServer(gguf_of(model), ["-c", "8192", "-np", "1", "--no-warmup", *([] if repack else ["--no-repack"]),
                                         *(LLAMA_SPEC if speculative else [])], threads=2)
 
 
@@ -262,6 +279,8 @@ def main() -> None:
     ap.add_argument("--spec", action="store_true", help="with --rewrite: then spec through a second server "
                     "started with n-gram speculation, its text compared with that server kind's rewrite")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--no-repack", action="store_true", help="llama.cpp's weight repacking off on both sides "
+                    "(a probe of batch-dependent rounding)")
     ap.add_argument("--summarize", action="store_true", help="judge OUT/records.jsonl again and write the summary")
     args = ap.parse_args()
     if args.summarize:
@@ -271,9 +290,12 @@ def main() -> None:
     if args.ids:
         cases = [c for c in cases if c.id in args.ids.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.no_repack:
+        no_repack()
     lm = load_model(args.model, engine="llamacpp" if args.engine == "llama-server" else "torch")
     records: list[dict] = []
-    with started(args.engine, args.model) as server, open(args.out / "records.jsonl", "w") as log:
+    with started(args.engine, args.model, repack=not args.no_repack) as server, \
+            open(args.out / "records.jsonl", "w") as log:
         remote = connect(server.url, args.model, kind=args.engine)
         for case in cases:
             for mode in ("copy", "rewrite") if args.rewrite else ("copy",):
@@ -285,7 +307,7 @@ def main() -> None:
                       rec["local"]["error"], rec["server"]["error"], file=sys.stderr, flush=True)
     if args.spec and args.rewrite:
         rewritten = {r["id"]: r["server"]["text"] for r in records if r["mode"] == "rewrite"}
-        with started(args.engine, args.model, speculative=True) as server, \
+        with started(args.engine, args.model, speculative=True, repack=not args.no_repack) as server, \
                 open(args.out / "records.jsonl", "a") as log:
             remote = connect(server.url, args.model, kind=args.engine)
             for case in cases:
@@ -304,7 +326,7 @@ def summarize(records: list[dict], args) -> dict:
     rewrites = [r for r in records if r["mode"] == "rewrite"]
     specs = [r for r in records if r["mode"] == "spec"]
     sides = ("local", "server", "one")
-    summary = {"model": args.model, "engine": args.engine, "cases": len(copies),
+    summary = {"model": args.model, "engine": args.engine, "repack": not args.no_repack, "cases": len(copies),
                "copy_same_program": sum(r["same_program"] for r in copies),
                "copy_same_tokens": sum(bool(r.get("same_tokens")) for r in copies),
                "copy_programs_written": sum(r["local"]["fallback"] is None and r["local"]["error"] is None
