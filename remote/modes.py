@@ -24,13 +24,15 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import get_args
 
+from editllm.editor.config import CopyRequests
 from editllm.editor.decode import DecodeStats
 from editllm.editor.errors import EditError
 from editllm.remote.client import HttpClient, ServerError, ServerInfo
 from editllm.remote.gbnf import program_grammar, request_grammar
 
-COPY_REQUESTS = ("loop", "one")  # EditOptions.copy_requests: a request per copy tag, or the program in one
+COPY_REQUESTS = get_args(CopyRequests)  # EditOptions.copy_requests: a request per copy tag, or the program in one
 STOP_WORDS = ["\n```", "\n~~~"]  # a closing fence starts so; the client decides where the file really ends
 
 
@@ -232,6 +234,16 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
     return result
 
 
+def _count_program_request(stats, answer: dict) -> None:
+    """A copy-program request in the stats: its server-side prompt and decode time, and its forwards (the
+    prompt pass, then one step per token written)."""
+    t = answer.get("timings", {})
+    stats.requests += 1
+    stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
+    stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
+    stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
+
+
 def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
                   monotonic: bool = True) -> str:
     """Write the program one copy tag per request; return the new text (ProgramFailed when unusable).
@@ -260,11 +272,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         except ValueError as exc:  # forced tokens that end elsewhere than at a decision point
             raise ProgramFailed(f"the copy loop cannot continue: {exc}") from exc
         answer = lm.client.complete(seq, room, slot=slot, grammar=grammar, lora=lm.scale(True), ban=lm.banned)
-        stats.requests += 1
-        t = answer.get("timings", {})
-        stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
-        stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
-        stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
+        _count_program_request(stats, answer)
         written, cut, copy = _replay(matcher, _written(lm, answer), stats)
         stats.cuts += cut
         program += written
@@ -305,11 +313,7 @@ def run_copy_one(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens
 
     answer = lm.client.complete(prompt, max_tokens, slot=lm.slot(), grammar=program_grammar(len(resolver.lines)),
                                 lora=lm.scale(True), ban=lm.banned)
-    t = answer.get("timings", {})
-    stats.requests += 1
-    stats.prefill_seconds += t.get("prompt_ms", 0.0) / 1000
-    stats.decode_seconds += t.get("predicted_ms", 0.0) / 1000
-    stats.forwards += 1 + max(0, int(t.get("predicted_n", 0)) - 1)
+    _count_program_request(stats, answer)
     if answer.get("stop_type") == "limit":
         raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
     program = _written(lm, answer)
