@@ -130,7 +130,8 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
               log: Callable[[str], None] | None = None) -> BatchReport:
     """Edit every source through `session` (an EditSession, `prepare`d here); never raises for one file.
 
-    `jobs` workers run at once with a server; a local model has one cache, so it runs one file at a time.
+    `jobs` workers run at once: requests to a server, or rows of one batch on the local llama.cpp engine
+    (`editor.batched`; other local engines run one file at a time).
     A transient server error (down, restarting, busy) is retried `retries` times with exponential backoff;
     `timeout` (seconds) bounds each request to the server and the file's retries as a whole."""
     from editllm.editor.diff import apply_to_worktree, write_atomic
@@ -139,8 +140,10 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     log = log or (lambda msg: None)
     session.prepare()
     if session.server is None and jobs > 1:
-        log("--jobs: a local model edits one file at a time (one KV cache); use --server for concurrency")
-        jobs = 1
+        why = session.open_rows(jobs)  # the llama.cpp engine decodes `jobs` files together in one batch
+        if why is not None:
+            log(f"--jobs: {why}; editing one file at a time (--server runs files concurrently)")
+            jobs = 1
     if session.server is not None and timeout is not None:
         session.lm.client.timeout = timeout
     settings = session.settings_key()

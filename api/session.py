@@ -182,6 +182,7 @@ class EditSession:
         self.load_log = load_log or self.log  # model preparation (the first load takes minutes)
         self.status = status or (lambda msg: None)  # what is happening now (a progress label)
         self.on_tokens = on_tokens
+        self._rows = None  # editor.batched.Rows: files decoded together on the local engine (`open_rows`)
 
     @property
     def lm(self) -> LoadedModel:
@@ -237,9 +238,26 @@ class EditSession:
             self.log(f"{self.server} runs without speculation (start it with {hint}): "
                      "spec runs as its plain greedy decoding")
 
+    def open_rows(self, jobs: int) -> str | None:
+        """Decode up to `jobs` files together on the local llama.cpp engine (`editor.batched`), from now on;
+        the reason when this model or these options cannot (files then go one at a time)."""
+        from editllm.editor.batched import open_rows, refuse_rows
+
+        why = refuse_rows(self.lm, self.edit_options())
+        if why is None and (self._rows is None or self._rows.size != jobs):
+            self.close_rows()
+            self._rows = open_rows(self.lm, jobs)
+        return why
+
+    def close_rows(self) -> None:
+        """Free the batched context (`open_rows`); files go one at a time again."""
+        if self._rows is not None:
+            self._rows.close()
+            self._rows = None
+
     def edit_source(self, src: SourceFile, instruction: str) -> FileEdit:
-        """One read file through the loaded model or the server (`prepare` first). Thread-safe only with a
-        server: a local model has one cache."""
+        """One read file through the loaded model or the server (`prepare` first). Thread-safe with a server,
+        and locally after `open_rows` (each thread's file on a row of its own); else one cache, one file."""
         from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
         from editllm.editor.edit import edit_file
 
@@ -249,6 +267,11 @@ class EditSession:
             from editllm.remote.modes import edit_remote
 
             result = edit_remote(self.lm, src, instruction, opts)
+        elif self._rows is not None:
+            from editllm.editor.batched import row_model
+
+            with self._rows.row() as row:  # the token callback is one file's progress: not with several
+                result = edit_file(row_model(self.lm, row), src, instruction, opts)
         else:
             result = edit_file(self.lm, src, instruction, opts, self.on_tokens)
         if result.fallback:

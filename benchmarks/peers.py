@@ -183,8 +183,10 @@ class Peers:
         used = [m for m in modes if m in PEER_MODES]
         if not used:
             return {}
-        import llama_cpp
+        from editllm.editor.llamacpp import load_llama_cpp
         from editllm.editor.llamaserver import server_binary
+
+        llama_cpp = load_llama_cpp()
 
         out: dict = {"llama-cpp-python": llama_cpp.__version__, "threads": self.threads}
         if any(m in SERVER_MODES for m in used):

@@ -223,8 +223,9 @@ def no_repack() -> None:
     defaults) and on the server (`--no-repack`). Repacked Q4_K weights are multiplied by one kernel for a
     single row and another for rows in fours, which round differently: a probe of how much of a mismatch
     that is (the product keeps repacking: decode steps are faster with it)."""
-    import llama_cpp
+    from editllm.editor.llamacpp import load_llama_cpp
 
+    llama_cpp = load_llama_cpp()
     defaults = llama_cpp.llama_model_default_params
 
     def params():

@@ -9,6 +9,11 @@ needs nothing but this machine; no quality is claimed (every file's outcome is c
 
     python benchmarks/throughput.py --files 100 --slots 1,4 --mode rewrite --out DIR
     python benchmarks/throughput.py --files 100 --slots 1,4 --mode spec --out DIR   # server with n-gram speculation
+    python benchmarks/throughput.py --files 100 --slots 1,4 --mode spec --local --out DIR  # no server: --jobs N
+
+`--local` runs the same files on the local llama.cpp engine instead: `--jobs 1` (one file at a time) against
+`--jobs N` (N files decoded together in one batch, `editor.batched`), and counts the files whose edit came out
+the same as one at a time (a batch's other rows change the kernels' rounding, so a near-tie may flip).
 
 Each slot count gets a fresh server (`editor.llamaserver.LlamaServer`, `-np N`, `-c` N × the per-slot
 context) and one `EditSession.edit_many(jobs=N)` over the same files; the server keeps each slot's prompt
@@ -75,6 +80,35 @@ def run_slots(gguf: str, model: str, folder: Path, slots: int, mode: str, ctx_pe
         started = time.perf_counter()
         report = session.edit_many(paths, INSTRUCTION, jobs=slots, retries=1)
         seconds = time.perf_counter() - started
+    return figures(report, slots, seconds)
+
+
+def run_local(model: str, folder: Path, jobs: int, mode: str) -> dict:
+    """Every file on the local llama.cpp engine with `jobs` files decoded together (1: one at a time); the
+    run's figures, and each file's new text (`texts`) to compare runs with."""
+    from editllm.api.session import EditSession
+
+    paths = sorted(folder.glob("*.py"))
+    session = EditSession(model, mode=mode, engine="llamacpp")
+    session.prepare()
+    if jobs > 1:
+        session.open_rows(jobs)  # the batched context is opened before the clock starts, as the model is
+    started = time.perf_counter()
+    report = session.edit_many(paths, INSTRUCTION, jobs=jobs, retries=0)
+    seconds = time.perf_counter() - started
+    result = figures(report, jobs, seconds)
+    if session._rows is not None:
+        st = session._rows.stats
+        result["batches"] = {"decodes": st.batches, "files_per_decode": round(st.requests / max(1, st.batches), 2),
+                             "per_batch": {str(k): v for k, v in sorted(st.per_batch.items())}}
+    result["texts"] = {o.path: o.edit.new_text if o.edit is not None else None for o in report.outcomes}
+    session.close_rows()
+    return result
+
+
+def figures(report, slots: int, seconds: float) -> dict:
+    """A many-files run's figures: files per minute, tokens, drafts, failures."""
+    paths = [o.path for o in report.outcomes]
     stats = [o.edit.stats for o in report.outcomes if o.edit is not None and getattr(o.edit, "stats", None)]
     written = [s.output_tokens for s in stats]
     read = [max(0, s.prompt_tokens - getattr(s, "prefix_tokens", 0)) for s in stats]
@@ -100,7 +134,9 @@ def batched_bench(gguf: str, prompt: int, output: int, parallel: list[int]) -> l
     cmd = [str(tool_path("llama-batched-bench")), "-m", gguf, "-c", str(ctx), "-t", "2", "-tb", "2",
            "-npp", str(prompt), "-ntg", str(output), "-npl", ",".join(map(str, parallel)),
            "--output-format", "jsonl"]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    from editllm.editor.waitpolicy import user_environment
+
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=user_environment()).stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
@@ -113,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", default="bundled:1.5b")
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
     ap.add_argument("--spec-flags", default=SPEC_FLAGS, help="the server's speculation flags in spec mode")
+    ap.add_argument("--local", action="store_true", help="the local llama.cpp engine, --jobs N, instead of servers")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
@@ -127,12 +164,22 @@ def main(argv: list[str] | None = None) -> None:
     slots = [int(s) for s in args.slots.split(",")]
     runs = []
     for n in slots:
-        runs.append(run_slots(gguf, args.model, folder, n, args.mode, args.ctx_per_slot, args.spec_flags))
-        print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
+        if args.local:
+            runs.append(run_local(args.model, folder, n, args.mode))
+        else:
+            runs.append(run_slots(gguf, args.model, folder, n, args.mode, args.ctx_per_slot, args.spec_flags))
+        print(json.dumps({k: v for k, v in runs[-1].items() if k != "texts"}), file=sys.stderr, flush=True)
+    if args.local:  # the same edit as one file at a time?
+        alone = runs[0]["texts"]
+        for run in runs:
+            texts = run.pop("texts")
+            run["same_as_alone"] = sum(1 for k, v in texts.items() if v is not None and v == alone.get(k))
+            run["differs_from_alone"] = sorted(k for k, v in texts.items() if v != alone.get(k))
     prompt, output = int(runs[0]["median_prompt_read"]), int(runs[0]["median_output"])
     rows = batched_bench(gguf, prompt, output, slots)
     base_run, base_row = runs[0], rows[0]
     result = {"model": args.model, "mode": args.mode, "instruction": INSTRUCTION, "runs": runs,
+              "backend": "local llama.cpp, --jobs" if args.local else "llama-server, slots",
               "batched_bench": rows, "lengths": {"prompt_read": prompt, "output": output}, "ratios": []}
     for run, row in zip(runs[1:], rows[1:], strict=False):
         ours = run["files_per_minute"] / base_run["files_per_minute"]

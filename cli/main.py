@@ -188,7 +188,8 @@ COPY_REQUESTS = typer.Option("loop", "--copy-requests",
 SERVER = typer.Option(None, "--server", envvar="EDITLLM_SERVER",
                       help="Edit through a llama-server or vLLM server at this URL (detected; it serves --model; "
                            "config key `server`).")
-JOBS = typer.Option(1, "--jobs", "-j", min=1, help="Files edited at once (with --server).")
+JOBS = typer.Option(1, "--jobs", "-j", min=1, help="Files edited at once: requests to --server, or decoded "
+                                                  "together in one batch on the llama.cpp engine.")
 RETRIES = typer.Option(2, "--retries", min=0, help="Retries per file when the server is down or busy.")
 TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds per file (each request to the server and its "
                                                            "retries).")
@@ -450,6 +451,10 @@ def bench(
         require_extra()
         conf = settings(None, model, device, dtype)
         check_model(conf.get("model"), adapter)
+        if engine == "llamacpp":  # llama.cpp loads libgomp before torch does, so as `fix` runs it (editor.waitpolicy)
+            from editllm.editor.llamacpp import load_llama_cpp
+
+            load_llama_cpp()
         from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, Peers
         from editllm.bench.reuse import load_previous, run_settings  # torch from here on
         from editllm.bench.runner import ALL_MODES, SERVER_MODES, kernel_bench, run_bench

@@ -159,6 +159,10 @@ def engine_costs(engine) -> Costs:
         return known
     identity = engine_identity(engine)
     key = {"format": FORMAT, "cpu": cpu_name(), "cores": os.cpu_count(), "engine": identity}
+    if identity is not None and identity.get("engine") == "llamacpp":  # passive waiting: 1.6× slower steps
+        from editllm.editor.waitpolicy import llama_policy
+
+        key["omp_wait_policy"] = llama_policy()
     path = costs_path(key) if identity is not None else None
     costs = _load(path, key) if path is not None else None
     if costs is None:

@@ -45,14 +45,26 @@ def _silence(ll) -> None:
         ll.llama_log_set(_QUIET, ctypes.c_void_p(0))
 
 
+def load_llama_cpp():
+    """llama-cpp-python, loaded without editllm's passive OpenMP default (`editor.waitpolicy`: its threads
+    would sleep at every barrier, 1.6× slower decode steps)."""
+    from editllm.editor.waitpolicy import llama_defaults
+
+    try:
+        with llama_defaults():
+            import llama_cpp
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EditError("the llama.cpp engine needs llama-cpp-python (pip install llama-cpp-python)") from exc
+    return llama_cpp
+
+
 def end_of_generation_ids(gguf: str | Path) -> frozenset[int]:
     """Every token llama.cpp ends generation on for this GGUF (`llama_vocab_is_eog`), from its vocabulary
     alone (~0.1 s to scan Qwen2.5's 152k tokens). llama.cpp's set is wider than the tokenizer's end tokens:
     for Qwen2.5 it also holds id 128247 (a plain vocabulary token that reads `</s>`) and three FIM tokens.
     LlamaCppEngine ends only on the tokenizer's special ones and writes those as text; llama-server would
     stop on them (remote.modes bans them in its requests)."""
-    import llama_cpp as ll
-
+    ll = load_llama_cpp()
     _silence(ll)
     ll.llama_backend_init()
     params = ll.llama_model_default_params()
@@ -71,12 +83,10 @@ class LlamaCppEngine:
     """One sequence in one llama.cpp context, greedy-decoder friendly."""
 
     def __init__(self, gguf: str | Path, tokenizer=None, n_ctx: int = 8192, n_batch: int = 512,
-                 threads: int | None = None, adapter: str | Path | None = None) -> None:
-        try:
-            import llama_cpp as ll
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise EditError("the llama.cpp engine needs llama-cpp-python (pip install llama-cpp-python)") from exc
-        self.ll = ll
+                 threads: int | None = None, adapter: str | Path | None = None, sequences: int = 2) -> None:
+        """`sequences`: llama.cpp sequences in the context: 0 is the decoder's, 1 the scratch of `forward_reuse`;
+        `editor.batched` asks for one per file decoded together plus one holding the fixed prompt prefix."""
+        ll = self.ll = load_llama_cpp()
         _silence(ll)
         ll.llama_backend_init()
         mparams = ll.llama_model_default_params()
@@ -91,7 +101,7 @@ class LlamaCppEngine:
         cparams.no_perf = True
         # A second sequence is the scratch space of `forward_reuse`; a unified cache lets its cells be
         # shared into sequence 0 (with separate streams `seq_cp` would copy whole buffers).
-        cparams.n_seq_max = 2
+        cparams.n_seq_max = max(2, sequences)
         cparams.kv_unified = True
         self.ctx = ll.llama_init_from_model(self.model, cparams)
         if not self.ctx:
@@ -107,6 +117,7 @@ class LlamaCppEngine:
         self.eos = frozenset(t for t in candidates if 0 <= t < self.n_vocab and ll.llama_vocab_is_eog(vocab, t))
         self.n_ctx = n_ctx
         self.n_batch = n_batch
+        self.gguf, self.threads = Path(gguf), threads  # what a batched engine over the same model is opened with
         self.batch = ll.llama_batch_init(n_batch, 0, 1)
         self.length = 0  # tokens in the cache
         # what a saved prefix state depends on (editor.prefix); a LoRA sets "adapter" when it is applied
@@ -240,6 +251,66 @@ class LlamaCppEngine:
             ll.llama_memory_seq_rm(mem, 1, -1, -1)
         return rows
 
+    def decode_seqs(self, requests: list[tuple[int, list[int], int, int]]) -> list[np.ndarray]:
+        """Several sequences' tokens in one batch (`editor.batched`: files decoded together). A request is
+        (sequence, ids, position of its first id, keep); the answer is each one's float32 logits of its last
+        `keep` ids, copied out of llama.cpp's buffer: another file's thread runs the next decode, which would
+        overwrite a view. More than `n_batch` tokens go in consecutive chunks, each sequence's in order."""
+        ll, batch = self.ll, self.batch
+        flat = []  # (request, sequence, token, position, logits wanted)
+        for r, (seq, ids, pos, keep) in enumerate(requests):
+            if not 1 <= keep <= len(ids):
+                raise ValueError(f"keep={keep} must be in 1..{len(ids)}")
+            flat += [(r, seq, t, pos + k, k >= len(ids) - keep) for k, t in enumerate(ids)]
+        parts: list[list[np.ndarray]] = [[] for _ in requests]
+        for start in range(0, len(flat), self.n_batch):
+            chunk = flat[start:start + self.n_batch]
+            batch.n_tokens = len(chunk)
+            owners = []  # the request of each logits row, in batch order
+            for k, (r, seq, token, pos, want) in enumerate(chunk):
+                batch.token[k], batch.pos[k], batch.n_seq_id[k] = token, pos, 1
+                batch.seq_id[k][0] = seq
+                batch.logits[k] = want
+                if want:
+                    owners.append(r)
+            rc = ll.llama_decode(self.ctx, batch)
+            if rc == 1:
+                raise EditError(f"llama.cpp context full ({self.n_ctx} tokens shared by the files decoded together)")
+            if rc != 0:
+                raise EditError(f"llama.cpp decode failed (code {rc})")
+            if owners:
+                rows = np.ctypeslib.as_array(ll.llama_get_logits(self.ctx), shape=(len(owners), self.n_vocab))
+                first = 0
+                for k in range(1, len(owners) + 1):  # a request's rows are consecutive
+                    if k == len(owners) or owners[k] != owners[first]:
+                        parts[owners[first]].append(rows[first:k].copy())
+                        first = k
+        return [p[0] if len(p) == 1 else np.concatenate(p) for p in parts]
+
+    def seq_keep(self, seq: int, n: int) -> None:
+        """Keep the first `n` cache entries of sequence `seq` (0: empty it)."""
+        self.ll.llama_memory_seq_rm(self.memory, seq, n, -1)
+
+    def seq_share(self, src: int, dst: int, n: int) -> None:
+        """Let sequence `dst` see the first `n` entries of `src` (a unified cache shares the cells, no copy)."""
+        self.ll.llama_memory_seq_cp(self.memory, src, dst, 0, n)
+
+    def seq_state(self, seq: int) -> bytes:
+        """Sequence `seq`'s cache entries, serialized (what `editor.prefix` saves)."""
+        size = self.ll.llama_state_seq_get_size(self.ctx, seq)
+        buf = (ctypes.c_uint8 * size)()
+        written = self.ll.llama_state_seq_get_data(self.ctx, buf, size, seq)  # before the bytes are taken
+        return bytes(buf)[:written]
+
+    def load_seq_state(self, seq: int, data: bytes, n: int) -> bool:
+        """Load a serialized sequence into `seq`; True when it holds exactly `n` entries after it."""
+        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if (self.ll.llama_state_seq_set_data(self.ctx, buf, len(data), seq) == len(data)
+                and self.ll.llama_memory_seq_pos_max(self.memory, seq) == n - 1):
+            return True
+        self.seq_keep(seq, 0)
+        return False
+
     def truncate(self, n: int) -> None:
         """Drop the last `n` cache entries (the rejected part of a draft)."""
         if n <= 0:
@@ -272,23 +343,17 @@ class LlamaCppEngine:
         self.reset()
         if not ids or len(ids) >= self.n_ctx:
             return 0, ""
-        ll = self.ll
         header = state_header(self.identity, ids)
         path = state_path(header)
         data = load_state(path, header)
         if data is not None:
-            buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-            if (ll.llama_state_seq_set_data(self.ctx, buf, len(data), 0) == len(data)
-                    and ll.llama_memory_seq_pos_max(self.memory, 0) == len(ids) - 1):
+            if self.load_seq_state(0, data, len(ids)):
                 self.length, self.held = len(ids), ids
                 return len(ids), "disk"
             self.reset()
         self.forward(list(ids), keep=1)
-        size = ll.llama_state_seq_get_size(self.ctx, 0)
-        buf = (ctypes.c_uint8 * size)()
-        written = ll.llama_state_seq_get_data(self.ctx, buf, size, 0)
         with contextlib.suppress(OSError):  # a read-only cache dir costs speed, not correctness
-            save_state(path, header, bytes(buf)[:written])
+            save_state(path, header, self.seq_state(0))
         self.held = ids
         self.prompt_length = 0  # set by the forward that reads the rest of the prompt (forward_reuse's source)
         return len(ids), "read"

@@ -8,7 +8,9 @@ import os
 import shutil
 from pathlib import Path
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from editllm.editor.waitpolicy import prefer_passive
+
+prefer_passive()  # before torch, as the CLI does
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
