@@ -28,7 +28,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from editllm.editor.errors import EditError
-from editllm.editor.prefix import load_state, save_state, state_header, state_path
 
 PREFIXES = 2  # fixed prompt prefixes kept at once (copy mode's and its spec fallback's)
 PREFIX_ROOM = 1024  # the most tokens a kept prefix may have (the fixed parts are ~70-300); longer ones are read
@@ -142,7 +141,8 @@ class Rows:
                 self._costs = engine_costs(self.one if self.one is not None else self.engine)
             return self._costs
 
-    def truncate(self, seq: int, n: int) -> None:
+    def keep(self, seq: int, n: int) -> None:
+        """Keep the first `n` cache entries of sequence `seq` (a row's truncate and reset)."""
         with self.cv:
             self.engine.seq_keep(seq, n)
 
@@ -166,18 +166,8 @@ class Rows:
             holder = self.size + len(self.prefixes)
         else:
             _, holder = self.prefixes.popitem(last=False)
-        engine = self.engine
-        engine.seq_keep(holder, 0)
-        header = state_header(engine.identity, ids)
-        path = state_path(header)
-        data = load_state(path, header)
-        if data is not None and engine.load_seq_state(holder, data, len(ids)):
-            source = "disk"
-        else:
-            engine.decode_seqs([(holder, list(ids), 0, 1)])
-            with contextlib.suppress(OSError):  # a read-only cache dir costs speed, not correctness
-                save_state(path, header, engine.seq_state(holder))
-            source = "read"
+        self.engine.seq_keep(holder, 0)
+        source = self.engine.load_prefix(holder, ids)
         self.prefixes[ids] = holder
         return source
 
@@ -211,11 +201,11 @@ class RowEngine:
     def truncate(self, n: int) -> None:
         if n > 0:
             self.length -= n
-            self.rows.truncate(self.seq, self.length)
+            self.rows.keep(self.seq, self.length)
 
     def reset(self) -> None:
         self.length = 0
-        self.rows.truncate(self.seq, 0)
+        self.rows.keep(self.seq, 0)
 
     def start(self, prefix_ids: list[int]) -> tuple[int, str]:
         """Begin with the fixed `prefix_ids` in the cache (`LlamaCppEngine.start`'s contract)."""
@@ -247,10 +237,10 @@ def row_model(lm, engine: RowEngine):
 
 def refuse_rows(lm, opts) -> str | None:
     """Why these files cannot be decoded together here (None: they can)."""
-    if getattr(lm, "engine_name", "") != "llamacpp":
-        return f"the {getattr(lm, 'engine_name', '?')} engine decodes one file at a time (batching is llama.cpp's)"
+    if lm.engine_name != "llamacpp":
+        return f"the {lm.engine_name} engine decodes one file at a time (batching is llama.cpp's)"
     if lm.adapter is not None:
         return "an adapter is switched per file, and it applies to the whole batch"
-    if getattr(opts, "copy_kv", "reread") != "reread":
+    if opts.copy_kv != "reread":
         return "--copy-kv reuse needs a sequence of its own"
     return None

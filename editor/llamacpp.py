@@ -343,20 +343,23 @@ class LlamaCppEngine:
         self.reset()
         if not ids or len(ids) >= self.n_ctx:
             return 0, ""
+        source = self.load_prefix(0, ids)
+        self.length, self.held = len(ids), ids  # the next forward reads the rest (forward_reuse's source)
+        return len(ids), source
+
+    def load_prefix(self, seq: int, ids: tuple[int, ...]) -> str:
+        """Put the fixed prefix `ids` into the empty sequence `seq`: from the state saved in the cache dir
+        ("disk"), else decoded and saved for the next process ("read"). A state that does not match or does
+        not load is ignored and rebuilt (editor.prefix)."""
         header = state_header(self.identity, ids)
         path = state_path(header)
         data = load_state(path, header)
-        if data is not None:
-            if self.load_seq_state(0, data, len(ids)):
-                self.length, self.held = len(ids), ids
-                return len(ids), "disk"
-            self.reset()
-        self.forward(list(ids), keep=1)
+        if data is not None and self.load_seq_state(seq, data, len(ids)):
+            return "disk"
+        self.decode_seqs([(seq, list(ids), 0, 1)])
         with contextlib.suppress(OSError):  # a read-only cache dir costs speed, not correctness
-            save_state(path, header, self.seq_state(0))
-        self.held = ids
-        self.prompt_length = 0  # set by the forward that reads the rest of the prompt (forward_reuse's source)
-        return len(ids), "read"
+            save_state(path, header, self.seq_state(seq))
+        return "read"
 
     def close(self) -> None:
         if getattr(self, "ctx", None):
