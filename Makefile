@@ -5,10 +5,17 @@ VENV := .venv
 VLLM_VENV := .vllm-venv
 BIN := $(VENV)/bin
 export OMP_WAIT_POLICY ?= PASSIVE
-# llama-cpp-python ships only a source distribution: it compiles llama.cpp (~10-13 minutes on 2 cores).
+# llama-cpp-python ships only a source distribution: it compiles llama.cpp (~4-13 minutes on 2 cores).
 # GGML_NATIVE=OFF builds for an AVX2/FMA/F16C baseline: a -march=native build made on one CPU dies with
-# an illegal instruction on a smaller one, and the machines this runs on change CPUs.
-export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# an illegal instruction on a smaller one, and the machines this runs on change CPUs. GGML_LLAMAFILE=OFF
+# leaves out llamafile's sgemm, which rounds by batch shape and serves no tensor of a K-quant model with
+# flash attention on: without it `--batch-invariant` can give a token the same logits in any batch.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_LLAMAFILE=OFF
+LLAMA_CPP_PYTHON := llama-cpp-python==0.3.36
+# pip keys its wheel cache by the sdist alone, not by CMAKE_ARGS, so a wheel built with other flags would
+# be taken again: the bindings are built into a folder named by version and flags, once per machine.
+CACHE := $(if $(EDITLLM_CACHE),$(EDITLLM_CACHE),$(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)/editllm)
+WHEELS := $(CACHE)/wheels/$(shell echo '$(LLAMA_CPP_PYTHON) $(CMAKE_ARGS)' | sha1sum | cut -c1-12)
 
 .PHONY: install demo test test-fast test-vllm lint bench clean
 
@@ -18,7 +25,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	ls $(WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || \
+	  $(BIN)/python -m pip wheel -q --no-deps --no-cache-dir -w $(WHEELS) $(LLAMA_CPP_PYTHON)
+	$(BIN)/python -m pip install -q --no-deps --force-reinstall $(WHEELS)/llama_cpp_python-*.whl
+	$(BIN)/python -m pip install -q --find-links $(WHEELS) -e '.[dev,bench]'
 	touch $@
 
 demo: install

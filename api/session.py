@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from editllm.editor.config import CHOICES, DEFAULT_MODEL
 from editllm.editor.errors import EditError
+from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.modelspec import check_model_spec
 from editllm.editor.source import SourceFile, read_source, source_from_text
 
@@ -144,7 +145,8 @@ def check_adapter(adapter: str | Path) -> None:
 
 
 def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "auto", adapter: str | None = None,
-               trust_remote_code: bool = False, log: Log | None = None, engine: str = "auto") -> LoadedModel:
+               trust_remote_code: bool = False, log: Log | None = None, engine: str = "auto",
+               batch_invariant: bool = False) -> LoadedModel:
     """Load a model (and adapter) for decoding; this is where torch and transformers get imported
     (except on the llama.cpp engine, which needs neither), after the model spec and the adapter were
     checked without them."""
@@ -153,7 +155,8 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "a
         check_adapter(adapter)
     from editllm.editor import models
 
-    return models.load_model(model, device, dtype, adapter, trust_remote_code, log=log, engine=engine)
+    return models.load_model(model, device, dtype, adapter, trust_remote_code, log=log, engine=engine,
+                             batch_invariant=batch_invariant)
 
 
 class EditSession:
@@ -168,13 +171,20 @@ class EditSession:
                  dtype: str = "auto", engine: str = "auto", adapter: str | None = None,
                  trust_remote_code: bool = False, log: Log | None = None, load_log: Log | None = None,
                  status: Log | None = None, on_tokens: Callable[[int, float], None] | None = None,
-                 server: str | None = None, server_lora: bool = False, **options: Any) -> None:
+                 server: str | None = None, server_lora: bool = False, batch_invariant: bool = False,
+                 **options: Any) -> None:
         """`server`: a llama-server URL to edit through (editllm.remote); `model` then names the model it
         serves (its tokenizer builds the token ids the requests carry). `server_lora`: that server holds the
-        selector's adapter as adapter 0 (`--lora FILE --lora-init-without-apply`)."""
+        selector's adapter as adapter 0 (`--lora FILE --lora-init-without-apply`). `batch_invariant`: the
+        llama.cpp engine's kernels whose logits do not depend on the batch (`editor.invariant`: slower; spec
+        then equals rewrite bit for bit, and a file edits the same alone or through a server started so)."""
+        if batch_invariant and server is not None:
+            raise EditError("--batch-invariant sets this machine's llama.cpp kernels; a server's are set where it "
+                            f"starts (llama-server {' '.join(SERVER_ARGS)}, with {TILED_VAR}=0)")
         self.model_spec = model if isinstance(model, str) else model.name
         self._lm = None if isinstance(model, str) else model
         self.server, self.server_lora = server, server_lora
+        self.batch_invariant = batch_invariant
         self.mode, self.device, self.dtype, self.engine = mode, device, dtype, engine
         self.adapter, self.trust_remote_code = adapter, trust_remote_code
         self.options = options
@@ -195,7 +205,7 @@ class EditSession:
         if self._lm is None:
             self.status(f"loading {self.model_spec}")
             self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter, self.trust_remote_code,
-                                  log=self.load_log, engine=self.engine)
+                                  log=self.load_log, engine=self.engine, batch_invariant=self.batch_invariant)
         return self._lm
 
     def edit_options(self):
@@ -284,7 +294,8 @@ class EditSession:
         """What decides a file's edit besides its content and the instruction: the journal's key."""
         opts = {k: v for k, v in sorted(self.options.items()) if isinstance(v, str | int | float | bool | None)}
         return {"model": self.model_spec, "mode": self.mode, "engine": self.engine, "adapter": self.adapter,
-                "server": self.server, "server_lora": self.server_lora, "options": opts}
+                "server": self.server, "server_lora": self.server_lora, "options": opts,
+                **({"batch_invariant": True} if self.batch_invariant else {})}
 
 
 def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:

@@ -23,6 +23,8 @@ def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
         "dtype": str(lm.dtype).removeprefix("torch."),
         "engine": lm.engine_name,
         "adapter": lm.adapter,  # loaded unmerged: it runs only for copy mode's program
+        # llama.cpp's kernels whose logits do not depend on the batch (editor.invariant); False elsewhere
+        "batch_invariant": lm.engine_name == "llamacpp" and bool(getattr(lm.engine, "batch_invariant", False)),
         "changed": any(f["changed"] for f in files),
         "files_changed": sum(1 for f in files if f["changed"]),
         "files_unchanged": sum(1 for f in files if not f["changed"]),

@@ -59,14 +59,19 @@ def run_settings(lm: LoadedModel, opts: EditOptions, adapter: str | None) -> dic
     from editllm.editor.costs import engine_costs
 
     served = getattr(lm, "client", None) is not None  # bench --server: the engine runs elsewhere
-    return {
+    settings = {
         "engine": lm.engine_name, "model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
         "focus": opts.focus, "layout": opts.layout, "draft": opts.draft, "gamma": opts.gamma,
         "max_new_tokens": opts.max_new_tokens, "adapter": adapter_identity(adapter),
         "prompt_version": prompt_version(),
         # what a server runs is its URL and speculation, not costs timed here
         "costs": None if served else engine_costs(lm.engine).as_dict(),
-    } | ({"server": lm.info.url, "speculative": lm.info.speculative} if served else {})
+    }
+    if served:
+        settings |= {"server": lm.info.url, "speculative": lm.info.speculative}
+    elif getattr(lm.engine, "batch_invariant", False):  # other kernels, other texts at near-ties (editor.invariant)
+        settings["batch_invariant"] = True
+    return settings
 
 
 def load_previous(folder: Path, settings: dict) -> dict[tuple[str, str], dict]:

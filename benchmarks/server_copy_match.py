@@ -236,17 +236,20 @@ def no_repack() -> None:
     llama_cpp.llama_model_default_params = params
 
 
-def started(engine: str, model: str, speculative: bool = False, repack: bool = True):
+def started(engine: str, model: str, speculative: bool = False, repack: bool = True, invariant: bool = False,
+            dtype: str = "auto"):
     """A server of that kind on the model, as a context manager: llama-server on its GGUF (one slot, 2
-    threads), or vLLM on the HF folder the local torch engine loads (bf16 where the CPU has bf16 units, as
-    the torch engine picks; 2 OpenMP threads)."""
+    threads; `invariant`: batch-invariant kernels, as the local engine's), or vLLM on the HF folder the local
+    torch engine loads (bf16 where the CPU has bf16 units, as the torch engine picks; 2 OpenMP threads)."""
     if engine == "vllm":
         from editllm.editor.models import resolve_model
         from editllm.remote.vllmserver import VllmServer
 
-        return VllmServer(resolve_model(model), [*VLLM_ARGS, *(VLLM_SPEC if speculative else [])], threads=2)
+        return VllmServer(resolve_model(model), [*VLLM_ARGS, *(VLLM_SPEC if speculative else []),
+                                                 *([] if dtype == "auto" else ["--dtype", dtype])], threads=2)
     return LlamaServer(gguf_of(model), ["-c", "8192", "-np", "1", "--no-warmup", *([] if repack else ["--no-repack"]),
-                                        *(LLAMA_SPEC if speculative else [])], threads=2)
+                                        *(LLAMA_SPEC if speculative else [])], threads=2,
+                       batch_invariant=invariant)
 
 
 def run_spec(remote, case, rewritten: str | None) -> dict:
@@ -282,6 +285,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--no-repack", action="store_true", help="llama.cpp's weight repacking off on both sides "
                     "(a probe of batch-dependent rounding)")
+    ap.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
+                    help="--engine vllm: the dtype of both sides (auto: bf16 where the CPU has bf16 units)")
+    ap.add_argument("--batch-invariant", action="store_true", help="llama.cpp's batch-invariant kernels on both "
+                    "sides (editor.invariant): a token's logits do not depend on how it was batched")
     ap.add_argument("--summarize", action="store_true", help="judge OUT/records.jsonl again and write the summary")
     args = ap.parse_args()
     if args.summarize:
@@ -293,9 +300,15 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.no_repack:
         no_repack()
-    lm = load_model(args.model, engine="llamacpp" if args.engine == "llama-server" else "torch")
+    if args.batch_invariant and args.engine != "llama-server":
+        ap.error("--batch-invariant is llama.cpp's (local engine and llama-server)")
+    if args.dtype != "auto" and args.engine != "vllm":
+        ap.error("--dtype is for --engine vllm (the GGUF's weights are what they are)")
+    lm = load_model(args.model, engine="llamacpp" if args.engine == "llama-server" else "torch", dtype=args.dtype,
+                    batch_invariant=args.batch_invariant)
     records: list[dict] = []
-    with started(args.engine, args.model, repack=not args.no_repack) as server, \
+    with started(args.engine, args.model, repack=not args.no_repack, invariant=args.batch_invariant,
+                 dtype=args.dtype) as server, \
             open(args.out / "records.jsonl", "w") as log:
         remote = connect(server.url, args.model, kind=args.engine)
         for case in cases:
@@ -308,7 +321,8 @@ def main() -> None:
                       rec["local"]["error"], rec["server"]["error"], file=sys.stderr, flush=True)
     if args.spec and args.rewrite:
         rewritten = {r["id"]: r["server"]["text"] for r in records if r["mode"] == "rewrite"}
-        with started(args.engine, args.model, speculative=True, repack=not args.no_repack) as server, \
+        with started(args.engine, args.model, speculative=True, repack=not args.no_repack,
+                     invariant=args.batch_invariant, dtype=args.dtype) as server, \
                 open(args.out / "records.jsonl", "a") as log:
             remote = connect(server.url, args.model, kind=args.engine)
             for case in cases:
@@ -327,7 +341,10 @@ def summarize(records: list[dict], args) -> dict:
     rewrites = [r for r in records if r["mode"] == "rewrite"]
     specs = [r for r in records if r["mode"] == "spec"]
     sides = ("local", "server", "one")
-    summary = {"model": args.model, "engine": args.engine, "repack": not args.no_repack, "cases": len(copies),
+    invariant = bool(getattr(args, "batch_invariant", False))  # its kernels repack nothing either
+    summary = {"model": args.model, "engine": args.engine, "repack": not (args.no_repack or invariant),
+               "batch_invariant": invariant,
+               "dtype": getattr(args, "dtype", "auto"), "cases": len(copies),
                "copy_same_program": sum(r["same_program"] for r in copies),
                "copy_same_tokens": sum(bool(r.get("same_tokens")) for r in copies),
                "copy_programs_written": sum(r["local"]["fallback"] is None and r["local"]["error"] is None

@@ -156,9 +156,10 @@ def check_model(model: str, adapter: str | None) -> None:
 
 
 def load(model: str, device: str, dtype: str, adapter: str | None, trust_remote_code: bool, progress: Progress,
-         engine: str = "torch"):
+         engine: str = "torch", batch_invariant: bool = False):
     progress.say(f"loading {model}")
-    return api.load_model(model, device, dtype, adapter, trust_remote_code, log=load_logger(progress), engine=engine)
+    return api.load_model(model, device, dtype, adapter, trust_remote_code, log=load_logger(progress), engine=engine,
+                          batch_invariant=batch_invariant)
 
 
 # Options shared by `fix` and `check`; None means "from the configuration, else the default".
@@ -195,17 +196,22 @@ TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds per file (each 
                                                            "retries).")
 JOURNAL = typer.Option(None, "--journal", help="Folder of the resume journal (.editllm-journal.jsonl; default: the "
                                                   "cache). Used with --server, --jobs or --journal.")
+BATCH_INVARIANT = typer.Option(None, "--batch-invariant/--no-batch-invariant",
+                               help="llama.cpp kernels whose results do not depend on the batch: spec equals "
+                                    "rewrite bit for bit, a file edits the same alone, in --jobs or through a "
+                                    "server started so; slower (config key `batch_invariant`).")
 STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
 
-def settings(mode, model, device, dtype, start: Path | None = None, engine=None, copy_kv=None, server=None):
+def settings(mode, model, device, dtype, start: Path | None = None, engine=None, copy_kv=None, server=None,
+             batch_invariant=None):
     """The configuration with command-line flags applied on top."""
     from editllm.editor.config import load_config
 
     config = load_config(start)
     for key, value in (("mode", mode), ("model", model), ("device", device), ("dtype", dtype), ("engine", engine),
-                       ("copy_kv", copy_kv), ("server", server)):
+                       ("copy_kv", copy_kv), ("server", server), ("batch_invariant", batch_invariant)):
         config.override(key, value)
     return config
 
@@ -215,7 +221,8 @@ def edit_session(conf, adapter: str | None, **options) -> api.EditSession:
     configuration (flags applied), the rest from their own flags."""
     return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
                            dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
-                           copy_kv=conf.get("copy_kv"), server=conf.get("server"), **options)
+                           copy_kv=conf.get("copy_kv"), server=conf.get("server"),
+                           batch_invariant=bool(conf.get("batch_invariant")), **options)
 
 
 def batched(session: api.EditSession, jobs: int, journal: str | None) -> bool:
@@ -318,6 +325,7 @@ def fix(
     retries: int = RETRIES,
     timeout: float = TIMEOUT,
     journal: str = JOURNAL,
+    batch_invariant: bool | None = BATCH_INVARIANT,
 ) -> None:
     """Edit FILE(s) as INSTRUCTION says; print one unified diff (or write with --apply)."""
     started = time.perf_counter()
@@ -327,7 +335,8 @@ def fix(
     sources = api.read_sources(paths, instruction, stdin_path)
     if apply and any(s.disk_path is None for s in sources):
         raise EditError("--apply cannot write stdin; drop --apply to get the diff")
-    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server)
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
+                    batch_invariant=batch_invariant)
     if copy_requests != "loop" and not conf.get("server"):
         raise EditError(f"--copy-requests {copy_requests} is for copy mode through a server: add --server URL")
     session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
@@ -364,6 +373,7 @@ def check(
     retries: int = RETRIES,
     timeout: float = TIMEOUT,
     journal: str = JOURNAL,
+    batch_invariant: bool | None = BATCH_INVARIANT,
 ) -> None:
     """Propose an edit and exit 1 if there is one (0 if none, 2 on errors): the pre-commit convention.
 
@@ -371,7 +381,8 @@ def check(
     """
     started = time.perf_counter()
     args = list(args or [])
-    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server)
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
+                    batch_invariant=batch_invariant)
     instruction = instruction_opt or conf.get("instruction")
     if instruction is None:
         if not args:
@@ -439,6 +450,8 @@ def bench(
     server: str = typer.Option(None, "--server", help="Run rewrite, spec and copy through the llama-server or "
                                "vLLM server at URL (serving --model), as `fix --server` does; the records say "
                                "what it runs."),
+    batch_invariant: bool = typer.Option(False, "--batch-invariant", help="The llama.cpp engine's batch-invariant "
+                                         "kernels (see `fix --help`); the peers keep their defaults."),
 ) -> None:
     """Measure speed and quality per mode on benchmark cases; print the Markdown report.
 
@@ -468,6 +481,8 @@ def bench(
         if server and [m for m in modes if m not in SERVER_MODES]:
             bad = [m for m in modes if m not in SERVER_MODES][0]
             raise EditError(f"bench --server runs {', '.join(SERVER_MODES)} through the server, not {bad!r}")
+        if server and batch_invariant:
+            raise EditError("bench --batch-invariant sets the local llama.cpp engine's kernels, not a server's")
         if server and (kernel or kernel_only or reuse):
             raise EditError("bench --server times requests to the server: --kernel and --reuse need a local engine")
         paths = list(cases or default_cases())
@@ -485,7 +500,7 @@ def bench(
             lm = connect(server, conf.get("model"))
         else:
             lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
-                      engine=engine)
+                      engine=engine, batch_invariant=batch_invariant)
         if lm.engine_name == "llamacpp" and "hf-pld" in modes:
             raise EditError("hf-pld runs a transformers model: run it with --engine torch")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,

@@ -226,7 +226,8 @@ def open_rows(lm, size: int) -> Rows:
 
     one = lm.engine
     engine = LlamaCppEngine(one.gguf, one.tokenizer, n_ctx=one.n_ctx * size + PREFIX_ROOM * PREFIXES,
-                            n_batch=one.n_batch, threads=one.threads, sequences=size + PREFIXES)
+                            n_batch=one.n_batch, threads=one.threads, sequences=size + PREFIXES,
+                            batch_invariant=one.batch_invariant)
     return Rows(engine, size, one.n_ctx, one)
 
 

@@ -26,6 +26,7 @@ DEFAULTS: dict[str, object] = {
     "engine": "auto",
     "copy_kv": "reread",
     "server": None,  # a llama-server or vLLM URL to edit through (editllm.remote); None: the local engine
+    "batch_invariant": False,  # llama.cpp kernels whose logits do not depend on the batch (editor.invariant)
 }
 # The values a setting (and its flag, as a typer choice) may take.
 Mode = Literal["rewrite", "spec", "copy"]
@@ -37,7 +38,8 @@ CopyKV = Literal["reread", "reuse"]  # copy mode: re-read copied lines, or take 
 CHOICES: dict[str, tuple[str, ...]] = {"mode": get_args(Mode), "device": get_args(Device), "dtype": get_args(Dtype),
                                        "engine": get_args(Engine), "copy_kv": get_args(CopyKV)}
 TYPES = {"model": str, "mode": str, "instruction": str, "include": list, "exclude": list,
-         "max_file_size": int, "device": str, "dtype": str, "engine": str, "copy_kv": str, "server": str}
+         "max_file_size": int, "device": str, "dtype": str, "engine": str, "copy_kv": str, "server": str,
+         "batch_invariant": bool}
 
 
 @dataclass

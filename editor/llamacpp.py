@@ -83,13 +83,25 @@ class LlamaCppEngine:
     """One sequence in one llama.cpp context, greedy-decoder friendly."""
 
     def __init__(self, gguf: str | Path, tokenizer=None, n_ctx: int = 8192, n_batch: int = 512,
-                 threads: int | None = None, adapter: str | Path | None = None, sequences: int = 2) -> None:
+                 threads: int | None = None, adapter: str | Path | None = None, sequences: int = 2,
+                 batch_invariant: bool = False) -> None:
         """`sequences`: llama.cpp sequences in the context: 0 is the decoder's, 1 the scratch of `forward_reuse`;
-        `editor.batched` asks for one per file decoded together plus one holding the fixed prompt prefix."""
+        `editor.batched` asks for one per file decoded together plus one holding the fixed prompt prefix.
+        `batch_invariant`: kernels whose logits for a token do not depend on its batch (`editor.invariant`;
+        slower), chosen once per process."""
+        from editllm.editor import invariant
+
         ll = self.ll = load_llama_cpp()
         _silence(ll)
         ll.llama_backend_init()
+        if batch_invariant:
+            why = invariant.build_refusal(ll.llama_print_system_info().decode(errors="replace"))
+            if why:
+                raise EditError(f"--batch-invariant: {why}")
+        invariant.choose(batch_invariant)
+        self.batch_invariant = batch_invariant
         mparams = ll.llama_model_default_params()
+        mparams.use_extra_bufts = not batch_invariant  # repacked weights take another kernel per batch size
         self.model = ll.llama_model_load_from_file(str(gguf).encode(), mparams)
         if not self.model:
             raise EditError(f"{gguf}: llama.cpp could not load this GGUF")
@@ -99,6 +111,8 @@ class LlamaCppEngine:
         cparams.n_batch = cparams.n_ubatch = n_batch
         cparams.n_threads = cparams.n_threads_batch = threads
         cparams.no_perf = True
+        if batch_invariant:
+            cparams.flash_attn_type = invariant.FLASH_ATTN_DISABLED
         # A second sequence is the scratch space of `forward_reuse`; a unified cache lets its cells be
         # shared into sequence 0 (with separate streams `seq_cp` would copy whole buffers).
         cparams.n_seq_max = max(2, sequences)
@@ -123,7 +137,8 @@ class LlamaCppEngine:
         # what a saved prefix state depends on (editor.prefix); a LoRA sets "adapter" when it is applied
         self.identity = {"engine": "llamacpp", "llama_cpp": getattr(ll, "__version__", ""), "n_ctx": n_ctx,
                          "model": file_identity(gguf), "adapter": None,
-                         "n_seq_max": cparams.n_seq_max, "kv_unified": bool(cparams.kv_unified)}
+                         "n_seq_max": cparams.n_seq_max, "kv_unified": bool(cparams.kv_unified),
+                         "batch_invariant": batch_invariant}
         self.held: tuple[int, ...] = ()  # the fixed prefix at the head of the cache (start), kept across runs
         self.adapter_path = adapter
         self.lora = None  # the adapter, owned by the model (llama.cpp frees it with the model)

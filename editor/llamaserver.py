@@ -31,11 +31,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from editllm.editor.errors import EditError
+from editllm.editor.invariant import SERVER_ARGS, program_refusal, server_environment
 from editllm.editor.modelspec import cache_dir
 
 LLAMA_CPP_PYTHON = "0.3.36"  # the bindings' version pinned in pyproject.toml; the server comes from its tree
 TARGETS = ("llama-server", "llama-batched-bench", "llama-bench")  # the peers, and the batching/kernel tables
-CMAKE_FLAGS = ("-DGGML_NATIVE=OFF", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
+# GGML_LLAMAFILE=OFF: llamafile's sgemm rounds by batch shape (editor.invariant) and serves no tensor of a K-quant
+# model with flash attention on, so it is left out, as in the bindings the Makefile builds.
+CMAKE_FLAGS = ("-DGGML_NATIVE=OFF", "-DGGML_LLAMAFILE=OFF",
+               "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
                "-DLLAMA_BUILD_TOOLS=ON", "-DLLAMA_BUILD_SERVER=ON", "-DCMAKE_BUILD_TYPE=Release")
 
 
@@ -169,9 +173,12 @@ class LlamaServer:
     """
 
     def __init__(self, model: str | Path, args: Sequence[str] = (), threads: int | None = None,
-                 binary: Path | None = None, startup_timeout: float = 120.0) -> None:
+                 binary: Path | None = None, startup_timeout: float = 120.0, batch_invariant: bool = False) -> None:
+        """`batch_invariant`: the kernels whose logits do not depend on the batch (`editor.invariant`), as the
+        local engine's `batch_invariant` runs them: then both write the same tokens."""
         self.model = Path(model)
-        self.args = list(args)
+        self.batch_invariant = batch_invariant
+        self.args = list(args) + (list(SERVER_ARGS) if batch_invariant else [])
         self.threads = threads or os.cpu_count() or 1
         self.binary = binary
         self.startup_timeout = startup_timeout
@@ -203,7 +210,7 @@ class LlamaServer:
         torch; llama.cpp's decode steps are 1.6× slower with it: `editor.waitpolicy`)."""
         from editllm.editor.waitpolicy import user_environment
 
-        return user_environment()
+        return server_environment(user_environment(), self.batch_invariant)
 
     def start(self) -> LlamaServer:
         fd, log = tempfile.mkstemp(prefix=f"{self.name}-", suffix=".log")
@@ -218,6 +225,7 @@ class LlamaServer:
                                          start_new_session=True, env=env)
             if self._wait_healthy():
                 os.close(fd)
+                self._check_kernels()
                 return self
             if "address already in use" not in self.log_tail(self.searched_lines).lower():
                 break
@@ -226,6 +234,12 @@ class LlamaServer:
         self.stop()
         sys.stderr.write(tail + "\n")
         raise EditError(f"{self.name} did not become healthy in {self.startup_timeout:.0f} s (log: {self.log_path})")
+
+    def _check_kernels(self) -> None:
+        """A batch-invariant server needs a build without llamafile's sgemm (`invariant.program_refusal`)."""
+        if self.batch_invariant and (why := program_refusal(self.binary)):
+            self.stop()
+            raise EditError(f"{self.name} {self.binary}: {why}")
 
     def _wait_healthy(self) -> bool:
         deadline = time.monotonic() + self.startup_timeout

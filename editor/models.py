@@ -341,17 +341,24 @@ def load_model(
     trust_remote_code: bool = False,
     log=None,
     engine: str = "auto",
+    batch_invariant: bool = False,
 ) -> LoadedModel:
     """Load model and tokenizer; the returned model is in eval mode on the chosen device. The llama.cpp
-    engine imports neither torch nor transformers (seconds each on a small CPU)."""
+    engine imports neither torch nor transformers (seconds each on a small CPU). `batch_invariant`: the
+    llama.cpp engine's kernels whose results do not depend on the batch (`editor.invariant`)."""
     start = time.perf_counter()
     device = pick_device(device)
-    if pick_engine(engine, spec, device, adapter) == "llamacpp":
+    picked = pick_engine(engine, spec, device, adapter)
+    if batch_invariant and picked != "llamacpp":
+        raise EditError(f"--batch-invariant sets the llama.cpp engine's kernels; this model runs on {picked} "
+                        "(give a GGUF model, or --engine llamacpp)")
+    if picked == "llamacpp":
         gguf = gguf_of(spec, log)
         tokenizer = gguf_tokenizer(gguf)  # its pipeline is read in a thread while llama.cpp loads the model
         from editllm.editor.llamacpp import LlamaCppEngine
 
-        llama = LlamaCppEngine(gguf, tokenizer, n_ctx=LLAMACPP_CONTEXT, adapter=adapter_gguf(adapter))
+        llama = LlamaCppEngine(gguf, tokenizer, n_ctx=LLAMACPP_CONTEXT, adapter=adapter_gguf(adapter),
+                               batch_invariant=batch_invariant)
         return LoadedModel(None, tokenizer, spec, "cpu", "gguf", time.perf_counter() - start, "llamacpp",
                            adapter, llama, ready_seconds=process_seconds())
     from transformers import AutoModelForCausalLM, AutoTokenizer

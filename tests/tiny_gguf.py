@@ -110,3 +110,16 @@ def write_tiny_lora_gguf(adapter_dir: Path, out: Path) -> Path:
     writer.write_tensors_to_file()
     writer.close()
     return out
+
+
+def quantize_gguf(src: Path, out: Path, ftype: str = "MOSTLY_Q4_K_M") -> Path:
+    """Quantize a GGUF with llama.cpp's own quantizer (`llama_model_quantize`), as the bundled model was: the
+    K-quant kernels (repacked, tiled, row by row) are only chosen for K-quant weights. Rows must be a multiple
+    of 256 long, or llama.cpp falls back to other types for them."""
+    import llama_cpp
+
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_{ftype}")
+    if llama_cpp.llama_model_quantize(str(src).encode(), str(out).encode(), params) != 0:
+        raise RuntimeError(f"llama.cpp could not quantize {src}")
+    return out
