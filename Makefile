@@ -3,6 +3,7 @@
 PYTHON ?= python3
 VENV := .venv
 VLLM_VENV := .vllm-venv
+SGLANG_VENV := .sglang-venv
 BIN := $(VENV)/bin
 export OMP_WAIT_POLICY ?= PASSIVE
 # llama-cpp-python ships only a source distribution: it compiles llama.cpp (~4-13 minutes on 2 cores).
@@ -17,7 +18,7 @@ LLAMA_CPP_PYTHON := llama-cpp-python==0.3.36
 CACHE := $(if $(EDITLLM_CACHE),$(EDITLLM_CACHE),$(if $(XDG_CACHE_HOME),$(XDG_CACHE_HOME),$(HOME)/.cache)/editllm)
 WHEELS := $(CACHE)/wheels/$(shell echo '$(LLAMA_CPP_PYTHON) $(CMAKE_ARGS)' | sha1sum | cut -c1-12)
 
-.PHONY: install demo test test-fast test-vllm lint bench clean
+.PHONY: install demo test test-fast test-vllm test-sglang lint bench clean
 
 install: $(VENV)/.installed
 
@@ -34,11 +35,11 @@ $(VENV)/.installed: pyproject.toml
 demo: install
 	$(BIN)/editllm fix examples/buggy.py "Fix the bug in average(): it divides by the wrong count." --stats
 
-# The whole suite, the tests marked `vllm` included (real vLLM servers from the venv below: ~2 minutes more,
-# plus ~1.5 minutes for that venv once).
-test: install $(VLLM_VENV)/.installed
+# The whole suite, the tests marked `vllm` and `sglang` included (real vLLM and SGLang servers from the venvs
+# below: ~2 and ~3 minutes more, plus ~1.5 and ~1-3 minutes for those venvs once).
+test: install $(VLLM_VENV)/.installed $(SGLANG_VENV)/.installed
 	$(BIN)/ruff check .
-	EDITLLM_VLLM=$(VLLM_VENV) $(BIN)/python -m pytest -q
+	EDITLLM_VLLM=$(VLLM_VENV) EDITLLM_SGLANG=$(SGLANG_VENV) $(BIN)/python -m pytest -q
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not bundled"
@@ -56,6 +57,15 @@ $(VLLM_VENV)/.installed:
 test-vllm: install $(VLLM_VENV)/.installed
 	EDITLLM_VLLM=$(VLLM_VENV) $(BIN)/python -m pytest -q -m vllm tests/test_vllm.py
 
+# SGLang pins a CUDA torch and CUDA kernels: its venv is built by hand for a CPU (python3.11, ~2.8 GB; why and
+# how: the script). The tests marked `sglang` start real SGLang servers from it (EDITLLM_SGLANG).
+$(SGLANG_VENV)/.installed: remote/install-sglang-cpu.sh
+	bash remote/install-sglang-cpu.sh $(SGLANG_VENV)
+	touch $@
+
+test-sglang: install $(SGLANG_VENV)/.installed
+	EDITLLM_SGLANG=$(SGLANG_VENV) $(BIN)/python -m pytest -q -m sglang tests/test_sglang.py
+
 lint: install
 	$(BIN)/ruff check .
 
@@ -63,4 +73,4 @@ bench: install
 	$(BIN)/editllm bench --limit 4 --mode rewrite,spec,hf-pld --out bench-out
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) .pytest_cache bench-out
+	rm -rf $(VENV) $(VLLM_VENV) $(SGLANG_VENV) .pytest_cache bench-out

@@ -24,6 +24,8 @@ Records go to OUT/records.jsonl as they come, a summary to OUT/summary.json.
 With `--engine vllm` the server is `vllm serve` on the HF folder `editllm model prepare` writes and the local side
 the torch engine on that folder (vLLM runs no GGUF of ours); `--spec` then runs spec through a second server
 started with speculation and compares its text with the first server's rewrite (lossless on the server).
+`--engine sglang` is the same with an SGLang server (`EDITLLM_SGLANG`: a venv from remote/install-sglang-cpu.sh);
+its n-gram speculation runs on CUDA only, so `--spec` is refused there.
 """
 
 from __future__ import annotations
@@ -110,9 +112,17 @@ def server_own_gap(remote, p: dict) -> float | None:
     llama-server: the slot's cache holds that run's sequence, so only the last token is read again; `n_probs`
     with `post_sampling_probs` off gives log-softmax of the raw logits (before the grammar). vLLM: its prefix
     cache is kept in blocks, so up to one block (`--block-size`) is read again; `logprobs` are of the raw
-    logits too. None when either token is not in its top 20."""
+    logits too. SGLang: its radix cache holds all but the last token; `top_logprobs_num` of the request's one
+    token (no grammar). None when either token is not in its top 20."""
     seq = p["prompt"] + p["fed"]
-    if remote.info.kind == "vllm":
+    if remote.info.kind == "sglang":
+        from editllm.remote.sglang import GREEDY
+
+        answer = remote.client.request("/generate", {
+            "input_ids": seq, "sampling_params": {**GREEDY, "max_new_tokens": 1}, "return_logprob": True,
+            "top_logprobs_num": 20, "logprob_start_len": len(seq) - 1})
+        top = {int(i): lp for lp, i, _ in answer["meta_info"]["output_top_logprobs"][0]}
+    elif remote.info.kind == "vllm":
         from editllm.remote.vllm import GREEDY
 
         answer = remote.client.request("/v1/completions", {
@@ -214,6 +224,7 @@ def run_one(lm, remote, case, mode: str, one_request: bool = False) -> dict:
 LLAMA_SPEC = ["--spec-type", "ngram-simple"]
 VLLM_ARGS = ["--max-model-len", "8192", "--block-size", "32", "--enforce-eager",
              "--structured-outputs-config", '{"backend":"guidance"}']
+SGLANG_ARGS = ["--context-length", "8192", "--max-total-tokens", "16384"]
 VLLM_SPEC = ["--speculative-config", '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}',
              "--per-request-spec-decode-metrics", "summary"]
 
@@ -241,6 +252,12 @@ def started(engine: str, model: str, speculative: bool = False, repack: bool = T
     """A server of that kind on the model, as a context manager: llama-server on its GGUF (one slot, 2
     threads; `invariant`: batch-invariant kernels, as the local engine's), or vLLM on the HF folder the local
     torch engine loads (bf16 where the CPU has bf16 units, as the torch engine picks; 2 OpenMP threads)."""
+    if engine == "sglang":
+        from editllm.editor.models import resolve_model
+        from editllm.remote.sglangserver import SglangServer
+
+        return SglangServer(resolve_model(model), [*SGLANG_ARGS, *([] if dtype == "auto" else ["--dtype", dtype])],
+                            threads=2)
     if engine == "vllm":
         from editllm.editor.models import resolve_model
         from editllm.remote.vllmserver import VllmServer
@@ -277,16 +294,17 @@ def main() -> None:
     ap.add_argument("--rewrite", action="store_true", help="also compare rewrite mode's text")
     ap.add_argument("--one-request", action="store_true", help="copy mode: also the whole program in one "
                     "request (copy_requests='one'), its quality beside the loop's")
-    ap.add_argument("--engine", choices=("llama-server", "vllm"), default="llama-server",
-                    help="llama-server on the GGUF against the local llama.cpp engine, or vLLM on the HF folder "
-                         "`editllm model prepare` writes against the local torch engine on that folder")
+    ap.add_argument("--engine", choices=("llama-server", "vllm", "sglang"), default="llama-server",
+                    help="llama-server on the GGUF against the local llama.cpp engine, or vLLM or SGLang (on the CPU: "
+                         "EDITLLM_SGLANG) on the HF folder `editllm model prepare` writes against the local torch "
+                         "engine on that folder")
     ap.add_argument("--spec", action="store_true", help="with --rewrite: then spec through a second server "
                     "started with n-gram speculation, its text compared with that server kind's rewrite")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--no-repack", action="store_true", help="llama.cpp's weight repacking off on both sides "
                     "(a probe of batch-dependent rounding)")
     ap.add_argument("--dtype", choices=("auto", "float32", "bfloat16"), default="auto",
-                    help="--engine vllm: the dtype of both sides (auto: bf16 where the CPU has bf16 units)")
+                    help="--engine vllm or sglang: the dtype of both sides (auto: bf16 where the CPU has bf16 units)")
     ap.add_argument("--batch-invariant", action="store_true", help="llama.cpp's batch-invariant kernels on both "
                     "sides (editor.invariant): a token's logits do not depend on how it was batched")
     ap.add_argument("--summarize", action="store_true", help="judge OUT/records.jsonl again and write the summary")
@@ -302,8 +320,10 @@ def main() -> None:
         no_repack()
     if args.batch_invariant and args.engine != "llama-server":
         ap.error("--batch-invariant is llama.cpp's (local engine and llama-server)")
-    if args.dtype != "auto" and args.engine != "vllm":
-        ap.error("--dtype is for --engine vllm (the GGUF's weights are what they are)")
+    if args.dtype != "auto" and args.engine == "llama-server":
+        ap.error("--dtype is for --engine vllm or sglang (the GGUF's weights are what they are)")
+    if args.spec and args.engine == "sglang":
+        ap.error("--spec: SGLang's n-gram speculation (--speculative-algorithm NGRAM) runs on CUDA only")
     lm = load_model(args.model, engine="llamacpp" if args.engine == "llama-server" else "torch", dtype=args.dtype,
                     batch_invariant=args.batch_invariant)
     records: list[dict] = []

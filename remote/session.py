@@ -2,8 +2,8 @@
 there, and a check that both tokenize alike (our ids must mean the same text on the server).
 
 Which engine is asked of the server itself, so `--server URL` needs nothing else: llama-server answers
-`/props`; vLLM has no `/props` and lists its models at `/v1/models` as `owned_by: "vllm"`. A caller that knows
-may say so (`kind`), and no probe is sent."""
+`/props`; vLLM and SGLang have no `/props` and list their models at `/v1/models` as `owned_by: "vllm"` or
+`"sglang"`. A caller that knows may say so (`kind`), and no probe is sent."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ from collections.abc import Callable
 
 from editllm.remote.client import HttpClient, ServerClient, ServerError
 from editllm.remote.modes import RemoteModel
+from editllm.remote.sglang import SglangClient
 from editllm.remote.vllm import VllmClient
 
-KINDS = {"llama-server": ServerClient, "vllm": VllmClient}
+KINDS = {"llama-server": ServerClient, "vllm": VllmClient, "sglang": SglangClient}
 
 
 def open_client(url: str, kind: str = "auto", timeout: float = 600.0) -> HttpClient:
-    """The client for the server at `url`: `kind` "llama-server" or "vllm", or "auto" to ask the server."""
+    """The client for the server at `url`: `kind` "llama-server", "vllm" or "sglang", or "auto" to ask the
+    server."""
     if kind != "auto":
         if kind not in KINDS:
             raise ServerError(f"unknown server kind {kind!r}; choose one of auto, {', '.join(KINDS)}",
@@ -38,10 +40,12 @@ def open_client(url: str, kind: str = "auto", timeout: float = 600.0) -> HttpCli
         if exc.transient:
             raise
         cards = []
-    if any(c.get("owned_by") == "vllm" for c in cards if isinstance(c, dict)):
-        return VllmClient(url, timeout)
-    raise ServerError(f"server {url} is neither a llama-server (/props) nor a vLLM server "
-                      "(/v1/models owned by vllm)", transient=False)
+    owners = {c.get("owned_by") for c in cards if isinstance(c, dict)}
+    for owner in ("vllm", "sglang"):
+        if owner in owners:
+            return KINDS[owner](url, timeout)
+    raise ServerError(f"server {url} is neither a llama-server (/props) nor a vLLM or SGLang server "
+                      "(/v1/models owned by vllm or sglang)", transient=False)
 
 
 def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
@@ -60,7 +64,7 @@ def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
 def connect(url: str, spec: str, lora: bool = False, log: Callable[[str], None] | None = None,
             timeout: float = 600.0, kind: str = "auto") -> RemoteModel:
     """A `RemoteModel` for the server at `url` serving `spec` (checked by tokenizing a probe on both sides);
-    `kind`: the engine ("llama-server", "vllm"), or "auto" to ask the server."""
+    `kind`: the engine ("llama-server", "vllm", "sglang"), or "auto" to ask the server."""
     from editllm.editor.models import gguf_of
 
     start = time.perf_counter()

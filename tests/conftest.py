@@ -15,7 +15,7 @@ prefer_passive()  # before torch, as the CLI does
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from editllm.editor.models import LoadedModel  # noqa: E402
-from fakes import scripted_model  # noqa: E402
+from fakes import FakeHttp, scripted_model  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 # CI gets the same hypothesis examples on every run (a red CI must be reproducible); locally each
@@ -167,3 +167,17 @@ def _machine_state_off_the_user_cache(tmp_path_factory):
     costs.cache_dir = prefix.cache_dir = where
     yield
     costs.cache_dir, prefix.cache_dir = saved
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """`fake(pages, script)`: every server client's HTTP answered by a `FakeHttp` (returned, with the requests
+    it kept)."""
+    from editllm.remote.client import HttpClient
+
+    def install(pages: dict, script: list[dict] | None = None) -> FakeHttp:
+        http = FakeHttp(pages, script)
+        monkeypatch.setattr(HttpClient, "_fetch", lambda client, path, data, timeout: http(client, path, data, timeout))
+        return http
+
+    return install

@@ -1,9 +1,12 @@
-"""Test doubles. `ScriptedModel` stands in for a model only where a test must force one specific edit.
+"""Test doubles. `ScriptedModel` stands in for a model only where a test must force one specific edit;
+`FakeHttp` for a serving engine's HTTP, where a test checks the requests a client sends and how it reads answers.
 
 Also importable from a subprocess (the pre-commit hook test) through `sitecustomize.py` beside it.
 """
 
 from __future__ import annotations
+
+import json
 
 import torch
 from editllm.editor.models import LoadedModel
@@ -57,3 +60,29 @@ def scripted_model(tokenizer, text: str) -> LoadedModel:
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
     model = ScriptedModel(ids, 151936, tokenizer.convert_tokens_to_ids("<|im_end|>"))
     return LoadedModel(model, tokenizer, "scripted", "cpu", torch.float32, 0.0)
+
+
+class FakeHttp:
+    """Answers `HttpClient._fetch` from a table of path -> JSON (or text, or an HTTP status) and keeps the
+    bodies sent; the generation paths (vLLM's `/v1/completions`, SGLang's `/generate`) answer from a script,
+    one answer per request."""
+
+    SCRIPTED = ("/v1/completions", "/generate")
+
+    def __init__(self, pages: dict, script: list[dict] | None = None) -> None:
+        self.pages, self.script, self.sent = pages, list(script or []), []
+
+    def __call__(self, client, path, data, timeout):
+        from editllm.remote.client import ServerError
+
+        body = None if data is None else json.loads(data)
+        self.sent.append((path, body))
+        if path in self.SCRIPTED and self.script:
+            return json.dumps(self.script.pop(0)).encode()
+        page = self.pages.get(path, 404)
+        if isinstance(page, int):
+            raise ServerError(f"server {path}: HTTP {page}: Not Found", transient=page >= 500)
+        return page.encode() if isinstance(page, str) else json.dumps(page).encode()
+
+    def bodies(self, path: str) -> list[dict]:
+        return [b for p, b in self.sent if p == path]

@@ -17,44 +17,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from editllm.editor.errors import EditError
 from editllm.editor.source import source_from_text
 from editllm.grammar.program import Copy, parse
-from editllm.remote.client import HttpClient, ServerClient, ServerError
+from editllm.remote.client import ServerClient, ServerError
 from editllm.remote.gbnf import request_grammar
 from editllm.remote.modes import RemoteModel, edit_remote, run_copy_loop, server_generate
 from editllm.remote.session import open_client
 from editllm.remote.vllm import SPEC_METRIC, VllmClient, as_llama_answer
+from served_models import COPY_FILE, chain, chat_ids, greedy, local_lm, scale_head, write_qwen2
 
 EOS = 151645  # <|im_end|>
 MODEL = "/models/tiny"
 
-# --- a fake HTTP layer: what each path answers, and every request kept -------------------------------------
-
-
-class FakeHttp:
-    """Answers `HttpClient._fetch` from a table of path -> JSON (or text, or an HTTP status) and keeps the
-    bodies sent; `/v1/completions` answers come from a script, one per request."""
-
-    def __init__(self, pages: dict, script: list[dict] | None = None) -> None:
-        self.pages, self.script, self.sent = pages, list(script or []), []
-
-    def __call__(self, client, path, data, timeout):
-        body = None if data is None else json.loads(data)
-        self.sent.append((path, body))
-        if path == "/v1/completions" and self.script:
-            return json.dumps(self.script.pop(0)).encode()
-        page = self.pages.get(path, 404)
-        if isinstance(page, int):
-            raise ServerError(f"server {path}: HTTP {page}: Not Found", transient=page >= 500)
-        return page.encode() if isinstance(page, str) else json.dumps(page).encode()
-
-    def bodies(self, path: str) -> list[dict]:
-        return [b for p, b in self.sent if p == path]
+# --- vLLM's pages and answers --------------------------------------------------------------------------------
 
 
 def models(*adapters: str) -> dict:
@@ -68,16 +47,6 @@ def choice(tokens: list[int], finish: str = "stop", reason=None, **extra) -> dic
     return {"choices": [{"index": 0, "text": "", "token_ids": tokens, "finish_reason": finish,
                          "stop_reason": reason}], "usage": {"prompt_tokens": 5, "completion_tokens": len(tokens)},
             **extra}
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    def install(pages: dict, script: list[dict] | None = None) -> FakeHttp:
-        http = FakeHttp(pages, script)
-        monkeypatch.setattr(HttpClient, "_fetch", lambda client, path, data, timeout: http(client, path, data, timeout))
-        return http
-
-    return install
 
 
 # --- requests and answers, without a server ----------------------------------------------------------------
@@ -157,7 +126,7 @@ def test_which_engine_answers_is_asked_of_the_server(fake):
     http = fake({})
     assert type(open_client("http://vllm:8000", kind="vllm")) is VllmClient and http.sent == []
     with pytest.raises(ServerError, match="unknown server kind"):
-        open_client("http://vllm:8000", kind="sglang")
+        open_client("http://vllm:8000", kind="tgi")
 
 
 def test_speculation_is_read_from_the_metrics_page(fake):
@@ -213,60 +182,10 @@ def test_a_stop_word_continues_on_vllm_as_on_llama_server(fake, tokenizer):
 
 # --- real vLLM servers ---------------------------------------------------------------------------------------
 
-CHAIN = {  # token -> the one token the chain model writes after it; any other token -> <|im_end|>
-    3989: 6385, 6385: 340, 340: 73594,  # a rewrite prompt's "`\n" -> "pass" -> ")\n" -> "```": the file "pass)\n"
-    198: 27, 27: 8560, 8560: 5128, 5128: 428, 428: 16, 16: 12, 12: 17, 17: 13123,  # "\n" -> '<copy lines="1-2"/>'
-}
-COPY_FILE = "a = 1\nb = x"  # ends in " x", off the chain: after the copied lines the model ends the program
 BASE_ARGS = ["--dtype", "float32", "--max-model-len", "2048", "--block-size", "32", "--enforce-eager",
              "--structured-outputs-config", '{"backend":"guidance"}']
 SPEC_ARGS = ["--speculative-config", '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}',
              "--per-request-spec-decode-metrics", "summary"]
-
-
-def write_qwen2(tokenizer_dir: Path, out: Path, edit) -> Path:
-    """A tiny Qwen2 HF folder (hidden 128, 2 heads of 64, 2 layers, Qwen's vocabulary and tokenizer), its
-    weights changed by `edit(model)`."""
-    import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    config = Qwen2Config(vocab_size=151936, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=64, max_position_embeddings=4096,
-                         tie_word_embeddings=False, eos_token_id=EOS, bos_token_id=151643)
-    torch.manual_seed(0)
-    model = Qwen2ForCausalLM(config)
-    with torch.no_grad():
-        edit(model)
-    model.save_pretrained(out)
-    for f in tokenizer_dir.iterdir():
-        if f.is_file():
-            shutil.copy(f, out / f.name)
-    return out
-
-
-def scale_head(model) -> None:
-    """Random weights, the head scaled up 100x so that greedy's top-2 gaps are wide."""
-    model.lm_head.weight.mul_(100.0)
-
-
-def chain(model) -> None:
-    """Layers that add nothing (zero output projections), one-hot embeddings and a head that maps each token
-    to its successor (logit ~113), with <|im_end|> as every token's second choice (~57) and the first choice
-    of every other token: where a grammar refuses the successor, the program ends."""
-    for layer in model.model.layers:
-        layer.self_attn.o_proj.weight.zero_()
-        layer.mlp.down_proj.weight.zero_()
-    emb, head = model.model.embed_tokens.weight, model.lm_head.weight
-    other = len(CHAIN)
-    emb.zero_()
-    head.zero_()
-    emb[:, other] = 1.0
-    head[EOS, other] = 10.0
-    for k, (token, successor) in enumerate(CHAIN.items()):
-        emb[token] = 0.0
-        emb[token, k] = 1.0
-        head[successor, k] = 10.0
-        head[EOS, k] = 5.0
 
 
 @pytest.fixture(scope="module")
@@ -325,28 +244,6 @@ def spec_server(random_dir, lora_dir, vllm_python):
     lora = ["--enable-lora", "--max-lora-rank", "8", "--lora-modules", f"selector={lora_dir}"]
     with VllmServer(random_dir, [*BASE_ARGS, *SPEC_ARGS, *lora], python=vllm_python) as server:
         yield server
-
-
-def greedy(model, ids: list[int], n: int) -> list[int]:
-    """n greedy tokens from a transformers model (no end token stops it)."""
-    import torch
-
-    with torch.no_grad():
-        out = model.generate(input_ids=torch.tensor([ids]), max_new_tokens=n, do_sample=False, eos_token_id=None,
-                             pad_token_id=0)
-    return out[0, len(ids):].tolist()
-
-
-def chat_ids(tokenizer, text: str) -> list[int]:
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
-                                           tokenize=False)
-    return tokenizer(prompt, add_special_tokens=False)["input_ids"]
-
-
-def local_lm(model_dir: Path):
-    from editllm.editor.models import load_model
-
-    return load_model(str(model_dir), device="cpu", dtype="float32", engine="torch")
 
 
 @pytest.mark.vllm
