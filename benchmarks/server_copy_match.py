@@ -292,6 +292,7 @@ def main() -> None:
     ap.add_argument("--min-lines", type=int)
     ap.add_argument("--max-lines", type=int)
     ap.add_argument("--rewrite", action="store_true", help="also compare rewrite mode's text")
+    ap.add_argument("--no-copy", action="store_true", help="with --rewrite: rewrite (and --spec) only")
     ap.add_argument("--one-request", action="store_true", help="copy mode: also the whole program in one "
                     "request (copy_requests='one'), its quality beside the loop's")
     ap.add_argument("--engine", choices=("llama-server", "vllm", "sglang"), default="llama-server",
@@ -322,6 +323,8 @@ def main() -> None:
         ap.error("--batch-invariant is llama.cpp's (local engine and llama-server)")
     if args.dtype != "auto" and args.engine == "llama-server":
         ap.error("--dtype is for --engine vllm or sglang (the GGUF's weights are what they are)")
+    if args.no_copy and not args.rewrite:
+        ap.error("--no-copy needs --rewrite (nothing else to run)")
     if args.spec and args.engine == "sglang":
         ap.error("--spec: SGLang's n-gram speculation (--speculative-algorithm NGRAM) runs on CUDA only")
     lm = load_model(args.model, engine="llamacpp" if args.engine == "llama-server" else "torch", dtype=args.dtype,
@@ -332,7 +335,7 @@ def main() -> None:
             open(args.out / "records.jsonl", "w") as log:
         remote = connect(server.url, args.model, kind=args.engine)
         for case in cases:
-            for mode in ("copy", "rewrite") if args.rewrite else ("copy",):
+            for mode in ("rewrite",) if args.no_copy else ("copy", "rewrite") if args.rewrite else ("copy",):
                 rec = run_one(lm, remote, case, mode, args.one_request)
                 records.append(rec)
                 log.write(json.dumps(rec) + "\n")
@@ -364,7 +367,7 @@ def summarize(records: list[dict], args) -> dict:
     invariant = bool(getattr(args, "batch_invariant", False))  # its kernels repack nothing either
     summary = {"model": args.model, "engine": args.engine, "repack": not (args.no_repack or invariant),
                "batch_invariant": invariant,
-               "dtype": getattr(args, "dtype", "auto"), "cases": len(copies),
+               "dtype": getattr(args, "dtype", "auto"), "cases": len({r["id"] for r in records}),
                "copy_same_program": sum(r["same_program"] for r in copies),
                "copy_same_tokens": sum(bool(r.get("same_tokens")) for r in copies),
                "copy_programs_written": sum(r["local"]["fallback"] is None and r["local"]["error"] is None
