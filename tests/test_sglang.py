@@ -272,6 +272,29 @@ def test_cli_fix_through_sglang(chain_server, chain_dir, tmp_path, monkeypatch):
 
 
 @pytest.mark.sglang
+def test_bench_through_sglang_records_what_it_ran(chain_server, chain_dir, tmp_path):
+    import json
+
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    case = {"id": "cfg_1", "kind": "edit", "path": "settings.cfg", "instruction": "Simplify.",
+            "before": "value = 1\nother = 2\n", "after": "pass)\n", "tests": []}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["bench", "--model", str(chain_dir), "--cases", str(cases), "--out", str(out),
+                                   "--server", chain_server.url, "--mode", "rewrite,spec,copy", "--no-focus"])
+    assert res.exit_code == 0, res.output
+    results = json.loads((out / "results.json").read_text())
+    records = {r["mode"]: r for r in results["records"]}
+    assert set(records) == {"rewrite", "spec", "copy"} and results["engine"] == "sglang"
+    assert all(r["error"] is None for r in records.values())
+    assert records["rewrite"]["exact_match"] and records["spec"]["identical_to_rewrite"] is True
+    assert results["settings"]["server"] == chain_server.url
+
+
+@pytest.mark.sglang
 def test_an_sglang_server_with_another_tokenizer_is_refused(chain_server):
     class Other:
         def __call__(self, text, add_special_tokens=False):
