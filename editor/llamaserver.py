@@ -241,10 +241,14 @@ class LlamaServer:
             self.stop()
             raise EditError(f"{self.name} {self.binary}: {why}")
 
+    def failed(self) -> bool:
+        """Whether the server has said it cannot start though its process lives on (a subclass reads its log)."""
+        return False
+
     def _wait_healthy(self) -> bool:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            if self.proc.poll() is not None or self.failed():
                 return False
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=2) as r:

@@ -11,6 +11,7 @@ gives up at once on the rest (a request the server refuses).
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
@@ -91,6 +92,40 @@ class HttpClient:
         if theirs != ours:
             raise ServerError(f"server {self.url} runs a model with another tokenizer than --model "
                               f"(ids for a probe differ: {theirs[:6]} vs {ours[:6]})", transient=False)
+
+
+class TranslatingClient(HttpClient):
+    """An engine whose API differs from llama-server's (vLLM, SGLang): `body` states one greedy continuation in
+    its request, `read` turns its answer into llama-server's shape, so `remote.modes` drives every engine alike."""
+
+    generate_path = ""  # where a generation request goes
+
+    def model_cards(self) -> tuple[dict, tuple[str, ...]]:
+        """`/v1/models` as both engines list it: the served model's card, and the LoRA adapters a request may
+        name (the cards with a parent)."""
+        cards = self.request("/v1/models").get("data", [])
+        base = [c for c in cards if not c.get("parent")]
+        if not base:
+            raise ServerError(f"server {self.url}: /v1/models lists no model", transient=False)
+        return base[0], tuple(str(c["id"]) for c in cards if c.get("parent"))
+
+    def body(self, ids: list[int], n_predict: int, *, grammar: str | None = None, stop: list[str] | None = None,
+             cache_prompt: bool = True, lora: float | None = None, ban: Iterable[int] = ()) -> dict:
+        raise NotImplementedError
+
+    def read(self, answer: dict, wall_ms: float) -> dict:
+        """The engine's answer as llama-server's `/completion` (`tokens`, `stop_type`, `timings`)."""
+        raise NotImplementedError
+
+    def complete(self, ids: list[int], n_predict: int, *, slot: int = -1, grammar: str | None = None,
+                 stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None,
+                 ban: Iterable[int] = ()) -> dict:
+        """One greedy completion, answered as llama-server's is. `slot` is llama-server's: these engines'
+        prefix caches serve every request."""
+        start = time.perf_counter()
+        answer = self.request(self.generate_path, self.body(ids, n_predict, grammar=grammar, stop=stop,
+                                                             cache_prompt=cache_prompt, lora=lora, ban=ban))
+        return self.read(answer, (time.perf_counter() - start) * 1000)
 
 
 class ServerClient(HttpClient):

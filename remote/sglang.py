@@ -27,32 +27,27 @@ What maps to what, and why:
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterable
 
-from editllm.remote.client import HttpClient, ServerError, ServerInfo
+from editllm.remote.client import ServerError, ServerInfo, TranslatingClient
 
 GREEDY = {"temperature": 0, "top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0,
           "presence_penalty": 0.0, "frequency_penalty": 0.0}
 
 
-class SglangClient(HttpClient):
+class SglangClient(TranslatingClient):
     """SGLang's requests, answered in llama-server's shape (thread-safe: no state but the cached info)."""
 
     kind = "sglang"
+    generate_path = "/generate"
     spec_hint = "--speculative-algorithm NGRAM (CUDA only)"
 
     def info(self) -> ServerInfo:
         """`/v1/models` (the served model and its context; LoRA adapters: the cards with a parent) and
         `/server_info` (its speculation), read once. One "slot": the radix cache serves every request."""
         if self._info is None:
-            cards = self.request("/v1/models").get("data", [])
-            base = [c for c in cards if not c.get("parent")]
-            if not base:
-                raise ServerError(f"server {self.url}: /v1/models lists no model", transient=False)
-            card = base[0]
-            adapters = tuple(str(c["id"]) for c in cards if c.get("parent"))
+            card, adapters = self.model_cards()
             settings = self._server_info()
             spec = settings.get("speculative_algorithm") or None
             self._info = ServerInfo(self.url, 1,
@@ -97,15 +92,8 @@ class SglangClient(HttpClient):
             body["cache_salt"] = uuid.uuid4().hex  # a salt no cached prefix carries: the prompt is read anew
         return body
 
-    def complete(self, ids: list[int], n_predict: int, *, slot: int = -1, grammar: str | None = None,
-                 stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None,
-                 ban: Iterable[int] = ()) -> dict:
-        """One greedy completion, answered as llama-server's `/completion` is (`tokens`, `stop_type`,
-        `timings`). `slot` is llama-server's: SGLang's radix cache serves every request."""
-        start = time.perf_counter()
-        answer = self.request("/generate", self.body(ids, n_predict, grammar=grammar, stop=stop,
-                                                      cache_prompt=cache_prompt, lora=lora, ban=ban))
-        return as_llama_answer(answer, (time.perf_counter() - start) * 1000)
+    def read(self, answer: dict, wall_ms: float) -> dict:
+        return as_llama_answer(answer, wall_ms)
 
 
 def as_llama_answer(answer: dict, wall_ms: float) -> dict:

@@ -21,6 +21,7 @@ ENV = "EDITLLM_SGLANG"
 # llguidance for the copy loop's grammars. The KV pool's size is the caller's (`--max-total-tokens`).
 CPU_ARGS = ("--device", "cpu", "--attention-backend", "torch_native", "--sampling-backend", "pytorch",
             "--disable-overlap-schedule", "--grammar-backend", "llguidance")
+FAILED = "Received sigquit from a child process"  # SGLang's line when a child process died at start
 CPU_ENV = {"SGLANG_USE_CPU_ENGINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 
 
@@ -58,6 +59,11 @@ class SglangServer(LlamaServer):
         if self.omp_threads:
             env["OMP_NUM_THREADS"] = str(self.omp_threads)
         return env
+
+    def failed(self) -> bool:
+        """SGLang's scheduler runs in a child process: when it dies (a flag the CPU cannot serve) the server
+        logs it and may go on without ever becoming healthy, so the log is read rather than waited out."""
+        return FAILED in self.log_tail(self.searched_lines)
 
     def __enter__(self) -> SglangServer:
         return self.start()

@@ -27,33 +27,28 @@ What maps to what, and why:
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterable
 
-from editllm.remote.client import HttpClient, ServerError, ServerInfo
+from editllm.remote.client import ServerError, ServerInfo, TranslatingClient
 
 GREEDY = {"temperature": 0, "top_p": 1.0, "top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0,
           "presence_penalty": 0.0, "frequency_penalty": 0.0, "seed": 0}
 SPEC_METRIC = "vllm:spec_decode_num_drafts"  # a counter vLLM registers only with `--speculative-config`
 
 
-class VllmClient(HttpClient):
+class VllmClient(TranslatingClient):
     """vLLM's requests, answered in llama-server's shape (thread-safe: no state but the cached info)."""
 
     kind = "vllm"
+    generate_path = "/v1/completions"
     spec_hint = """--speculative-config '{"method":"ngram","num_speculative_tokens":4,"prompt_lookup_max":4}'"""
 
     def info(self) -> ServerInfo:
         """`/v1/models` (the base model: name, path, context; LoRA adapters: those with a parent) and
         `/metrics` (whether it speculates), read once."""
         if self._info is None:
-            cards = self.request("/v1/models").get("data", [])
-            base = [c for c in cards if not c.get("parent")]
-            if not base:
-                raise ServerError(f"server {self.url}: /v1/models lists no model", transient=False)
-            card = base[0]
-            adapters = tuple(str(c["id"]) for c in cards if c.get("parent"))
+            card, adapters = self.model_cards()
             self._info = ServerInfo(self.url, 1, int(card.get("max_model_len") or 0), self._speculative(),
                                     str(card.get("root") or card["id"]), kind=self.kind, model=str(card["id"]),
                                     adapters=adapters)
@@ -94,15 +89,8 @@ class VllmClient(HttpClient):
             body["logit_bias"] = {str(t): -100 for t in sorted(ban)}
         return body
 
-    def complete(self, ids: list[int], n_predict: int, *, slot: int = -1, grammar: str | None = None,
-                 stop: list[str] | None = None, cache_prompt: bool = True, lora: float | None = None,
-                 ban: Iterable[int] = ()) -> dict:
-        """One greedy completion, answered as llama-server's `/completion` is (`tokens`, `stop_type`,
-        `timings`). `slot` is llama-server's: vLLM's prefix cache serves every request."""
-        start = time.perf_counter()
-        answer = self.request("/v1/completions", self.body(ids, n_predict, grammar=grammar, stop=stop,
-                                                             cache_prompt=cache_prompt, lora=lora, ban=ban))
-        return as_llama_answer(answer, (time.perf_counter() - start) * 1000)
+    def read(self, answer: dict, wall_ms: float) -> dict:
+        return as_llama_answer(answer, wall_ms)
 
 
 def as_llama_answer(answer: dict, wall_ms: float) -> dict:

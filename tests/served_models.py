@@ -65,6 +65,20 @@ def chain(model) -> None:
         head[EOS, k] = 5.0
 
 
+def write_lora(model_dir: Path, out: Path) -> Path:
+    """A random rank-8 LoRA of the model in `model_dir` on q_proj and v_proj (peft's format, as `editllm train`
+    writes the selector's)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    torch.manual_seed(1)
+    config = LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    get_peft_model(base, config).save_pretrained(out)
+    return out
+
+
 def greedy(model, ids: list[int], n: int) -> list[int]:
     """n greedy tokens from a transformers model (no end token stops it)."""
     import torch
@@ -85,3 +99,118 @@ def local_lm(model_dir: Path):
     from editllm.editor.models import load_model
 
     return load_model(str(model_dir), device="cpu", dtype="float32", engine="torch")
+
+
+# --- checks that every served engine's tests run (the engine's own server and folder passed in) -------------
+
+
+def check_copy_loop_writes_local_copy_modes_program(url: str, model_dir: Path) -> None:
+    """Each request writes up to the next copy tag under the engine's grammar backend; the client appends the
+    copied lines' ids; the program is local copy mode's on the same folder, and it resolves."""
+    from editllm.editor.copymode import run_copy
+    from editllm.editor.edit import EditOptions
+    from editllm.editor.source import source_from_text
+    from editllm.grammar.program import parse
+    from editllm.remote.copyloop import copy_parts
+    from editllm.remote.modes import edit_remote, run_copy_loop
+    from editllm.remote.session import connect
+
+    served, local = connect(url, str(model_dir)), local_lm(model_dir)
+    src = source_from_text(COPY_FILE.encode(), "m.py")
+    prompt, resolver, stats = copy_parts(served, src.path, src.text, src.lines, "Keep it.")
+    text = run_copy_loop(served, prompt, resolver, stats, 64)
+    local_text, local_stats = run_copy(local, src.path, src.text, "Keep it.", 64, lines=src.lines)
+    assert stats.program == local_stats.program == '<copy lines="1-2"/>'
+    assert text == local_text == COPY_FILE == resolver.text(parse(stats.program), monotonic=True)
+    assert stats.requests == stats.spans + 1 + stats.cuts == 2 and stats.cuts == 0
+    res = edit_remote(served, src, "Keep it.", EditOptions(mode="copy"))
+    assert res.fallback is None and res.new_text == COPY_FILE and res.stats.program == '<copy lines="1-2"/>'
+
+
+def check_cli_fix(url: str, model_dir: Path, engine: str, tmp_path: Path, monkeypatch) -> None:
+    """`editllm fix --server URL` prints the chain model's diff and its stats name the engine."""
+    import json
+
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "settings.cfg").write_text("value = 1\n")
+    res = CliRunner().invoke(app, ["fix", "settings.cfg", "Simplify.", "--model", str(model_dir), "--server", url,
+                                   "--mode", "rewrite", "--allow-deletions", "--stats"])
+    assert res.exit_code == 0, res.output
+    assert "-value = 1\n+pass)\n" in res.stdout
+    stats = json.loads(next(line for line in res.stderr.splitlines() if line.startswith("{")))
+    assert stats["engine"] == engine and stats["server"] == url
+
+
+def check_bench(url: str, model_dir: Path, engine: str, tmp_path: Path, modes: str) -> dict:
+    """`editllm bench --server URL` on one case: no errors, rewrite exact, spec identical to it; the records."""
+    import json
+
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    case = {"id": "cfg_1", "kind": "edit", "path": "settings.cfg", "instruction": "Simplify.",
+            "before": "value = 1\nother = 2\n", "after": "pass)\n", "tests": []}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["bench", "--model", str(model_dir), "--cases", str(cases), "--out", str(out),
+                                   "--server", url, "--mode", modes, "--no-focus"])
+    assert res.exit_code == 0, res.output
+    results = json.loads((out / "results.json").read_text())
+    records = {r["mode"]: r for r in results["records"]}
+    assert set(records) == set(modes.split(",")) and results["engine"] == engine
+    assert all(r["error"] is None for r in records.values()) and records["rewrite"]["exact_match"]
+    assert records["spec"]["identical_to_rewrite"] is True and results["settings"]["server"] == url
+    return records
+
+
+def check_another_tokenizer_is_refused(client) -> None:
+    import pytest
+    from editllm.remote.client import ServerError
+
+    class Other:
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [1, 2, 3]}
+
+    with pytest.raises(ServerError, match="another tokenizer"):
+        client.check_tokenizer(Other())
+
+
+def check_request_grammar_obeyed(client, model_dir: Path, after: int) -> None:
+    """The copy loop's GBNF sent with a request: gen spans, then at most one copy of lines after `after`."""
+    from editllm.grammar.program import Copy, parse
+    from editllm.remote.gbnf import request_grammar
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    ids = tok("Write a program.\n", add_special_tokens=False)["input_ids"]
+    answer = client.complete(ids, 48, grammar=request_grammar(12, after))
+    text = tok.decode(answer["tokens"], skip_special_tokens=False).replace("<|im_end|>", "")
+    if answer["stop_type"] == "limit":  # cut mid-span: what was written is a prefix of a legal program
+        assert text.startswith("<gen>")
+        return
+    ops = parse(text)
+    copies = [op for op in ops if isinstance(op, Copy)]
+    assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
+    assert not copies or ops[-1] == copies[0]
+
+
+def check_adapter_only_where_named(url: str, model_dir: Path, lora_dir: Path) -> None:
+    """A program request names the adapter and writes what peft's model writes; every other request runs the
+    base model."""
+    import torch
+    from editllm.remote.session import connect
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    served = connect(url, str(model_dir), lora=True)
+    assert served.info.adapters == ("selector",)
+    ids = chat_ids(served.tokenizer, "def f(x):\n    return x + 1\n" * 8)
+    on = served.client.complete(ids, 32, lora=served.scale(True))["tokens"]
+    off = served.client.complete(ids, 32, lora=served.scale(False))["tokens"]
+    base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    assert off == greedy(base, ids, 32)
+    assert on == greedy(PeftModel.from_pretrained(base, str(lora_dir)), ids, 32) and on != off

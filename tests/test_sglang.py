@@ -18,13 +18,24 @@ from pathlib import Path
 import pytest
 from editllm.editor.errors import EditError
 from editllm.editor.source import source_from_text
-from editllm.grammar.program import Copy, parse
+from editllm.grammar.program import Copy
 from editllm.remote.client import ServerError
-from editllm.remote.gbnf import request_grammar
 from editllm.remote.modes import RemoteModel, edit_remote, run_copy_loop, server_generate
 from editllm.remote.session import open_client
 from editllm.remote.sglang import SglangClient, as_llama_answer
-from served_models import COPY_FILE, chain, chat_ids, greedy, local_lm, scale_head, write_qwen2
+from served_models import (
+    chain,
+    chat_ids,
+    check_another_tokenizer_is_refused,
+    check_bench,
+    check_cli_fix,
+    check_copy_loop_writes_local_copy_modes_program,
+    check_request_grammar_obeyed,
+    greedy,
+    local_lm,
+    scale_head,
+    write_qwen2,
+)
 
 EOS = 151645  # <|im_end|>
 MODEL = "/models/tiny"
@@ -166,6 +177,23 @@ def test_a_stop_word_continues_on_sglang_as_on_llama_server(fake, tokenizer):
     assert sent[1]["sampling_params"]["max_new_tokens"] == 50 - len(ids("x = 1\n```"))
 
 
+def test_a_server_whose_child_died_is_not_waited_out(tmp_path):
+    """SGLang's scheduler dies in a child process and the server may live on unhealthy: its log line ends the
+    wait (a `--enable-lora` on a CPU waited out the 600 s start-up limit before)."""
+    import time
+
+    from editllm.remote.sglangserver import FAILED, SglangServer
+
+    class Dying(SglangServer):
+        def command(self) -> list[str]:
+            return ["bash", "-c", f"echo '{FAILED}. It usually means the child failed.'; sleep 120"]
+
+    began = time.monotonic()
+    with pytest.raises(EditError, match="did not become healthy"):
+        Dying(tmp_path, startup_timeout=120).start()
+    assert time.monotonic() - began < 60
+
+
 # --- a real SGLang server ------------------------------------------------------------------------------------
 
 
@@ -208,6 +236,9 @@ def chain_server(chain_dir, sglang_python):
 
 @pytest.fixture(scope="module")
 def random_server(random_dir, sglang_python):
+    """The random model. No adapter: SGLang 0.5.23's LoRA layers pin host memory, which needs an accelerator
+    (`--enable-lora` on a CPU: "pin_memory=True requires a CUDA or other accelerator backend"); the adapter's
+    request (`lora_path`) is checked without a server above."""
     from editllm.remote.sglangserver import SglangServer
 
     with SglangServer(random_dir, BASE_ARGS, python=sglang_python) as server:
@@ -235,73 +266,23 @@ def test_sglang_is_detected_and_rewrite_through_it_equals_the_local_engine(chain
 
 @pytest.mark.sglang
 def test_the_copy_loop_through_sglang_writes_local_copy_modes_program(chain_server, chain_dir):
-    """Each request writes up to the next copy tag under the llguidance backend's grammar; the client appends
-    the copied lines' ids; the program is local copy mode's on the same folder, and it resolves."""
-    from editllm.editor.copymode import run_copy
-    from editllm.editor.edit import EditOptions
-    from editllm.remote.copyloop import copy_parts
-    from editllm.remote.session import connect
-
-    served, local = connect(chain_server.url, str(chain_dir)), local_lm(chain_dir)
-    src = source_from_text(COPY_FILE.encode(), "m.py")
-    prompt, resolver, stats = copy_parts(served, src.path, src.text, src.lines, "Keep it.")
-    text = run_copy_loop(served, prompt, resolver, stats, 64)
-    local_text, local_stats = run_copy(local, src.path, src.text, "Keep it.", 64, lines=src.lines)
-    assert stats.program == local_stats.program == '<copy lines="1-2"/>'
-    assert text == local_text == COPY_FILE == resolver.text(parse(stats.program), monotonic=True)
-    assert stats.requests == stats.spans + 1 + stats.cuts == 2 and stats.cuts == 0
-    res = edit_remote(served, src, "Keep it.", EditOptions(mode="copy"))
-    assert res.fallback is None and res.new_text == COPY_FILE and res.stats.program == '<copy lines="1-2"/>'
+    check_copy_loop_writes_local_copy_modes_program(chain_server.url, chain_dir)
 
 
 @pytest.mark.sglang
 def test_cli_fix_through_sglang(chain_server, chain_dir, tmp_path, monkeypatch):
-    import json
-
-    from editllm.cli.main import app
-    from typer.testing import CliRunner
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "settings.cfg").write_text("value = 1\n")
-    res = CliRunner().invoke(app, ["fix", "settings.cfg", "Simplify.", "--model", str(chain_dir), "--server",
-                                   chain_server.url, "--mode", "rewrite", "--allow-deletions", "--stats"])
-    assert res.exit_code == 0, res.output
-    assert "-value = 1\n+pass)\n" in res.stdout
-    stats = json.loads(next(line for line in res.stderr.splitlines() if line.startswith("{")))
-    assert stats["engine"] == "sglang" and stats["server"] == chain_server.url
+    check_cli_fix(chain_server.url, chain_dir, "sglang", tmp_path, monkeypatch)
 
 
 @pytest.mark.sglang
 def test_bench_through_sglang_records_what_it_ran(chain_server, chain_dir, tmp_path):
-    import json
-
-    from editllm.cli.main import app
-    from typer.testing import CliRunner
-
-    case = {"id": "cfg_1", "kind": "edit", "path": "settings.cfg", "instruction": "Simplify.",
-            "before": "value = 1\nother = 2\n", "after": "pass)\n", "tests": []}
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text(json.dumps(case) + "\n")
-    out = tmp_path / "out"
-    res = CliRunner().invoke(app, ["bench", "--model", str(chain_dir), "--cases", str(cases), "--out", str(out),
-                                   "--server", chain_server.url, "--mode", "rewrite,spec,copy", "--no-focus"])
-    assert res.exit_code == 0, res.output
-    results = json.loads((out / "results.json").read_text())
-    records = {r["mode"]: r for r in results["records"]}
-    assert set(records) == {"rewrite", "spec", "copy"} and results["engine"] == "sglang"
-    assert all(r["error"] is None for r in records.values())
-    assert records["rewrite"]["exact_match"] and records["spec"]["identical_to_rewrite"] is True
-    assert results["settings"]["server"] == chain_server.url
+    """rewrite, spec and copy (the copy loop, or spec after a fallback) through SGLang, without an error."""
+    check_bench(chain_server.url, chain_dir, "sglang", tmp_path, "rewrite,spec,copy")
 
 
 @pytest.mark.sglang
 def test_an_sglang_server_with_another_tokenizer_is_refused(chain_server):
-    class Other:
-        def __call__(self, text, add_special_tokens=False):
-            return {"input_ids": [1, 2, 3]}
-
-    with pytest.raises(ServerError, match="another tokenizer"):
-        SglangClient(chain_server.url).check_tokenizer(Other())
+    check_another_tokenizer_is_refused(SglangClient(chain_server.url))
 
 
 @pytest.mark.sglang
@@ -325,18 +306,5 @@ def test_greedy_through_sglang_equals_local_greedy_and_its_cache_serves_continua
 @pytest.mark.sglang
 @pytest.mark.parametrize("after", [0, 3, 9])
 def test_what_sglang_writes_under_a_request_grammar_obeys_it(random_server, random_dir, after):
-    """The copy loop's GBNF, sent as `ebnf` to the llguidance backend: gen spans, then at most one copy of
-    lines after `after`."""
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(random_dir)
-    ids = tok("Write a program.\n", add_special_tokens=False)["input_ids"]
-    answer = SglangClient(random_server.url).complete(ids, 48, grammar=request_grammar(12, after))
-    text = tok.decode(answer["tokens"], skip_special_tokens=False).replace("<|im_end|>", "")
-    if answer["stop_type"] == "limit":  # cut mid-span: what was written is a prefix of a legal program
-        assert text.startswith("<gen>")
-        return
-    ops = parse(text)
-    copies = [op for op in ops if isinstance(op, Copy)]
-    assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
-    assert not copies or ops[-1] == copies[0]
+    """The copy loop's GBNF as `ebnf` to the llguidance backend."""
+    check_request_grammar_obeyed(SglangClient(random_server.url), random_dir, after)

@@ -15,20 +15,32 @@ engine on the same folder, token for token; programs resolve; a server with anot
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 from editllm.editor.errors import EditError
 from editllm.editor.source import source_from_text
-from editllm.grammar.program import Copy, parse
+from editllm.grammar.program import Copy
 from editllm.remote.client import ServerClient, ServerError
-from editllm.remote.gbnf import request_grammar
 from editllm.remote.modes import RemoteModel, edit_remote, run_copy_loop, server_generate
 from editllm.remote.session import open_client
 from editllm.remote.vllm import SPEC_METRIC, VllmClient, as_llama_answer
-from served_models import COPY_FILE, chain, chat_ids, greedy, local_lm, scale_head, write_qwen2
+from served_models import (
+    chain,
+    chat_ids,
+    check_adapter_only_where_named,
+    check_another_tokenizer_is_refused,
+    check_bench,
+    check_cli_fix,
+    check_copy_loop_writes_local_copy_modes_program,
+    check_request_grammar_obeyed,
+    greedy,
+    local_lm,
+    scale_head,
+    write_lora,
+    write_qwen2,
+)
 
 EOS = 151645  # <|im_end|>
 MODEL = "/models/tiny"
@@ -223,17 +235,7 @@ def chain_server(chain_dir, vllm_python):
 
 @pytest.fixture(scope="module")
 def lora_dir(random_dir, tmp_path_factory) -> Path:
-    """A random rank-8 LoRA of the random model (peft's format, as `editllm train` writes the selector's)."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    base = AutoModelForCausalLM.from_pretrained(random_dir, dtype=torch.float32)
-    torch.manual_seed(1)
-    config = LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
-    out = tmp_path_factory.mktemp("vllm-lora")
-    get_peft_model(base, config).save_pretrained(out)
-    return out
+    return write_lora(random_dir, tmp_path_factory.mktemp("vllm-lora"))
 
 
 @pytest.fixture(scope="module")
@@ -275,68 +277,23 @@ def test_vllm_is_detected_and_rewrite_through_it_equals_the_local_engine(chain_s
 
 @pytest.mark.vllm
 def test_the_copy_loop_through_vllm_writes_local_copy_modes_program(chain_server, chain_dir):
-    """Each request writes up to the next copy tag under the guidance backend's grammar; the client appends
-    the copied lines' ids; the program is local copy mode's on the same folder, and it resolves."""
-    from editllm.editor.copymode import run_copy
-    from editllm.editor.edit import EditOptions
-    from editllm.remote.copyloop import copy_parts
-    from editllm.remote.session import connect
-
-    served, local = connect(chain_server.url, str(chain_dir)), local_lm(chain_dir)
-    src = source_from_text(COPY_FILE.encode(), "m.py")
-    prompt, resolver, stats = copy_parts(served, src.path, src.text, src.lines, "Keep it.")
-    text = run_copy_loop(served, prompt, resolver, stats, 64)
-    local_text, local_stats = run_copy(local, src.path, src.text, "Keep it.", 64, lines=src.lines)
-    assert stats.program == local_stats.program == '<copy lines="1-2"/>'
-    assert text == local_text == COPY_FILE == resolver.text(parse(stats.program), monotonic=True)
-    assert stats.requests == stats.spans + 1 + stats.cuts == 2 and stats.cuts == 0
-    res = edit_remote(served, src, "Keep it.", EditOptions(mode="copy"))
-    assert res.fallback is None and res.new_text == COPY_FILE and res.stats.program == '<copy lines="1-2"/>'
+    check_copy_loop_writes_local_copy_modes_program(chain_server.url, chain_dir)
 
 
 @pytest.mark.vllm
 def test_cli_fix_through_vllm(chain_server, chain_dir, tmp_path, monkeypatch):
-    from editllm.cli.main import app
-    from typer.testing import CliRunner
-
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "settings.cfg").write_text("value = 1\n")
-    res = CliRunner().invoke(app, ["fix", "settings.cfg", "Simplify.", "--model", str(chain_dir), "--server",
-                                   chain_server.url, "--mode", "rewrite", "--allow-deletions", "--stats"])
-    assert res.exit_code == 0, res.output
-    assert "-value = 1\n+pass)\n" in res.stdout
-    stats = json.loads(next(line for line in res.stderr.splitlines() if line.startswith("{")))
-    assert stats["engine"] == "vllm" and stats["server"] == chain_server.url
+    check_cli_fix(chain_server.url, chain_dir, "vllm", tmp_path, monkeypatch)
 
 
 @pytest.mark.vllm
 def test_bench_through_vllm_records_what_it_ran(chain_server, chain_dir, tmp_path):
-    from editllm.cli.main import app
-    from typer.testing import CliRunner
-
-    case = {"id": "cfg_1", "kind": "edit", "path": "settings.cfg", "instruction": "Simplify.",
-            "before": "value = 1\nother = 2\n", "after": "pass)\n", "tests": []}
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text(json.dumps(case) + "\n")
-    out = tmp_path / "out"
-    res = CliRunner().invoke(app, ["bench", "--model", str(chain_dir), "--cases", str(cases), "--out", str(out),
-                                   "--server", chain_server.url, "--mode", "rewrite,spec", "--no-focus"])
-    assert res.exit_code == 0, res.output
-    results = json.loads((out / "results.json").read_text())
-    records = {r["mode"]: r for r in results["records"]}
-    assert set(records) == {"rewrite", "spec"} and results["engine"] == "vllm"
-    assert all(r["error"] is None and r["exact_match"] for r in records.values())
-    assert records["spec"]["identical_to_rewrite"] is True and results["settings"]["server"] == chain_server.url
+    records = check_bench(chain_server.url, chain_dir, "vllm", tmp_path, "rewrite,spec")
+    assert records["spec"]["exact_match"]
 
 
 @pytest.mark.vllm
 def test_a_vllm_server_with_another_tokenizer_is_refused(chain_server):
-    class Other:
-        def __call__(self, text, add_special_tokens=False):
-            return {"input_ids": [1, 2, 3]}
-
-    with pytest.raises(ServerError, match="another tokenizer"):
-        VllmClient(chain_server.url).check_tokenizer(Other())
+    check_another_tokenizer_is_refused(VllmClient(chain_server.url))
 
 
 @pytest.mark.vllm
@@ -358,37 +315,11 @@ def test_spec_through_vllms_ngram_speculation_equals_local_greedy_and_says_so(sp
 @pytest.mark.vllm
 @pytest.mark.parametrize("after", [0, 3, 9])
 def test_what_vllm_writes_under_a_request_grammar_obeys_it(spec_server, random_dir, after):
-    """The copy loop's GBNF, sent as `structured_outputs.grammar` to the guidance backend (with speculation
-    on): gen spans, then at most one copy of lines after `after`."""
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(random_dir)
-    ids = tok("Write a program.\n", add_special_tokens=False)["input_ids"]
-    answer = VllmClient(spec_server.url).complete(ids, 48, grammar=request_grammar(12, after))
-    text = tok.decode(answer["tokens"], skip_special_tokens=False).replace("<|im_end|>", "")
-    if answer["stop_type"] == "limit":  # cut mid-span: what was written is a prefix of a legal program
-        assert text.startswith("<gen>")
-        return
-    ops = parse(text)
-    copies = [op for op in ops if isinstance(op, Copy)]
-    assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
-    assert not copies or ops[-1] == copies[0]
+    """The copy loop's GBNF as `structured_outputs.grammar` to the guidance backend, with speculation on."""
+    check_request_grammar_obeyed(VllmClient(spec_server.url), random_dir, after)
 
 
 @pytest.mark.vllm
 def test_the_adapter_runs_only_on_requests_that_name_it(spec_server, random_dir, lora_dir):
-    """`--enable-lora --lora-modules selector=DIR`: a program request names the adapter as its model and writes
-    what peft's model writes; every other request runs the base model (speculation on throughout)."""
-    import torch
-    from editllm.remote.session import connect
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM
-
-    served = connect(spec_server.url, str(random_dir), lora=True)
-    assert served.info.adapters == ("selector",)
-    ids = chat_ids(served.tokenizer, "def f(x):\n    return x + 1\n" * 8)
-    on = served.client.complete(ids, 32, lora=served.scale(True))["tokens"]
-    off = served.client.complete(ids, 32, lora=served.scale(False))["tokens"]
-    base = AutoModelForCausalLM.from_pretrained(random_dir, dtype=torch.float32)
-    assert off == greedy(base, ids, 32)
-    assert on == greedy(PeftModel.from_pretrained(base, str(lora_dir)), ids, 32) and on != off
+    """`--enable-lora --lora-modules selector=DIR`: the adapter is the request's model (speculation on)."""
+    check_adapter_only_where_named(spec_server.url, random_dir, lora_dir)
