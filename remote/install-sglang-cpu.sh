@@ -25,6 +25,7 @@ echo 'torch==2.13.0+cpu' > "$CON"  # nothing may pull a CUDA torch
 "${PIP[@]}" install -q --upgrade pip
 "${PIP[@]}" install -q torch==2.13.0
 "${PIP[@]}" install -q --no-deps sglang==0.5.23
+# pip then lists SGLang's CUDA requirements as not installed (cuda-python, flashinfer, ...): expected, not an error.
 "${PIP[@]}" install -q -c "$CON" aiohttp anthropic blobfile==3.0.0 compressed-tensors==0.18.0 distro easydict \
   einops fastapi gguf interegular "llguidance<2.0.0,>=1.7.6" msgspec ninja numpy openai==2.8.0 orjson packaging \
   partial_json_parser pillow "prometheus-client>=0.20.0" psutil pybase64 pydantic "python-dateutil<3" \
