@@ -109,6 +109,10 @@ class TranslatingClient(HttpClient):
             raise ServerError(f"server {self.url}: /v1/models lists no model", transient=False)
         return base[0], tuple(str(c["id"]) for c in cards if c.get("parent"))
 
+    def tokenize_body(self, text: str) -> dict:
+        """The `/tokenize` request for `text`, without special tokens (vLLM and SGLang read the same fields)."""
+        return {"prompt": text, "add_special_tokens": False}
+
     def body(self, ids: list[int], n_predict: int, *, grammar: str | None = None, stop: list[str] | None = None,
              cache_prompt: bool = True, lora: float | None = None, ban: Iterable[int] = ()) -> dict:
         raise NotImplementedError

@@ -7,8 +7,9 @@ sends SGLang's request for the same thing and answers in that shape, so the loop
 
 What maps to what, and why:
 - the prompt is `input_ids` (SGLang's token-id form): nothing is re-tokenized; the answer's `output_ids` are the
-  ids it wrote. `no_stop_trim` keeps the end token or the stop string's last token in them, as llama-server's
-  `tokens` do (the client cuts where its own stop rule says).
+  ids it wrote, ending with the end token or the whole token that completed a stop string, as llama-server's
+  `tokens` do (the client cuts where its own stop rule says). `no_stop_trim` only keeps the answer's `text`
+  uncut, which the client does not read.
 - greedy is `temperature: 0` (SGLang then samples with top_k 1), and every penalty is stated: SGLang takes a
   model's `generation_config.json` as the request defaults (Qwen2.5's `repetition_penalty` 1.05 would change
   greedy's choices).
@@ -65,10 +66,6 @@ class SglangClient(TranslatingClient):
             if exc.transient:
                 raise
             return self.request("/get_server_info")
-
-    def tokenize_body(self, text: str) -> dict:
-        """SGLang's `/tokenize` request for `text`, without special tokens."""
-        return {"prompt": text, "add_special_tokens": False}
 
     def body(self, ids: list[int], n_predict: int, *, grammar: str | None = None, stop: list[str] | None = None,
              cache_prompt: bool = True, lora: float | None = None, ban: Iterable[int] = ()) -> dict:

@@ -62,10 +62,6 @@ class VllmClient(TranslatingClient):
             return None  # metrics off: the answers' acceptance counts still show it in the stats
         return "vllm speculative decoding" if SPEC_METRIC in text else None
 
-    def tokenize_body(self, text: str) -> dict:
-        """vLLM's `/tokenize` request for `text`, without special tokens."""
-        return {"prompt": text, "add_special_tokens": False}
-
     def body(self, ids: list[int], n_predict: int, *, grammar: str | None = None, stop: list[str] | None = None,
              cache_prompt: bool = True, lora: float | None = None, ban: Iterable[int] = ()) -> dict:
         """The `/v1/completions` request for one greedy continuation of `ids` (see the module's notes)."""
