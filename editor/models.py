@@ -157,8 +157,7 @@ def gguf_tokenizer(gguf: Path):
     """
     from editllm.editor.tokenizer import META, LightTokenizer, save_light
 
-    st = gguf.stat()
-    where = cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}"
+    where = tokenizer_dir(gguf)
     light = LightTokenizer.load(where)
     if light is not None:
         return light
@@ -173,6 +172,11 @@ def gguf_tokenizer(gguf: Path):
     if not (where / META).exists() and save_light(hf, where):
         return LightTokenizer.load(where)
     return hf
+
+
+def tokenizer_dir(gguf: Path) -> Path:
+    """Where `gguf_tokenizer` keeps a GGUF's tokenizer (transformers' files and the light copy's)."""
+    return cache_dir() / f"tokenizer-{gguf.stem}-{gguf.stat().st_size}"
 
 
 def quiet_transformers() -> None:

@@ -21,7 +21,7 @@ import re
 import sysconfig
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from editllm.editor.edit import EditOptions, edit_file
@@ -43,6 +43,24 @@ class Task:
     instruction: str
     before: str
     check: Check | None = None
+    name: str = ""  # the function asked about (code kinds): with `original`, what rebuilds the check
+    original: str = ""  # bug tasks: the file before the mutation, which the fix must restore
+
+    def to_json(self) -> dict:
+        """The task without its check (a closure): `Task.from_json` rebuilds it, so tasks drawn on one
+        machine can be run on another (a lent GPU has other packages, and drawing takes minutes)."""
+        return {"kind": self.kind, "instruction": self.instruction, "before": self.before, "name": self.name,
+                "original": self.original}
+
+    @staticmethod
+    def from_json(d: dict) -> Task:
+        if d["kind"] == "bug":
+            check = fixed_check(d["original"])
+        elif d["kind"] in TEMPLATES and d["kind"] != "prose":
+            check = task_check(d["kind"], d["before"], d["name"])
+        else:
+            check = None
+        return Task(d["kind"], d["instruction"], d["before"], check, d["name"], d["original"])
 
 
 # --- instructions suited to a file ---------------------------------------------------------------------
@@ -133,7 +151,7 @@ def python_tasks(text: str, rng: random.Random) -> list[Task]:
         if candidates:
             fn = rng.choice(candidates)
             tasks.append(Task(kind, rng.choice(TEMPLATES[kind]).format(f=f"`{fn.name}`"), text,
-                              task_check(kind, text, fn.name)))
+                              task_check(kind, text, fn.name), fn.name))
     bug = bug_task(text, funcs, rng)
     if bug:
         tasks.append(bug)
@@ -175,18 +193,20 @@ def task_check(kind: str, before: str, name: str) -> Check | None:
 
 def bug_task(text: str, funcs: list[ast.FunctionDef], rng: random.Random) -> Task | None:
     """A mutation described by its symptom (or not at all); the test: the fix restores the original."""
-    want = ast.dump(ast.parse(text))
-
-    def fixed(after: str) -> str | None:
-        return None if ast.dump(ast.parse(after)) == want else "bug not fixed exactly"
-
     rng.shuffle(funcs := list(funcs))
     for fn in funcs:
         sites = mutation_sites(text, fn)
         if sites:
             m = rng.choice(sites)
-            return Task("bug", wording.bugfix([fn.name], [m.kind], rng), m.apply(text), fixed)
+            return Task("bug", wording.bugfix([fn.name], [m.kind], rng), m.apply(text), fixed_check(text),
+                        fn.name, text)
     return None
+
+
+def fixed_check(original: str) -> Check:
+    """A bug task's test: the edited file's AST is the original's."""
+    want = ast.dump(ast.parse(original))
+    return lambda after: None if ast.dump(ast.parse(after)) == want else "bug not fixed exactly"
 
 
 def prose_tasks(text: str, rng: random.Random, k: int = 3) -> list[Task]:
@@ -248,6 +268,47 @@ def rewrite(lm: LoadedModel, path: str, text: str, instruction: str, opts: EditO
     """The one call into the editor: (LF text, whole file written, fragment merged)."""
     result = edit_file(lm, SourceFile(path, text), instruction, opts)
     return result.new_text.replace("\r\n", "\n"), result.complete_output, result.merged
+
+
+class _Prompted(Exception):
+    """Raised by `prompt_of`'s stand-in decoder: the pipeline got as far as the prompt."""
+
+    def __init__(self, ids: list[int], max_new: int):
+        super().__init__("prompt recorded")
+        self.ids, self.max_new = ids, max_new
+
+
+def prompt_of(lm: LoadedModel, path: str, task: Task, opts: EditOptions) -> tuple[list[int], int] | None:
+    """The prompt ids and token budget rewrite mode would decode for `task` through the editor's own
+    pipeline (focus included), or None when the pipeline refuses it first (too long for the context).
+    A lent GPU decodes these in batches (`training.lease`) and `replay` hands the outputs back to the
+    same pipeline, so the kept examples are what `distill` would keep, only found many at a time."""
+    def record(lm, ids, max_new, stop):
+        raise _Prompted(list(ids), max_new)
+
+    try:
+        edit_file(lm, SourceFile(path, task.before), task.instruction, replace(opts, generate=record))
+    except _Prompted as got:
+        return got.ids, got.max_new
+    except EditError:
+        return None
+    return None
+
+
+def replay(outputs: dict[tuple[int, ...], tuple[list[int], str]]):
+    """A decoding loop (`EditOptions.generate`) that answers each prompt with its output decoded ahead:
+    (output ids without the end token, "eos" or "max_new_tokens"). A prompt decoded nowhere is an
+    EditError, logged as that attempt's outcome."""
+    from editllm.editor.decode import DecodeStats
+
+    def generate(lm, ids, max_new, stop):
+        found = outputs.get(tuple(ids))
+        if found is None:
+            raise EditError("not decoded in the batch")
+        out, reason = found
+        return list(out[:max_new]), DecodeStats("rewrite", prompt_tokens=len(ids), output_tokens=len(out),
+                                                 stop_reason=reason)
+    return generate
 
 
 def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[str] | None = None,

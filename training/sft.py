@@ -107,18 +107,28 @@ def make_batches(encoded: list[tuple[list[int], list[int]]], cfg: TrainConfig, r
             yield batch
 
 
-def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path,
-          on_step: Callable[[int, float], None] | None = None, resume: bool = True):
-    """Fine-tune and save to `out` (a peft adapter, or full weights when lora_r == 0).
-
-    Checkpoints (`out/checkpoint`: weights, optimizer, step, RNG) every `save_every` steps; a later run
-    with the same `out` resumes from the last one.
-    """
-    device = next(model.parameters()).device
+def eos_id(tokenizer) -> int:
+    """The token that ends the model's turn, which ends every trained program."""
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
     if eos is None or eos == tokenizer.unk_token_id:
         eos = tokenizer.eos_token_id
-    encoded = [encode_example(tokenizer, ex, eos) for ex in examples]
+    return eos
+
+
+def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path,
+          on_step: Callable[[int, float], None] | None = None, resume: bool = True,
+          encoded: list[tuple[list[int], list[int]]] | None = None):
+    """Fine-tune and save to `out` (a peft adapter, or full weights when lora_r == 0).
+
+    Checkpoints (`out/checkpoint`: weights, optimizer, step, RNG) every `save_every` steps; a later run
+    with the same `out` resumes from the last one. `encoded`: sequences encoded ahead (`encode_example`
+    on another machine), trained beside `examples`. With `max_seconds`, the planned steps are cut, once
+    the warm-up has shown the pace, to what fits: the learning rate then decays to zero by the deadline
+    instead of being cut off high.
+    """
+    device = next(model.parameters()).device
+    eos = eos_id(tokenizer)
+    encoded = [encode_example(tokenizer, ex, eos) for ex in examples] + list(encoded or [])
     if cfg.lora_r > 0:
         model = add_lora(model, cfg.lora_r)
     model.train()
@@ -154,6 +164,9 @@ def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path
         history.append({"step": step, "loss": round(value, 4), "time": time.time()})
         if on_step:
             on_step(step, value)
+        if cfg.max_seconds is not None and step == cfg.warmup:
+            pace = (time.time() - start) / max(1, len(history))
+            cfg.steps = min(cfg.steps, step + max(1, int((cfg.max_seconds - (time.time() - start)) / pace)))
         if step % cfg.save_every == 0 or step == cfg.steps:
             ckpt.mkdir(parents=True, exist_ok=True)
             weights = model.state_dict()
