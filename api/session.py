@@ -172,12 +172,14 @@ class EditSession:
                  trust_remote_code: bool = False, log: Log | None = None, load_log: Log | None = None,
                  status: Log | None = None, on_tokens: Callable[[int, float], None] | None = None,
                  server: str | None = None, server_lora: bool = False, batch_invariant: bool = False,
-                 **options: Any) -> None:
+                 use_selector: bool = True, **options: Any) -> None:
         """`server`: a llama-server URL to edit through (editllm.remote); `model` then names the model it
         serves (its tokenizer builds the token ids the requests carry). `server_lora`: that server holds the
         selector's adapter as adapter 0 (`--lora FILE --lora-init-without-apply`). `batch_invariant`: the
         llama.cpp engine's kernels whose logits do not depend on the batch (`editor.invariant`: slower; spec
-        then equals rewrite bit for bit, and a file edits the same alone or through a server started so)."""
+        then equals rewrite bit for bit, and a file edits the same alone or through a server started so).
+        `use_selector`: copy mode on a bundled model with no `adapter` loads the span selector shipped for it
+        (`editllm.selector`); False runs the base model."""
         if batch_invariant and server is not None:
             raise EditError("--batch-invariant sets this machine's llama.cpp kernels; a server's are set where it "
                             f"starts (llama-server {' '.join(SERVER_ARGS)}, with {TILED_VAR}=0)")
@@ -186,6 +188,10 @@ class EditSession:
         self.server, self.server_lora = server, server_lora
         self.batch_invariant = batch_invariant
         self.mode, self.device, self.dtype, self.engine = mode, device, dtype, engine
+        if isinstance(model, str) and server is None:
+            from editllm.selector import default_adapter
+
+            adapter = default_adapter(model, mode, adapter, use_selector)
         self.adapter, self.trust_remote_code = adapter, trust_remote_code
         self.options = options
         self.log = log or (lambda msg: None)  # one-line notes: fallbacks, merges, warnings
@@ -241,8 +247,8 @@ class EditSession:
             raise EditError(f"unknown --mode {self.mode!r}; choose one of {', '.join(CHOICES['mode'])}")
         lm = self.lm
         if self.mode == "copy" and self.adapter is None and not self.server_lora and lm.name.startswith("bundled:"):
-            self.log("copy mode on the bundled model without --adapter: the untrained model writes poor "
-                     "programs (0 of 24 bench fixes right); train one with `editllm train` or use spec")
+            self.log("copy mode on the bundled model without its span selector: the base model writes poor "
+                     "programs (0 of 24 bench fixes right); drop --no-adapter, or use spec")
         if self.server is not None and self.mode == "spec" and lm.info.speculative is None:
             hint = getattr(lm.client, "spec_hint", "--spec-type ngram-simple")
             self.log(f"{self.server} runs without speculation (start it with {hint}): "

@@ -172,7 +172,10 @@ DTYPE = typer.Option(None, "--dtype", help="auto | float32 | bfloat16 | float16"
 ENGINE = typer.Option(None, "--engine", help="auto (llama.cpp for a GGUF on the CPU, else transformers) | torch | "
                                                "llamacpp")
 MAX_NEW = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file.")
-ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model.")
+ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model (copy mode on "
+                       "bundled:1.5b loads the shipped span selector without it).")
+NO_ADAPTER = typer.Option(False, "--no-adapter", help="Copy mode on the base model, without the shipped span "
+                          "selector.")
 FOCUS = typer.Option(True, "--focus/--no-focus",
                      help="When the instruction names functions, show the model only those (and the "
                           "imports), then merge them back (copy mode numbers the lines it is shown).")
@@ -216,11 +219,14 @@ def settings(mode, model, device, dtype, start: Path | None = None, engine=None,
     return config
 
 
-def edit_session(conf, adapter: str | None, **options) -> api.EditSession:
+def edit_session(conf, adapter: str | None, no_adapter: bool = False, **options) -> api.EditSession:
     """The session `fix` and `check` edit with: model, mode, device, dtype and engine from the
     configuration (flags applied), the rest from their own flags."""
+    if adapter is not None and no_adapter:
+        raise EditError("--adapter and --no-adapter contradict each other: give one")
     return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
                            dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
+                           use_selector=not no_adapter,
                            copy_kv=conf.get("copy_kv"), server=conf.get("server"),
                            batch_invariant=bool(conf.get("batch_invariant")), **options)
 
@@ -310,6 +316,7 @@ def fix(
     draft: str = typer.Option(DEFAULT_DRAFT, "--draft", hidden=True,
                               help="spec draft schedule: cost[:MAX], fixed:K or adaptive:START,GROW,MAX,AFTER_MISS"),
     adapter: str = ADAPTER,
+    no_adapter: bool = NO_ADAPTER,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
     stats: bool = STATS,
     quiet: bool = QUIET,
@@ -339,9 +346,10 @@ def fix(
                     batch_invariant=batch_invariant)
     if copy_requests != "loop" and not conf.get("server"):
         raise EditError(f"--copy-requests {copy_requests} is for copy mode through a server: add --server URL")
-    session = edit_session(conf, adapter, trust_remote_code=trust_remote_code, max_new_tokens=max_new_tokens,
-                           temperature=temperature, seed=seed, draft=draft, monotonic=monotonic, focus=focus,
-                           allow_deletions=allow_deletions, copy_requests=copy_requests)
+    session = edit_session(conf, adapter, no_adapter, trust_remote_code=trust_remote_code,
+                           max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
+                           monotonic=monotonic, focus=focus, allow_deletions=allow_deletions,
+                           copy_requests=copy_requests)
     if batched(session, jobs, journal):
         report = run_batch(session, sources, instruction, apply, stats, quiet, started, jobs, retries, timeout,
                            journal)
@@ -363,6 +371,7 @@ def check(
     engine: Engine | None = ENGINE,
     max_new_tokens: int = MAX_NEW,
     adapter: str = ADAPTER,
+    no_adapter: bool = NO_ADAPTER,
     stats: bool = STATS,
     quiet: bool = QUIET,
     focus: bool = FOCUS,
@@ -403,7 +412,7 @@ def check(
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
-    session = edit_session(conf, adapter, max_new_tokens=max_new_tokens, focus=focus,
+    session = edit_session(conf, adapter, no_adapter, max_new_tokens=max_new_tokens, focus=focus,
                            allow_deletions=allow_deletions)
     if batched(session, jobs, journal):
         report = run_batch(session, sources, instruction, apply, stats, quiet, started, jobs, retries, timeout,
@@ -425,7 +434,9 @@ def bench(
     model: str = MODEL,
     device: Device | None = DEVICE,
     dtype: Dtype | None = DTYPE,
-    adapter: str = typer.Option(None, "--adapter"),
+    adapter: str = typer.Option(None, "--adapter", help="An adapter for copy mode (default: the shipped span "
+                                "selector of a bundled model)."),
+    no_adapter: bool = NO_ADAPTER,
     draft: str = typer.Option(DEFAULT_DRAFT, "--draft", help="spec draft schedule."),
     max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1),
     kernel: bool = typer.Option(False, "--kernel", help="Also time the copy kernel (N tokens in one forward)."),
@@ -463,6 +474,12 @@ def bench(
     try:
         require_extra()
         conf = settings(None, model, device, dtype)
+        if adapter is not None and no_adapter:
+            raise EditError("--adapter and --no-adapter contradict each other: give one")
+        if not server and any(m.strip() == "copy" for m in mode.split(",")):  # as `fix --mode copy` would load
+            from editllm.selector import default_adapter
+
+            adapter = default_adapter(conf.get("model"), "copy", adapter, not no_adapter)
         check_model(conf.get("model"), adapter)
         if engine == "llamacpp":  # llama.cpp loads libgomp before torch does, so as `fix` runs it (editor.waitpolicy)
             from editllm.editor.llamacpp import load_llama_cpp
@@ -718,13 +735,21 @@ def model_info(model: str = MODEL_ARG) -> None:
     if bundled is None:
         print(json.dumps({"model": model, "kind": "path or hub id"}))
         return
+    from editllm.selector import selector_for
+
     converted = bundled.converted_dir()
     parts = bundled.part_paths()
+    selector = selector_for(model)
     print(json.dumps({
         "model": f"bundled:{bundled.key}", "title": bundled.title,
         "packages": f"{bundled.package.format(i=1)}..{bundled.parts} == {bundled.version}",
         "parts_bytes": sum(p.stat().st_size for p in parts), "sha256": bundled.sha256,
         "cache": str(converted), "prepared": (converted / "config.json").exists(),
+        "selector": None if selector is None else {
+            "adapter": str(selector.folder), "loaded": "copy mode, unless --adapter or --no-adapter",
+            "files": {name: {"bytes": (selector.folder / name).stat().st_size if (selector.folder / name).exists()
+                             else None, "sha256": sha} for name, sha in selector.sha256.items()},
+        },
     }, indent=2))
 
 

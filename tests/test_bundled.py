@@ -31,6 +31,29 @@ def test_fix_example_with_bundled_model(tmp_path):
     assert namespace["total"]([1, 2]) == 3 and namespace["maximum"]([3, 9, 1]) == 9
 
 
+def test_copy_mode_loads_the_shipped_selector(tmp_path):
+    """`--mode copy` with no flag: the llama.cpp engine with the shipped adapter's GGUF, a program that resolves
+    (no fallback), a diff `patch` takes; `--no-adapter` runs the base model."""
+    import json
+
+    from editllm.selector import SELECTORS
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    runs = {}
+    for flags in ([], ["--no-adapter"]):
+        res = subprocess.run(
+            [sys.executable, "-m", "editllm.cli.main", "fix", "examples/buggy.py", INSTRUCTION, "--mode", "copy",
+             "--stats", "--quiet", *flags], cwd=tmp_path, capture_output=True, text=True, timeout=1800,
+        )
+        assert res.returncode == 0, res.stderr
+        runs[tuple(flags)] = json.loads(res.stderr.strip().splitlines()[-1])
+        assert res.stdout == "" or res.stdout.startswith("diff --git a/examples/buggy.py b/examples/buggy.py")
+    tuned, base = runs[()], runs[("--no-adapter",)]
+    assert tuned["engine"] == "llamacpp" and tuned["adapter"] == str(SELECTORS["bundled:1.5b"].folder)
+    assert tuned["files"][0]["fallback"] is None and tuned["files"][0]["program"].startswith("<copy")
+    assert base["adapter"] is None
+
+
 def test_spec_is_byte_identical_to_rewrite_in_float32():
     """On the torch engine in float32 (llama.cpp's batched kernels may flip a near-tie: the bench reports
     that engine's identical rate, and tests/test_llamacpp.py checks identity on a model without near-ties)."""

@@ -271,3 +271,59 @@ def test_time_budget_stops_early_and_saves(tiny_lm, tmp_path):
     cfg = TrainConfig(steps=50, lora_r=4, save_every=100, max_seconds=0.0)
     _, history = train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], cfg, tmp_path / "a")
     assert [h["step"] for h in history] == [1] and (tmp_path / "a" / "adapter_model.safetensors").exists()
+
+
+def test_padded_loss_equals_one_sequence_at_a_time(tiny_lm):
+    """One padded forward over sequences of different lengths gives `batch_loss`'s loss, plain and with LoRA."""
+    from editllm.training.sft import padded_loss
+
+    a = encode_example(tiny_lm.tokenizer, Example("m.py", "make f add two", BEFORE, AFTER, "t").finish(), 151645)
+    b = encode_example(tiny_lm.tokenizer, Example("n.py", "rename g to h", BEFORE, BEFORE.replace("g(", "h("),
+                                                  "t").finish(), 151645)
+    c = (a[0][:40], [IGNORE] * 30 + a[0][30:40])
+    torch.manual_seed(0)
+    for model in (copy.deepcopy(tiny_lm.model).float(), add_lora(copy.deepcopy(tiny_lm.model).float(), 4)):
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(torch.randn_like(p) * 0.01)  # LoRA's B starts at zero: make the adapter matter
+            torch.testing.assert_close(padded_loss(model, [a, b, c], "cpu"), batch_loss(model, [a, b, c], "cpu"),
+                                       rtol=1e-4, atol=1e-4)
+
+
+def test_padded_batches_fit_rows_times_the_longest():
+    import random
+
+    from editllm.training.sft import make_batches
+
+    seqs = [([1] * n, [1] * n) for n in [5, 50, 7, 49, 6, 51, 8, 20, 22, 21]]
+    stream = make_batches(seqs, TrainConfig(batch_tokens=100, max_len=100, padded=True), random.Random(0))
+    epoch = [next(stream) for _ in range(6)]
+    assert all(len(b) * max(len(s) for s, _ in b) <= 100 or len(b) == 1 for b in epoch)
+    seen = sorted(len(s) for b in epoch for s, _ in b)
+    assert seen[:10] == sorted(len(s) for s, _ in seqs) or len(seen) >= 10
+
+
+def test_training_starts_from_a_given_adapter(tiny_lm, tmp_path):
+    """`init`: a later run continues the shipped selector's weights instead of peft's zero B."""
+    from safetensors.torch import load_file
+
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    cfg = TrainConfig(steps=2, lora_r=4, save_every=100, lr=1e-2)
+    train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], cfg, tmp_path / "a")
+    first = load_file(tmp_path / "a" / "adapter_model.safetensors")
+    cfg0 = TrainConfig(steps=1, lora_r=4, save_every=100, lr=0.0)  # lr 0: the weights stay the init's
+    train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], cfg0, tmp_path / "b", init=tmp_path / "a")
+    again = load_file(tmp_path / "b" / "adapter_model.safetensors")
+    assert first.keys() == again.keys() and any(bool(v.abs().sum()) for k, v in first.items() if "lora_B" in k)
+    for k in first:
+        torch.testing.assert_close(again[k], first[k])
+    with pytest.raises(ValueError, match="not an adapter of this model and rank"):
+        train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], TrainConfig(steps=1, lora_r=2),
+              tmp_path / "c", init=tmp_path / "a")
+
+
+def test_planned_steps_are_fitted_to_the_time_budget(tiny_lm, tmp_path):
+    ex = Example("m.py", "make f add two", BEFORE, AFTER, "t").finish()
+    cfg = TrainConfig(steps=10**6, lora_r=4, save_every=10**7, warmup=2, max_seconds=3.0)
+    _, history = train(copy.deepcopy(tiny_lm.model), tiny_lm.tokenizer, [ex], cfg, tmp_path / "a")
+    assert cfg.steps < 10**6 and len(history) <= cfg.steps

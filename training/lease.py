@@ -244,8 +244,8 @@ def run(args: argparse.Namespace) -> None:
     seconds = deadline - time.time() - args.save_seconds
     cfg = TrainConfig(steps=args.steps, lr=args.lr, lora_r=args.lora, batch_tokens=args.batch_train_tokens,
                       max_len=args.max_len, seed=args.seed, save_every=10**9, warmup=args.warmup,
-                      max_seconds=seconds)
-    _, history = train(model, tokenizer, [], cfg, out / "adapter", resume=False, encoded=seqs,
+                      max_seconds=seconds, padded=not args.per_sequence)
+    _, history = train(model, tokenizer, [], cfg, out / "adapter", resume=False, encoded=seqs, init=args.init_adapter,
                        on_step=lambda s, loss: log(f"step {s} loss {loss:.4f}") if s % 10 == 0 else None)
     save_bf16(out / "adapter")
     log(f"saved {out / 'adapter'}: {len(history)} steps, loss {history[0]['loss']} -> {history[-1]['loss']}")
@@ -290,6 +290,10 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--batch-train-tokens", type=int, default=16384)
     r.add_argument("--max-len", type=int, default=4096)
     r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--init-adapter", type=Path, default=None, help="start from this adapter (same rank): a "
+                   "later lease goes on training the shipped selector")
+    r.add_argument("--per-sequence", action="store_true", help="one forward per sequence (session 13's run) "
+                   "instead of one padded forward per batch")
     args = parser.parse_args(argv)
     if args.command == "pack":
         pack(args.synthetic, args.tasks, args.seed, model_tokenizer_dir(args.model), args.out)

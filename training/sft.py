@@ -56,6 +56,7 @@ class TrainConfig:
     save_every: int = 50
     warmup: int = 10
     max_seconds: float | None = None  # stop early (and save) once a step ends past this wall-clock budget
+    padded: bool = False  # one padded forward per batch (a GPU's way; `padded_loss`) instead of one per sequence
 
 
 def add_lora(model, r: int):
@@ -88,6 +89,28 @@ def batch_loss(model, batch: list[tuple[list[int], list[int]]], device) -> torch
     return total / count
 
 
+def padded_loss(model, batch: list[tuple[list[int], list[int]]], device) -> torch.Tensor:
+    """`batch_loss` in one forward: the sequences right-padded into one [rows, longest] batch. A GPU runs
+    it at its width instead of a short sequence at a time (one sequence left an H200 idle most of each
+    step); the causal mask keeps the padding after every real token, so the loss is the same. Only the
+    trained positions' final hidden states go through the LM head."""
+    width = max(len(ids) for ids, _ in batch)
+    x = torch.zeros((len(batch), width), dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    y = torch.full((len(batch), width), IGNORE, dtype=torch.long)
+    for r, (ids, labels) in enumerate(batch):
+        x[r, :len(ids)] = torch.tensor(ids)
+        mask[r, :len(ids)] = 1
+        y[r, :len(ids) - 1] = torch.tensor(labels[1:])  # position t predicts the label of t + 1
+    x, mask, y = x.to(device), mask.to(device), y.to(device)
+    keep = y != IGNORE
+    if not bool(keep.any()):
+        raise ValueError("batch has no trainable tokens")
+    out = model(input_ids=x, attention_mask=mask, output_hidden_states=True, logits_to_keep=1)
+    logits = model.get_output_embeddings()(out.hidden_states[-1][keep]).float()
+    return torch.nn.functional.cross_entropy(logits, y[keep], reduction="mean")
+
+
 def make_batches(encoded: list[tuple[list[int], list[int]]], cfg: TrainConfig, rng: random.Random):
     """An endless stream of batches, packed by token count, reshuffled every epoch."""
     usable = [e for e in encoded if len(e[0]) <= cfg.max_len]
@@ -96,15 +119,27 @@ def make_batches(encoded: list[tuple[list[int], list[int]]], cfg: TrainConfig, r
     while True:
         order = usable[:]
         rng.shuffle(order)
-        batch, size = [], 0
-        for e in order:
-            if batch and size + len(e[0]) > cfg.batch_tokens:
-                yield batch
-                batch, size = [], 0
-            batch.append(e)
-            size += len(e[0])
-        if batch:
+        if cfg.padded:  # padding costs rows × longest: sort each stretch of 256 by length, then shuffle batches
+            chunks = [sorted(order[i:i + 256], key=lambda e: len(e[0])) for i in range(0, len(order), 256)]
+            batches = [b for chunk in chunks for b in _pack(chunk, cfg.batch_tokens, padded=True)]
+            rng.shuffle(batches)
+            yield from batches
+        else:
+            yield from _pack(order, cfg.batch_tokens, padded=False)
+
+
+def _pack(seqs, budget: int, padded: bool):
+    """Consecutive batches of `seqs` within `budget` tokens (padded: rows × the longest row)."""
+    batch, longest = [], 0
+    for e in seqs:
+        cost = (len(batch) + 1) * max(longest, len(e[0])) if padded else sum(len(b[0]) for b in batch) + len(e[0])
+        if batch and cost > budget:
             yield batch
+            batch, longest = [], 0
+        batch.append(e)
+        longest = max(longest, len(e[0]))
+    if batch:
+        yield batch
 
 
 def eos_id(tokenizer) -> int:
@@ -117,20 +152,32 @@ def eos_id(tokenizer) -> int:
 
 def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path,
           on_step: Callable[[int, float], None] | None = None, resume: bool = True,
-          encoded: list[tuple[list[int], list[int]]] | None = None):
+          encoded: list[tuple[list[int], list[int]]] | None = None, init: Path | None = None):
     """Fine-tune and save to `out` (a peft adapter, or full weights when lora_r == 0).
 
     Checkpoints (`out/checkpoint`: weights, optimizer, step, RNG) every `save_every` steps; a later run
     with the same `out` resumes from the last one. `encoded`: sequences encoded ahead (`encode_example`
     on another machine), trained beside `examples`. With `max_seconds`, the planned steps are cut, once
     the warm-up has shown the pace, to what fits: the learning rate then decays to zero by the deadline
-    instead of being cut off high.
+    instead of being cut off high. `init`: a LoRA adapter folder of the same rank to start from (the
+    shipped selector, trained on in a later lease) instead of peft's zero-initialised B.
     """
     device = next(model.parameters()).device
     eos = eos_id(tokenizer)
     encoded = [encode_example(tokenizer, ex, eos) for ex in examples] + list(encoded or [])
     if cfg.lora_r > 0:
         model = add_lora(model, cfg.lora_r)
+        if init is not None:
+            from peft import set_peft_model_state_dict
+            from safetensors.torch import load_file
+
+            try:
+                result = set_peft_model_state_dict(model, load_file(Path(init) / "adapter_model.safetensors"))
+            except RuntimeError as exc:  # a shape differs: another rank or model
+                raise ValueError(f"{init}: not an adapter of this model and rank ({str(exc).strip()[:200]})") from exc
+            missing = [k for k in result.missing_keys if "lora_" in k]
+            if missing:
+                raise ValueError(f"{init}: not an adapter of this model and rank (no {missing[0]})")
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
@@ -153,7 +200,7 @@ def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path
     history = []
     start = time.time()
     while step < cfg.steps:
-        loss = batch_loss(model, next(batches), device)
+        loss = (padded_loss if cfg.padded else batch_loss)(model, next(batches), device)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
