@@ -191,19 +191,27 @@ def test_empty_output_for_a_nonempty_file_is_refused(tmp_path, fake_model):
     assert f.read_text() == BUGGY
 
 
-def test_copy_mode_on_the_bundled_model_without_adapter_says_so(tmp_path, monkeypatch, scripted_lm):
+def test_copy_mode_on_the_bundled_model_without_its_selector_says_so(tmp_path, monkeypatch, scripted_lm):
+    """Copy mode on bundled:1.5b loads the shipped selector (no warning); --no-adapter runs the base model and
+    says what that costs; --adapter names another one."""
     from dataclasses import replace
 
+    from editllm.selector import SELECTORS
+
     lm = replace(scripted_lm('<copy lines="1-2"/>'), name="bundled:1.5b")
-    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: lm)
+    asked = []
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: asked.append(a[3]) or lm)
     (tmp_path / "m.py").write_text(BUGGY)
-    res = invoke("fix", "m.py", "fix the division", "--mode", "copy", cwd=tmp_path)
+    res = invoke("fix", "m.py", "fix the division", "--mode", "copy", "--no-adapter", cwd=tmp_path)
     assert res.exit_code == 0, res.stderr
-    assert "copy mode on the bundled model without --adapter:" in res.stderr.splitlines()[0]
+    assert "copy mode on the bundled model without its span selector:" in res.stderr.splitlines()[0]
+    res = invoke("fix", "m.py", "fix the division", "--mode", "copy", cwd=tmp_path)
+    assert res.exit_code == 0 and "span selector" not in res.stderr
     (tmp_path / "adapter").mkdir()
     (tmp_path / "adapter" / "adapter_config.json").write_text("{}")
     res = invoke("fix", "m.py", "fix the division", "--mode", "copy", "--adapter", "adapter", cwd=tmp_path)
-    assert res.exit_code == 0 and "without --adapter" not in res.stderr
+    assert res.exit_code == 0 and "span selector" not in res.stderr
+    assert asked == [None, str(SELECTORS["bundled:1.5b"].folder), "adapter"]
 
 
 @pytest.mark.parametrize(
