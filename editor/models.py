@@ -75,32 +75,40 @@ def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
 
 
 def convert_gguf(gguf: Path, dest: Path) -> Path:
-    """Dequantize a GGUF once and save it as a bf16 safetensors directory with its tokenizer.
+    """Dequantize a GGUF once and save it as a bf16 safetensors directory with its tokenizer."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = load_gguf_dense(gguf)
+    with replaced_dir(dest, ".convert-") as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+    return dest
+
+
+def load_gguf_dense(gguf: Path):
+    """A GGUF's weights as a dense bf16 transformers model (on the CPU), unflagged as quantized.
 
     transformers flags a GGUF-loaded model as quantized and refuses to save it, although its Linear
     weights are already dense; clearing the quantizer flags first is what makes `save_pretrained` work.
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     kwargs: dict = {"gguf_file": gguf.name}
-    try:  # transformers >= 5.2x can keep GGUF blocks packed; a dense copy is what we want to save
+    try:  # transformers >= 5.2x can keep GGUF blocks packed; a dense copy is what we want
         from transformers import GgufConfig
 
         kwargs["quantization_config"] = GgufConfig(gguf_file=str(gguf), dequantize=True)
-    except ImportError:
+    except (ImportError, TypeError):  # older transformers dequantize GGUF tensors always
         pass
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, dtype=torch.bfloat16, **kwargs)
     model.hf_quantizer = None
     model.config.quantization_config = None
     model.is_quantized = False
     if hasattr(model.config, "_pre_quantization_dtype"):
         del model.config._pre_quantization_dtype
-    with replaced_dir(dest, ".convert-") as tmp:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-    return dest
+    return model
 
 
 def prepare_bundled(bundled: BundledModel, log=None) -> Path:

@@ -164,21 +164,10 @@ def generate_batch(model, prompts: list[tuple[list[int], int]], eos: list[int], 
 
 
 def load_gguf(gguf: Path, device: str):
-    """The GGUF's weights, dequantized to bf16 on `device` (transformers' GGUF reader)."""
-    import torch
-    from transformers import AutoModelForCausalLM
+    """The GGUF's weights, dequantized to bf16 on `device` (the same loader `editllm model prepare` uses)."""
+    from editllm.editor.models import load_gguf_dense
 
-    kwargs: dict = {"gguf_file": gguf.name}
-    try:
-        from transformers import GgufConfig
-
-        kwargs["quantization_config"] = GgufConfig(gguf_file=str(gguf), dequantize=True)
-    except (ImportError, TypeError):  # older transformers dequantize GGUF tensors always
-        pass
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, dtype=torch.bfloat16, **kwargs)
-    model.hf_quantizer = None
-    model.is_quantized = False
-    return model.to(device).eval()
+    return load_gguf_dense(gguf).to(device).eval()
 
 
 def save_bf16(adapter: Path) -> None:

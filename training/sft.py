@@ -130,14 +130,14 @@ def make_batches(encoded: list[tuple[list[int], list[int]]], cfg: TrainConfig, r
 
 def _pack(seqs, budget: int, padded: bool):
     """Consecutive batches of `seqs` within `budget` tokens (padded: rows × the longest row)."""
-    batch, longest = [], 0
+    batch, longest, size = [], 0, 0
     for e in seqs:
-        cost = (len(batch) + 1) * max(longest, len(e[0])) if padded else sum(len(b[0]) for b in batch) + len(e[0])
+        cost = (len(batch) + 1) * max(longest, len(e[0])) if padded else size + len(e[0])
         if batch and cost > budget:
             yield batch
-            batch, longest = [], 0
+            batch, longest, size = [], 0, 0
         batch.append(e)
-        longest = max(longest, len(e[0]))
+        longest, size = max(longest, len(e[0])), size + len(e[0])
     if batch:
         yield batch
 
