@@ -4,7 +4,8 @@ Modes are paired per case (same prompt, same model), so speedups are ratios of t
 `repeat` > 1 the runs interleave (case by case, round by round, mode by mode) so that a busy moment of
 the machine hits every mode of a round alike, and each record keeps every run's seconds and their median.
 Peers are decoding loops plugged into the same edit pipeline (prompt, focus, stop, merge:
-`EditOptions.generate`): `hf-pld` (transformers' prompt-lookup decoding) and llama.cpp's own decoders
+`EditOptions.generate`): `hf-pld` (transformers' prompt-lookup decoding), `hf-greedy` (its plain greedy
+`generate`: the GPU issue's reference, editllm's prompt decoded by transformers' own loop) and llama.cpp's own decoders
 (`editllm.bench.peers`: llama-server greedy, its n-gram speculation, a whole-file rewrite through it,
 llama-cpp-python's high-level greedy). `oracle` feeds the gold program through copy mode's runtime one op
 per forward (a reference, not a ceiling: a model decodes its ops token by token, and its program may
@@ -19,6 +20,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import torch
 from editllm.bench.cases import Case
@@ -35,10 +37,10 @@ from editllm.editor.models import LoadedModel
 from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
 
-ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld", *PEER_MODES)
+ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld", "hf-greedy", *PEER_MODES)
 SERVER_MODES = ("rewrite", "spec", "copy")  # what `bench --server URL` runs through that server
 # The modes that must reproduce rewrite's text (copy and oracle do not; server-ngram-whole reads another prompt).
-LOSSLESS = ("rewrite", "spec", "hf-pld", "server", "server-ngram", "llamacpp-greedy")
+LOSSLESS = ("rewrite", "spec", "hf-pld", "hf-greedy", "server", "server-ngram", "llamacpp-greedy")
 NEAR_TIE = 0.1  # a mismatch is a near-tie when rewrite's top-2 logits differ by less than this where they part
 
 
@@ -56,9 +58,11 @@ class ForwardCounter:
         self.handle.remove()
 
 
-def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callable[[list[int]], bool]):
-    """transformers' prompt lookup decoding (10 tokens) as the decoding loop of `EditOptions.generate`:
-    the edit pipeline builds its prompt, focus, stop and merge exactly as for rewrite mode."""
+def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callable[[list[int]], bool],
+                    lookup: int | None = 10, name: str = "hf-pld"):
+    """transformers' prompt lookup decoding (`lookup` tokens; None: its plain greedy `generate`, the
+    `hf-greedy` peer) as the decoding loop of `EditOptions.generate`: the edit pipeline builds its prompt,
+    focus, stop and merge exactly as for rewrite mode."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class Stop(StoppingCriteria):
@@ -72,14 +76,14 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
         with torch.inference_mode():
             seq = lm.model.generate(
                 torch.tensor([ids], device=lm.device), max_new_tokens=max_new, do_sample=False,
-                prompt_lookup_num_tokens=10, stopping_criteria=StoppingCriteriaList([Stop()]),
+                prompt_lookup_num_tokens=lookup, stopping_criteria=StoppingCriteriaList([Stop()]),
                 eos_token_id=sorted(eos), pad_token_id=lm.tokenizer.pad_token_id,
             )
     finally:
         counter.close()
     seconds = time.perf_counter() - start
     out = [t for t in seq[0, len(ids):].tolist() if t not in eos]
-    stats = DecodeStats("hf-pld", len(ids), len(out), counter.count, 0.0, seconds)
+    stats = DecodeStats(name, len(ids), len(out), counter.count, 0.0, seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
     return out, stats
 
@@ -95,6 +99,8 @@ def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | N
 
     if mode == "hf-pld":
         loop = hf_pld_generate
+    elif mode == "hf-greedy":
+        loop = partial(hf_pld_generate, lookup=None, name="hf-greedy")
     elif mode in PEER_MODES:
         if peers is None:
             raise EditError(f"mode {mode} needs the llama.cpp peers (editllm bench starts them)")

@@ -15,6 +15,13 @@ needs nothing but this machine; no quality is claimed (every file's outcome is c
 `--jobs N` (N files decoded together in one batch, `editor.batched`), and counts the files whose edit came out
 the same as one at a time (a batch's other rows change the kernels' rounding, so a near-tie may flip).
 
+On a GPU (the GPU issue's batch target: 32 files in one batch against one by one), `--local --engine static
+--device cuda --modules` edits whole standard-library modules of `--min-lines`..`--max-lines` lines on the
+static engine; llama-batched-bench has no part there, so the ratios are ours alone:
+
+    python benchmarks/throughput.py --local --engine static --device cuda --modules --min-lines 80 \
+        --max-lines 300 --files 32 --slots 1,32 --mode spec --out DIR
+
 Each slot count gets a fresh server (`editor.llamaserver.LlamaServer`, `-np N`, `-c` N × the per-slot
 context) and one `EditSession.edit_many(jobs=N)` over the same files; the server keeps each slot's prompt
 cache, as a user's would, so a file's prompt is read from where it parts from the previous one's.
@@ -33,6 +40,23 @@ import time
 from pathlib import Path
 
 INSTRUCTION = "Add type hints to this function."
+MODULE_INSTRUCTION = "Add type hints to the first function in this module."
+
+
+def stdlib_modules(n: int, max_lines: int, min_lines: int) -> list[tuple[str, str]]:
+    """`n` whole standard-library modules of min..max lines (sorted by name, ASCII only), as (file name, text)."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    found: list[tuple[str, str]] = []
+    for path in sorted(root.glob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if min_lines <= text.count("\n") <= max_lines and text.isascii() and "def " in text:
+            found.append((path.name, text))
+        if len(found) == n:
+            return found
+    raise SystemExit(f"only {len(found)} modules of {min_lines}-{max_lines} lines in {root}")
 
 
 def stdlib_functions(n: int, max_lines: int, min_lines: int = 3) -> list[tuple[str, str]]:
@@ -83,20 +107,24 @@ def run_slots(gguf: str, model: str, folder: Path, slots: int, mode: str, ctx_pe
     return figures(report, slots, seconds)
 
 
-def run_local(model: str, folder: Path, jobs: int, mode: str) -> dict:
-    """Every file on the local llama.cpp engine with `jobs` files decoded together (1: one at a time); the
-    run's figures, and each file's new text (`texts`) to compare runs with."""
+def run_local(model: str, folder: Path, jobs: int, mode: str, engine: str = "llamacpp", device: str = "cpu",
+              instruction: str = INSTRUCTION) -> dict:
+    """Every file on the local engine (llama.cpp, or the static engine on a GPU) with `jobs` files decoded
+    together (1: one at a time); the run's figures, and each file's new text (`texts`) to compare runs with."""
     from editllm.api.session import EditSession
 
     paths = sorted(folder.glob("*.py"))
-    session = EditSession(model, mode=mode, engine="llamacpp")
+    session = EditSession(model, mode=mode, engine=engine, device=device)
     session.prepare()
     if jobs > 1:
         session.open_rows(jobs)  # the batched context is opened before the clock starts, as the model is
     started = time.perf_counter()
-    report = session.edit_many(paths, INSTRUCTION, jobs=jobs, retries=0)
+    report = session.edit_many(paths, instruction, jobs=jobs, retries=0)
     seconds = time.perf_counter() - started
     result = figures(report, jobs, seconds)
+    result["engine"] = {"name": session.lm.engine_name, "device": session.lm.device,
+                        "graphs": str(getattr(session.lm.engine, "graphs", None)),
+                        "graph_error": getattr(session.lm.engine, "graph_error", None)}
     if session._rows is not None:
         st = session._rows.stats
         result["batches"] = {"decodes": st.batches, "files_per_decode": round(st.requests / max(1, st.batches), 2),
@@ -149,23 +177,31 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", default="bundled:1.5b")
     ap.add_argument("--ctx-per-slot", type=int, default=2048)
     ap.add_argument("--spec-flags", default=SPEC_FLAGS, help="the server's speculation flags in spec mode")
-    ap.add_argument("--local", action="store_true", help="the local llama.cpp engine, --jobs N, instead of servers")
+    ap.add_argument("--local", action="store_true", help="the local engine, --jobs N, instead of servers")
+    ap.add_argument("--engine", default="llamacpp", choices=["llamacpp", "static", "torch"], help="with --local")
+    ap.add_argument("--device", default="cpu", help="with --local: cpu or cuda")
+    ap.add_argument("--modules", action="store_true", help="whole stdlib modules of --min-lines..--max-lines")
+    ap.add_argument("--min-lines", type=int, default=3)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
     from editllm.editor.models import gguf_of
 
-    gguf = str(gguf_of(args.model))
+    llama = not args.local or args.engine == "llamacpp"
+    gguf = str(gguf_of(args.model)) if llama else None
     args.out.mkdir(parents=True, exist_ok=True)
     folder = args.out / "files"
     folder.mkdir(exist_ok=True)
-    for name, text in stdlib_functions(args.files, args.max_lines):
+    files = (stdlib_modules(args.files, args.max_lines, args.min_lines) if args.modules
+             else stdlib_functions(args.files, args.max_lines, args.min_lines))
+    instruction = MODULE_INSTRUCTION if args.modules else INSTRUCTION
+    for name, text in files:
         (folder / name).write_text(text, encoding="utf-8")
     slots = [int(s) for s in args.slots.split(",")]
     runs = []
     for n in slots:
         if args.local:
-            runs.append(run_local(args.model, folder, n, args.mode))
+            runs.append(run_local(args.model, folder, n, args.mode, args.engine, args.device, instruction))
         else:
             runs.append(run_slots(gguf, args.model, folder, n, args.mode, args.ctx_per_slot, args.spec_flags))
         print(json.dumps({k: v for k, v in runs[-1].items() if k != "texts"}), file=sys.stderr, flush=True)
@@ -176,16 +212,19 @@ def main(argv: list[str] | None = None) -> None:
             run["same_as_alone"] = sum(1 for k, v in texts.items() if v is not None and v == alone.get(k))
             run["differs_from_alone"] = sorted(k for k, v in texts.items() if v != alone.get(k))
     prompt, output = int(runs[0]["median_prompt_read"]), int(runs[0]["median_output"])
-    rows = batched_bench(gguf, prompt, output, slots)
-    base_run, base_row = runs[0], rows[0]
-    result = {"model": args.model, "mode": args.mode, "instruction": INSTRUCTION, "runs": runs,
-              "backend": "local llama.cpp, --jobs" if args.local else "llama-server, slots",
+    rows = batched_bench(gguf, prompt, output, slots) if llama else []
+    base_run = runs[0]
+    backend = f"local {args.engine} on {args.device}, --jobs" if args.local else "llama-server, slots"
+    result = {"model": args.model, "mode": args.mode, "instruction": instruction, "runs": runs, "backend": backend,
               "batched_bench": rows, "lengths": {"prompt_read": prompt, "output": output}, "ratios": []}
-    for run, row in zip(runs[1:], rows[1:], strict=False):
+    for k, run in enumerate(runs[1:], 1):
         ours = run["files_per_minute"] / base_run["files_per_minute"]
-        theirs = row["speed"] / base_row["speed"]
-        result["ratios"].append({"slots": run["slots"], "ours": round(ours, 3), "batched_bench": round(theirs, 3),
-                                 "share": round(ours / theirs, 3)})
+        ratio = {"slots": run["slots"], "ours": round(ours, 3),
+                 "output_tokens_per_s": run["output_tokens_per_s"]}
+        if k < len(rows):
+            theirs = rows[k]["speed"] / rows[0]["speed"]
+            ratio |= {"batched_bench": round(theirs, 3), "share": round(ours / theirs, 3)}
+        result["ratios"].append(ratio)
     (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result["ratios"]), flush=True)
 

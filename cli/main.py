@@ -169,8 +169,9 @@ MODEL = typer.Option(None, "--model", "-m", envvar="EDITLLM_MODEL",
                      help=f"{DEFAULT_MODEL} (default), bundled:0.5b, an HF model directory, a .gguf file or a hub id.")
 DEVICE = typer.Option(None, "--device", help="auto | cpu | cuda")
 DTYPE = typer.Option(None, "--dtype", help="auto | float32 | bfloat16 | float16")
-ENGINE = typer.Option(None, "--engine", help="auto (llama.cpp for a GGUF on the CPU, else transformers) | torch | "
-                                               "llamacpp")
+ENGINE = typer.Option(None, "--engine", help="auto (llama.cpp for a GGUF on the CPU, static on CUDA, else "
+                                               "transformers) | torch | llamacpp | static (a static cache and CUDA "
+                                               "graphs over the transformers model)")
 MAX_NEW = typer.Option(None, "--max-new-tokens", min=1, help="Cap on generated tokens per file.")
 ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load on the model (copy mode on "
                        "bundled:1.5b loads the shipped span selector without it).")
@@ -424,8 +425,9 @@ def check(
 
 @app.command()
 def bench(
-    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld, "
-                             "and llama.cpp's peers server,server-ngram,server-ngram-whole,llamacpp-greedy."),
+    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld,"
+                             "hf-greedy, and llama.cpp's peers "
+                             "server,server-ngram,server-ngram-whole,llamacpp-greedy."),
     cases: list[Path] = typer.Option(None, "--cases", help="JSONL case file(s); default: the repo's benchmarks/cases."),
     limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
     kind: list[str] = typer.Option(None, "--kind", help="Only cases of this kind (bugfix, rename, ...)."),
@@ -452,7 +454,7 @@ def bench(
     copy_focus: bool = typer.Option(True, "--copy-focus/--no-copy-focus",
                                     help="copy/oracle: focus on the named definitions as rewrite/spec do "
                                          "(off: copy mode sees the whole file, an ablation)."),
-    engine: str = typer.Option("torch", "--engine", help="torch | llamacpp (auto is the product's choice; the "
+    engine: str = typer.Option("torch", "--engine", help="torch | llamacpp | static (auto is the product's choice; the "
                                "bench names the engine so that runs pair, whatever the config says)."),
     repeat: int = typer.Option(1, "--repeat", min=1, help="Run each (case, mode) N times, interleaved; report "
                                "medians."),
@@ -518,8 +520,8 @@ def bench(
         else:
             lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), adapter, False, Progress(False),
                       engine=engine, batch_invariant=batch_invariant)
-        if lm.engine_name == "llamacpp" and "hf-pld" in modes:
-            raise EditError("hf-pld runs a transformers model: run it with --engine torch")
+        if lm.engine_name == "llamacpp" and {"hf-pld", "hf-greedy"} & set(modes):
+            raise EditError("hf-pld and hf-greedy run a transformers model: run them with --engine torch or static")
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus, copy_kv=copy_kv, copy_focus=copy_focus)
         recorded = run_settings(lm, opts, adapter)

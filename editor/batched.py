@@ -1,13 +1,15 @@
-"""Several files decoded together: one llama.cpp context, a sequence per file, their forwards in one batch.
+"""Several files decoded together: one cache of many sequences, a sequence per file, their forwards in one batch.
 
 Why: on a CPU a decode step reads every weight once however many tokens ride in it, so the steps of four
 files in one batch cost far less than four steps (llama-batched-bench, 1.5B Q4_K_M, 2 cores: 1.48× the
-tokens/s at 4 sequences over 1). `--jobs N` with the local llama.cpp engine edits N files at once this way.
+tokens/s at 4 sequences over 1); on a GPU a forward of one token leaves nearly all of the chip idle, so the
+gain is far larger there. `--jobs N` with the local llama.cpp engine, or the static engine (`editor.static`,
+CUDA's default), edits N files at once this way.
 
 How: each file runs the ordinary pipeline (`editor.edit.edit_file`: prompt, the one verify loop, stop rule,
 checks) in a thread of its own, on a `RowEngine`, the engine interface over one sequence. Its `forward`
 hands its tokens to `Rows` and waits; when every file in flight is waiting, the last one to arrive decodes
-them all in one llama.cpp batch (`LlamaCppEngine.decode_seqs`) and wakes the others. So nothing of the
+them all in one batch (`LlamaCppEngine.decode_seqs`, `StaticEngine.decode_seqs`) and wakes the others. So nothing of the
 modes, the drafts or the stop rules changes for batching; a file that finishes or fails leaves the batch and
 the others go on without it. The fixed prompt prefix is read once into a sequence of its own and shared
 into each file's (a unified cache shares the cells, nothing is copied).
@@ -58,7 +60,7 @@ class BatchStats:
 
 
 class Rows:
-    """`size` sequences of one llama.cpp context (`engine`, opened with `size + PREFIXES` sequences), each
+    """`size` sequences of one engine's cache (`engine`, opened with `size + PREFIXES` sequences), each
     lent to one file at a time (`row`), plus the sequences holding the fixed prompt prefixes."""
 
     def __init__(self, engine, size: int, row_ctx: int, one=None) -> None:
@@ -73,7 +75,8 @@ class Rows:
         self.free = list(range(size - 1, -1, -1))
         self.active = 0
         self.pending: list[_Request] = []
-        self.prefixes: OrderedDict[tuple[int, ...], int] = OrderedDict()  # prefix ids -> its sequence (LRU)
+        # (prefix ids, adapter on) -> the sequence holding them (LRU): entries differ with the adapter's state
+        self.prefixes: OrderedDict[tuple[tuple[int, ...], bool], int] = OrderedDict()
         self.stats = BatchStats()
 
     @contextlib.contextmanager
@@ -90,6 +93,7 @@ class Rows:
         finally:
             with self.cv:
                 self.engine.seq_keep(seq, 0)
+                self.adapter(seq, False)
                 self.free.append(seq)
                 self.active -= 1
                 self._run_if_ready()  # the others may all be waiting for this one
@@ -141,6 +145,17 @@ class Rows:
                 self._costs = engine_costs(self.one if self.one is not None else self.engine)
             return self._costs
 
+    def adapter(self, seq: int, on: bool) -> bool:
+        """Run sequence `seq` with the adapter on or off, where the engine switches it per sequence (the static
+        engine; `refuse_rows` keeps an adapter off the others); whether that switched it."""
+        switch = getattr(self.engine, "seq_adapter", None)
+        return bool(switch(seq, on)) if switch is not None else False
+
+    def adapter_of(self, seq: int) -> bool:
+        """Whether sequence `seq` runs with the adapter (never, on an engine that switches it for all)."""
+        flags = getattr(self.engine, "adapter_seqs", None)
+        return bool(flags[seq]) if flags is not None else False
+
     def keep(self, seq: int, n: int) -> None:
         """Keep the first `n` cache entries of sequence `seq` (a row's truncate and reset)."""
         with self.cv:
@@ -152,23 +167,27 @@ class Rows:
         lock is held throughout, so no batch runs while a prefix is read."""
         with self.cv:
             source = "memory"
-            if ids in self.prefixes:
-                self.prefixes.move_to_end(ids)
+            key = (ids, self.adapter_of(seq))
+            if key in self.prefixes:
+                self.prefixes.move_to_end(key)
             else:
-                source = self._load_prefix(ids)
+                source = self._load_prefix(key)
             self.engine.seq_keep(seq, 0)
-            self.engine.seq_share(self.prefixes[ids], seq, len(ids))
+            self.engine.seq_share(self.prefixes[key], seq, len(ids))
             return source
 
-    def _load_prefix(self, ids: tuple[int, ...]) -> str:
-        """Bring a new prefix into a holding sequence (the least recently used one when all are taken)."""
+    def _load_prefix(self, key: tuple[tuple[int, ...], bool]) -> str:
+        """Bring a new prefix into a holding sequence (the least recently used one when all are taken), read
+        with the adapter as the row that asks for it runs."""
         if len(self.prefixes) < PREFIXES:
             holder = self.size + len(self.prefixes)
         else:
             _, holder = self.prefixes.popitem(last=False)
+        ids, adapter = key
+        self.adapter(holder, adapter)
         self.engine.seq_keep(holder, 0)
         source = self.engine.load_prefix(holder, ids)
-        self.prefixes[ids] = holder
+        self.prefixes[key] = holder
         return source
 
     def close(self) -> None:
@@ -193,7 +212,7 @@ class RowEngine:
 
     def forward(self, ids: list[int], keep: int):
         if self.length + len(ids) > self.n_ctx:
-            raise EditError(f"llama.cpp context full ({self.length} + {len(ids)} > {self.n_ctx} tokens)")
+            raise EditError(f"context full ({self.length} + {len(ids)} > {self.n_ctx} tokens)")
         rows = self.rows.forward(self.seq, list(ids), self.length, keep)
         self.length += len(ids)
         return rows
@@ -202,6 +221,11 @@ class RowEngine:
         if n > 0:
             self.length -= n
             self.rows.keep(self.seq, self.length)
+
+    def use_adapter(self, on: bool) -> None:
+        """The adapter on or off for this row (the static engine switches it per sequence); a switch empties it."""
+        if self.rows.adapter(self.seq, on):
+            self.reset()
 
     def reset(self) -> None:
         self.length = 0
@@ -219,12 +243,18 @@ class RowEngine:
 
 
 def open_rows(lm, size: int) -> Rows:
-    """`size` rows over the model `lm` runs on the llama.cpp engine: a second context on the same GGUF
+    """`size` rows over the model `lm` runs. On the llama.cpp engine: a second context on the same GGUF
     (mapped once by the OS), each row with the one-file engine's context length, and room for the kept
-    prefixes (a row's own cells begin after its shared prefix, so `size` rows never fill more)."""
+    prefixes (a row's own cells begin after its shared prefix, so `size` rows never fill more). On the
+    static engine (a GPU): a second static cache over the same weights, a sequence per row and prefix."""
+    one = lm.engine
+    if lm.engine_name == "static":
+        from editllm.editor.static import StaticEngine
+
+        engine = StaticEngine(lm.model, lm.tokenizer, seqs=size + PREFIXES, n_ctx=one.n_ctx, graphs=one.graphs)
+        return Rows(engine, size, one.n_ctx, one)
     from editllm.editor.llamacpp import LlamaCppEngine
 
-    one = lm.engine
     engine = LlamaCppEngine(one.gguf, one.tokenizer, n_ctx=one.n_ctx * size + PREFIX_ROOM * PREFIXES,
                             n_batch=one.n_batch, threads=one.threads, sequences=size + PREFIXES,
                             batch_invariant=one.batch_invariant)
@@ -238,10 +268,10 @@ def row_model(lm, engine: RowEngine):
 
 def refuse_rows(lm, opts) -> str | None:
     """Why these files cannot be decoded together here (None: they can)."""
-    if lm.engine_name != "llamacpp":
-        return f"the {lm.engine_name} engine decodes one file at a time (batching is llama.cpp's)"
-    if lm.adapter is not None:
-        return "an adapter is switched per file, and it applies to the whole batch"
+    if lm.engine_name not in ("llamacpp", "static"):
+        return f"the {lm.engine_name} engine decodes one file at a time (batching is llama.cpp's and static's)"
+    if lm.adapter is not None and lm.engine_name != "static":
+        return "an adapter is switched per file, and on llama.cpp it applies to the whole batch"
     if opts.copy_kv != "reread":
         return "--copy-kv reuse needs a sequence of its own"
     return None

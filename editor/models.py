@@ -266,7 +266,7 @@ def pick_dtype(dtype: str, device: str) -> torch.dtype:
     return torch.float32
 
 
-ENGINES = ("auto", "torch", "llamacpp")
+ENGINES = ("auto", "torch", "llamacpp", "static")
 LLAMACPP_CONTEXT = 8192  # tokens of KV cache (~230 MB for the 1.5B): prompt + output of files up to ~600 lines
 
 
@@ -285,8 +285,10 @@ def adapter_gguf(adapter: str | Path | None) -> Path | None:
 def pick_engine(engine: str, spec: str, device: str, adapter: str | None) -> str:
     """`auto`: llama.cpp for a GGUF model on the CPU (its quantized kernels decode ~7x faster than
     torch float32 on CPUs without bf16 units, and it maps the file as it is), with an adapter only when
-    it has a GGUF form; transformers on CUDA, for HF directories and hub ids, and for an adapter that
-    exists only as a peft folder."""
+    it has a GGUF form; on CUDA the static engine (`editor.static`: a preallocated cache and CUDA graphs
+    over the transformers model; `load_model` falls back to torch for an architecture it does not run);
+    transformers (`torch`) for HF directories and hub ids on the CPU, and for an adapter that exists only
+    as a peft folder."""
     if engine not in ENGINES:
         raise EditError(f"unknown --engine {engine!r}; choose one of {', '.join(ENGINES)}")
     is_gguf = bundled_for(spec) is not None or Path(spec).expanduser().suffix == ".gguf"
@@ -295,7 +297,7 @@ def pick_engine(engine: str, spec: str, device: str, adapter: str | None) -> str
         usable = importlib.util.find_spec("llama_cpp") is not None
         if is_gguf and device == "cpu" and usable and gguf_adapter:
             return "llamacpp"
-        engine = "torch"
+        engine = "static" if device == "cuda" else "torch"
     if engine == "llamacpp":
         if not is_gguf:
             raise EditError(f"--engine llamacpp needs a GGUF model (bundled:NAME or a .gguf file), not {spec}")
@@ -332,6 +334,10 @@ class LoadedModel:
 
     @property
     def engine(self):
+        if self._engine is None and self.engine_name == "static":
+            from editllm.editor.static import StaticEngine
+
+            self._engine = StaticEngine(self.model, self.tokenizer)
         if self._engine is None:
             from editllm.editor.engine import TorchEngine
 
@@ -340,7 +346,7 @@ class LoadedModel:
 
     @property
     def context_length(self) -> int:
-        if self.model is None:
+        if self.model is None or self.engine_name == "static":
             return int(self.engine.n_ctx)
         return int(getattr(self.model.config, "max_position_embeddings", 32768))
 
@@ -393,7 +399,14 @@ def load_model(
         model = PeftModel.from_pretrained(model, adapter, autocast_adapter_dtype=False)
         model.to(torch_dtype)
     model.to(device).eval()
-    return LoadedModel(model, tokenizer, spec, device, torch_dtype, time.perf_counter() - start,
+    if picked == "static":
+        from editllm.editor.static import supported
+
+        why = supported(model)
+        if why is not None and engine == "static":
+            raise EditError(f"--engine static: {why}; use --engine torch")
+        picked = "torch" if why is not None else picked  # auto: transformers' own forward runs any model
+    return LoadedModel(model, tokenizer, spec, device, torch_dtype, time.perf_counter() - start, picked,
                        adapter=adapter, ready_seconds=process_seconds())
 
 

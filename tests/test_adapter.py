@@ -247,7 +247,7 @@ def test_engine_choice_with_an_adapter(tmp_path):
     assert pick_engine("auto", "bundled:1.5b", "cpu", str(both)) == "llamacpp"
     assert pick_engine("auto", "m.gguf", "cpu", str(lone)) == "llamacpp"
     assert pick_engine("auto", "bundled:1.5b", "cpu", str(peft_only)) == "torch"
-    assert pick_engine("auto", "bundled:1.5b", "cuda", str(both)) == "torch"
+    assert pick_engine("auto", "bundled:1.5b", "cuda", str(both)) == "static"  # the GPU engine (editor.static)
     assert pick_engine("llamacpp", "bundled:1.5b", "cpu", str(both)) == "llamacpp"
     with pytest.raises(EditError, match="editllm train convert"):
         pick_engine("llamacpp", "bundled:1.5b", "cpu", str(peft_only))

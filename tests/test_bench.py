@@ -61,6 +61,21 @@ def test_hf_pld_peer_matches_our_rewrite_tokens(tiny_lm):
     assert seq[0, len(prompt):].tolist()[: len(ours)] == ours
 
 
+def test_hf_greedy_peer_is_rewrite_through_transformers_generate(tiny_lm):
+    """The GPU issue's reference: transformers' plain greedy `generate` (no lookup) as rewrite's decoding loop;
+    its tokens are our rewrite's, one forward a token, and its stats name it."""
+    from editllm.bench.runner import hf_pld_generate, mode_options
+
+    prompt = [101, 102, 103, 104, 101, 102, 103, 104, 101, 102]
+    ours, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer).run(prompt, 24, lambda ids: False)
+    opts = mode_options(tiny_lm, "hf-greedy", EditOptions(), None, {})
+    assert opts.mode == "rewrite" and opts.generate.keywords == {"lookup": None, "name": "hf-greedy"}
+    out, stats = opts.generate(tiny_lm, prompt, 24, lambda ids: False)
+    assert out == ours[: len(out)] and len(out) == 24
+    assert stats.mode == "hf-greedy" and stats.forwards == 24
+    assert hf_pld_generate(tiny_lm, prompt, 24, lambda ids: False)[1].mode == "hf-pld"
+
+
 def test_bench_on_tiny_model_records_errors_not_crashes(tmp_path, tiny_lm):
     cases = [Case("t1", "m.py", "fix add", BUGGY, GOLD, TESTS)]
     results = run_bench(tiny_lm, cases, ["rewrite", "spec", "hf-pld"], EditOptions(max_new_tokens=6))

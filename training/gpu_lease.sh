@@ -1,32 +1,75 @@
 #!/usr/bin/env bash
-# Train the span selector on a lent GPU (the `device` tool): carry the model there in calls of at most
-# 64 MiB, then one call distils and trains (training/lease.py). Steps:
+# Carry the bundled model to a lent GPU (the `device` tool) in calls of at most 64 MiB, then either train the
+# span selector (issue 13: training/lease.py) or time the GPU path (issue 15: the static engine). Steps:
 #
-#   here:   python -m editllm.training.lease pack --synthetic syn.jsonl.gz --tasks 1500 --out pack/
-#           training/gpu_lease.sh prepare pack/ .dev        # .dev/c01 .. .dev/cNN, each under one call's limit
-#   there:  training/gpu_lease.sh receive .dev/c01          # one call per folder, carry=[".dev/cNN"]
-#           training/gpu_lease.sh finish MINUTES            # assemble + check the GGUF, distil, train; $OUT
-#   here:   cat parts back into editor/selector/ (see its README)
+#   here:   python -m editllm.training.lease pack --synthetic syn.jsonl.gz --tasks 1500 --out pack/   # training only
+#           training/gpu_lease.sh slim                        # optional: see below
+#           training/gpu_lease.sh prepare pack/ .dev          # or `prepare - .dev` for the bench: no training pack
+#   there:  training/gpu_lease.sh check .dev/c01              # first call: versions, tokenizer ids
+#           training/gpu_lease.sh receive .dev/c02            # one call per folder, carry=[".dev/cNN"]
+#           training/gpu_lease.sh finish MINUTES [lease run options]     # train; the adapter comes back in $OUT
+#           training/gpu_lease.sh bench SECONDS [editllm bench options]  # or: the GPU path's tests and benches
+#   here:   training/gpu_lease.sh unslim                      # before any commit
 #
-# Each call re-sends the working tree, so a call's folder holds what is left of 64 MiB after it.
+# A dry run of the bench here (CPU): the same steps with DEVICE=cpu and store=/tmp/lease on this machine.
+#
+# Each call re-sends the working tree, so a call's folder holds what is left of 64 MiB after it (`prepare`
+# measures the tree as it is then). The selector's weights and training data are most of the tree (~33 MB):
+# `slim` takes them out of the index and ignores them, so calls carry ~55 MiB of model each (~21 calls, not
+# ~53); `unslim` puts them back. Only the wheels `prepare` builds are needed there, and they hold the selector.
 set -euo pipefail
 cmd=$1; shift
 store=/tmp/lease
+SLIM=(selector/qwen2.5-coder-1.5b/adapter.gguf selector/qwen2.5-coder-1.5b/adapter_model.safetensors training/data)
+# What the bench needs there beyond the machine's image (KINDS.md lists it): pure-Python wheels.
+BENCH_WHEELS=(gguf==0.19.0 unidiff==1.0.1 GitPython==3.2.1 gitdb==4.0.12 smmap==5.0.3)
+
+install() {  # the carried wheels into /tmp/site (the image's torch, transformers and peft stay)
+    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site "$store"/*.whl
+    export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+}
+
+join_model() {  # the parts into model.gguf, checked (a rerun after a failure finds them joined)
+    if compgen -G "$store/model.part*" >/dev/null; then
+        cat $(ls "$store"/model.part* | sort) >"$store/model.gguf" && rm "$store"/model.part*
+    fi
+    [ "$(sha256sum "$store/model.gguf" | cut -d' ' -f1)" = "$(cat "$store/model.sha256")" ] || {
+        echo "model.gguf: missing parts or sha256 mismatch" >&2; exit 1; }
+}
+
 case "$cmd" in
+slim)
+    grep -qx '/.dev/' .git/info/exclude || echo '/.dev/' >>.git/info/exclude
+    for p in "${SLIM[@]}"; do grep -qx "/$p" .git/info/exclude || echo "/$p" >>.git/info/exclude; done
+    git rm -r -q --cached -- "${SLIM[@]}"
+    echo "untracked and ignored until unslim: ${SLIM[*]}"
+    ;;
+unslim)
+    git reset -q -- "${SLIM[@]}"
+    for p in "${SLIM[@]}"; do sed -i "\#^/$p\$#d" .git/info/exclude; done
+    git status --short -- "${SLIM[@]}"
+    ;;
 prepare)
     pack=$1 dest=$2
     gguf=$(python -c "from editllm.editor.models import gguf_of; print(gguf_of('bundled:1.5b'))")
     tree=$(git ls-files -co --exclude-standard -z | du -cb --files0-from=- | tail -1 | cut -f1)
     budget=$(( 64 * 1024 * 1024 - tree - 2 * 1024 * 1024 ))  # 2 MiB spare for files written meanwhile
     rm -rf "$dest" && mkdir -p "$dest/c01"
-    python -m pip wheel -q --no-deps --no-build-isolation -w "$dest/c01" . gguf==0.19.0
-    tar -czf "$dest/c01/pack.tgz" -C "$pack" .
+    if [ "$pack" = - ]; then
+        python -m pip wheel -q --no-deps --no-build-isolation -w "$dest/c01" . "${BENCH_WHEELS[@]}"
+    else
+        python -m pip wheel -q --no-deps --no-build-isolation -w "$dest/c01" . gguf==0.19.0
+        tar -czf "$dest/c01/pack.tgz" -C "$pack" .
+    fi
     sha256sum "$gguf" | cut -d' ' -f1 >"$dest/c01/model.sha256"
     python - "$gguf" "$dest" "$budget" <<'EOF'
 import sys
 from pathlib import Path
 gguf, dest, budget = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 used = sum(f.stat().st_size for f in (dest / "c01").iterdir())
+if used >= budget:
+    sys.exit(f"the first call's wheels ({used >> 20} MiB) leave no room beside the working tree "
+             f"({budget >> 20} MiB free of 64): run `training/gpu_lease.sh slim` first")
 with open(gguf, "rb") as f:
     call, room = 1, budget - used
     while chunk := f.read(room):
@@ -39,15 +82,22 @@ EOF
     ;;
 check)  # the first call: the folder, then the machine's software, wheels and tokenizer (ids printed)
     mkdir -p "$store" && cp "$1"/* "$store"/
-    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site "$store"/*.whl
-    mkdir -p "$store/pack" && tar -xzf "$store/pack.tgz" -C "$store/pack"
-    PYTHONPATH=/tmp/site python3 - "$store/pack/tokenizer" <<'PY'
-import sys, torch, transformers, peft, gguf, editllm.training.lease
-from transformers import AutoTokenizer
-print(torch.__version__, transformers.__version__, peft.__version__, torch.cuda.get_device_name(0),
-      torch.cuda.mem_get_info())
-t = AutoTokenizer.from_pretrained(sys.argv[1])
-print(t("def f(x):\n    return x  # h\u00e9llo <|im_end|>\n", add_special_tokens=False)["input_ids"])
+    install
+    tok=$store/pack/tokenizer
+    if [ -f "$store/pack.tgz" ]; then
+        mkdir -p "$store/pack" && tar -xzf "$store/pack.tgz" -C "$store/pack"
+    else
+        tok=""  # the bench's first call: the tokenizer comes with the model, checked by the CUDA tests
+    fi
+    python3 - "$tok" <<'PY'
+import sys, torch, transformers, peft, gguf, editllm.editor.static
+cuda = torch.cuda.is_available()
+print(torch.__version__, transformers.__version__, peft.__version__,
+      torch.cuda.get_device_name(0) if cuda else "no CUDA", torch.cuda.mem_get_info() if cuda else "")
+if sys.argv[1]:
+    from transformers import AutoTokenizer
+    t = AutoTokenizer.from_pretrained(sys.argv[1])
+    print(t("def f(x):\n    return x  # h\u00e9llo <|im_end|>\n", add_special_tokens=False)["input_ids"])
 PY
     ;;
 receive)
@@ -56,14 +106,9 @@ receive)
     ;;
 finish)
     minutes=$1; shift
-    if compgen -G "$store/model.part*" >/dev/null; then  # a rerun after a failure finds them joined
-        cat $(ls "$store"/model.part* | sort) >"$store/model.gguf" && rm "$store"/model.part*
-    fi
-    [ "$(sha256sum "$store/model.gguf" | cut -d' ' -f1)" = "$(cat "$store/model.sha256")" ] || {
-        echo "model.gguf: missing parts or sha256 mismatch" >&2; exit 1; }
-    python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site "$store"/*.whl
+    join_model
+    install
     mkdir -p "$store/pack" && tar -xzf "$store/pack.tgz" -C "$store/pack"
-    export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
     out=${OUT:-$store/out}
     rm -rf "$store/run"
     python3 -m editllm.training.lease run --gguf "$store/model.gguf" --pack "$store/pack" --out "$store/run" \
@@ -73,6 +118,43 @@ finish)
     tar -czf "$out/run.tgz" -C "$store/run" --exclude adapter_model.safetensors --exclude checkpoint .
     ls -la "$out"
     ;;
+bench)  # the GPU path (issue 15), in stages that each leave their results in $OUT before the next begins
+    seconds=$1; shift
+    start=$SECONDS
+    join_model
+    install
+    out=${OUT:-$store/out}
+    mkdir -p "$out"
+    export EDITLLM_CACHE=$store/cache
+    mkdir -p "$EDITLLM_CACHE"
+    name=$(python3 -c "from editllm.editor.models import bundled_for; print(bundled_for('bundled:1.5b').gguf_name)")
+    [ -e "$EDITLLM_CACHE/$name" ] || ln "$store/model.gguf" "$EDITLLM_CACHE/$name"
+    python3 - "$store/tok" <<'PY'  # the bf16 conversion, once; its tokenizer alone for the tests' fixture
+import sys
+from transformers import AutoTokenizer
+from editllm.editor.models import bundled_for, prepare_bundled
+AutoTokenizer.from_pretrained(prepare_bundled(bundled_for("bundled:1.5b"))).save_pretrained(sys.argv[1])
+PY
+    echo "ready after $((SECONDS - start)) s"
+    EDITLLM_TEST_TOKENIZER=$store/tok timeout 180 python3 -m pytest -q -p no:cacheprovider tests/test_static.py \
+        2>&1 | tee "$out/static-tests.log" || true
+    left=$(( seconds - (SECONDS - start) - 15 ))
+    timeout "$left" python3 -m editllm.cli.main bench --device "${DEVICE:-cuda}" --engine static --model bundled:1.5b \
+        --out "$store/bench" "$@" 2>&1 | tee "$out/bench.log" || true
+    tar -czf "$out/bench.tgz" -C "$store" bench 2>/dev/null || true
+    ls -la "$out"
+    ;;
+throughput)  # the batch target: 32 modules in one batch against one by one (benchmarks/throughput.py)
+    seconds=$1; shift
+    install
+    export EDITLLM_CACHE=$store/cache
+    out=${OUT:-$store/out}
+    mkdir -p "$out"
+    timeout "$seconds" python3 -m editllm.bench.throughput --local --engine static --device "${DEVICE:-cuda}" --modules \
+        --out "$store/throughput" "$@" 2>&1 | tee "$out/throughput.log" || true
+    cp "$store/throughput/results.json" "$out/throughput.json" 2>/dev/null || true
+    ;;
 *)
-    echo "usage: $0 prepare PACK DEST | receive DIR | finish MINUTES [lease run options]" >&2; exit 2 ;;
+    echo "usage: $0 slim | unslim | prepare PACK|- DEST | check DIR | receive DIR | finish MINUTES [options]" \
+         "| bench SECONDS [bench options] | throughput SECONDS [throughput options]" >&2; exit 2 ;;
 esac

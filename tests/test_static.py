@@ -1,0 +1,337 @@
+"""The static engine (`editor.static`, the GPU path's decoder) on the tiny model, on the CPU: its logits are
+transformers' own, its edits are the torch engine's token for token, several files in one batch edit as
+each alone, and a LoRA adapter switches per sequence. `graphs="emulate"` runs the padded shapes the CUDA
+graphs use, without capturing; the tests marked by `needs_cuda` capture real graphs and skip without a GPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from editllm.api.session import EditSession
+from editllm.editor.edit import EditOptions, edit_file
+from editllm.editor.engine import TorchEngine
+from editllm.editor.errors import EditError
+from editllm.editor.models import load_model, pick_engine
+from editllm.editor.source import source_from_text
+from editllm.editor.static import GRAPH_TOKENS, StaticEngine, bucket, split, supported
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
+IDS = list(range(1000, 1400))
+TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+FILES = {
+    f"m{k}.py": "".join(f"def g{j}(a, b):\n    return a + b * {j}\n\n" for j in range(k + 2)) for k in range(4)
+}
+
+
+def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal up to float32 noise (padded shapes sum in another order: ~1e-5 on these logits)."""
+    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=1e-4, rtol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def varied_dir(tiny_model_dir, tmp_path_factory):
+    """The tiny model with an untied random output head. With the head tied to the embeddings, the random
+    model repeats its last token ("\n" after the fence) forever, and every engine trivially agrees; this one
+    writes a different token at every step, with gaps between the top logits far above float32 noise."""
+    import shutil
+
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    torch.manual_seed(5)
+    model.config.tie_word_embeddings = False
+    model.lm_head.weight = torch.nn.Parameter(torch.randn(model.lm_head.weight.shape) * 0.5)
+    out = tmp_path_factory.mktemp("tiny-varied")
+    model.save_pretrained(out)
+    for f in tiny_model_dir.iterdir():
+        if f.is_file() and not (out / f.name).exists():
+            shutil.copy(f, out / f.name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def static_lm(varied_dir):
+    return load_model(str(varied_dir), device="cpu", dtype="float32", engine="static")
+
+
+@pytest.fixture(scope="module")
+def torch_lm(varied_dir):
+    return load_model(str(varied_dir), device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="module", params=[False, "emulate"], ids=["eager", "padded"])
+def graphs(request):
+    return request.param
+
+
+def script(engine) -> list[torch.Tensor]:
+    """A decode's forwards: a prompt, a draft, a rejected tail, a step, a restart from a kept prefix."""
+    out = [engine.forward(IDS[:300], keep=5).clone(), engine.forward(IDS[300:310], keep=10).clone()]
+    engine.truncate(4)
+    out.append(engine.forward([7, 8, 9], keep=3).clone())
+    out.append(engine.forward([11], keep=1).clone())
+    engine.reset()
+    out.append(engine.forward(IDS[:20], keep=20).clone())
+    return out
+
+
+def test_logits_are_transformers_own(torch_lm, graphs):
+    """Every forward's rows equal the torch engine's (transformers' forward with its DynamicCache)."""
+    reference = script(TorchEngine(torch_lm.model, torch_lm.tokenizer))
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, n_ctx=1024, graphs=graphs)
+    got = script(engine)
+    assert all(close(a, b) for a, b in zip(got, reference, strict=True))
+    assert engine.length == 20
+    if graphs:  # the padded shapes were used, and reused: a handful for the whole script
+        assert 0 < len(engine._graphs) <= 5
+
+
+def test_sequences_in_one_batch_get_what_each_gets_alone(torch_lm, graphs):
+    """decode_seqs: sequences of different lengths and positions in one padded forward, each its own rows."""
+    one = TorchEngine(torch_lm.model, torch_lm.tokenizer)
+
+    def alone(prefix: list[int], ids: list[int], keep: int) -> torch.Tensor:
+        one.reset()
+        if prefix:
+            one.forward(prefix, keep=1)
+        return one.forward(ids, keep=keep).clone()
+
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, seqs=3, n_ctx=1024, graphs=graphs)
+    first = engine.decode_seqs([(1, IDS[:50], 0, 2), (2, IDS[100:103], 0, 3)])
+    assert close(first[0], alone([], IDS[:50], 2)) and close(first[1], alone([], IDS[100:103], 3))
+    second = engine.decode_seqs([(2, [6, 7], 3, 2), (1, [5], 50, 1), (0, IDS[:9], 0, 4)])
+    assert close(second[0], alone(IDS[100:103], [6, 7], 2))
+    assert close(second[1], alone(IDS[:50], [5], 1))
+    assert close(second[2], alone([], IDS[:9], 4))
+    engine.seq_share(1, 0, 50)  # a prefix given to another sequence
+    assert close(engine.decode_seqs([(0, [5], 50, 1)])[0], alone(IDS[:50], [5], 1))
+
+
+def test_a_long_forward_runs_eagerly_and_a_bad_request_is_refused(torch_lm):
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, n_ctx=1024, graphs="emulate")
+    engine.forward(list(range(1000, 1000 + GRAPH_TOKENS + 1)), keep=1)
+    assert engine._graphs == {}  # past GRAPH_TOKENS: no padded shape
+    with pytest.raises(ValueError):
+        engine.decode_seqs([(0, [1, 2], 0, 3)])
+    with pytest.raises(EditError, match="context full"):
+        engine.forward([1] * 600, keep=1)
+
+
+def test_a_graph_that_cannot_be_made_leaves_eager_forwards(torch_lm, monkeypatch):
+    """A GPU or driver that refuses capture: the forward still comes back right, eagerly from then on."""
+    from editllm.editor import static
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(static, "_Graph", refuse)
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, n_ctx=1024, graphs="emulate")
+    reference = TorchEngine(torch_lm.model, torch_lm.tokenizer).forward(IDS[:30], keep=3)
+    assert close(engine.forward(IDS[:30], keep=3), reference)
+    assert engine.graphs is False and "capturing" in engine.graph_error
+
+
+def test_shapes_and_choices():
+    assert [bucket(n) for n in (1, 2, 3, 5, 64, 65)] == [1, 2, 4, 8, 64, 128]
+    assert bucket(10, 256) == 256 and bucket(300, 256) == 512
+    reqs = [(k, [0] * n, 0, 1) for k, n in enumerate([3000, 3000, 3000, 10, 9000, 5])]
+    assert [[r[0] for r in g] for g in split(reqs, 8192)] == [[0, 1], [2, 3], [4], [5]]
+    assert pick_engine("auto", "some/dir", "cuda", None) == "static"
+    assert pick_engine("auto", "some/dir", "cpu", None) == "torch"
+
+    class Config:
+        model_type, use_sliding_window = "qwen3", False
+
+    class Model:
+        config = Config()
+
+    assert "qwen3" in supported(Model())
+
+
+def test_graphs_need_cuda(torch_lm):
+    with pytest.raises(EditError, match="CUDA graphs need a CUDA device"):
+        StaticEngine(torch_lm.model, torch_lm.tokenizer, graphs=True)
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy"])
+def test_edits_are_the_torch_engines_token_for_token(torch_lm, static_lm, mode):
+    """The whole pipeline (prompt, saved prefix, drafts, grammar, stop rule) on the static engine gives the
+    torch engine's output ids and outcome for every file; and spec's text is rewrite's (lossless)."""
+    def run(lm, mode: str) -> dict:
+        got = {}
+        for name, text in FILES.items():
+            seen: list = []
+            opts = EditOptions(mode=mode, max_new_tokens=40, on_ids=lambda ids, out, seen=seen: seen.append(out))
+            try:
+                res = edit_file(lm, source_from_text(text.encode(), name), "rename g1 to h1", opts)
+                got[name] = (seen, res.new_text)
+            except EditError as exc:  # the random model may never close its fence
+                got[name] = (seen, str(exc))
+        return got
+
+    ours = run(static_lm, mode)
+    assert ours == run(torch_lm, mode)
+    if mode == "spec":
+        assert [v[1] for v in ours.values()] == [v[1] for v in run(static_lm, "rewrite").values()]
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy"])
+def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monkeypatch, mode):
+    """`EditSession.edit(paths)` on the static engine decodes the files together (rows of one cache); each
+    file's output ids and diff equal its one-at-a-time edit, and the batches did hold several files."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+
+    def run(together: bool):
+        """Every decode's output ids (by prompt) and the edits' diffs, or the error `edit` raised (the first
+        file's, in input order, when files go together)."""
+        outputs: dict[tuple, list[int]] = {}
+        session = EditSession(static_lm, mode=mode, max_new_tokens=40,
+                              on_ids=lambda ids, out: outputs.__setitem__(tuple(ids), out))
+        per_batch: dict = {}
+        try:
+            if together:
+                try:
+                    got = [e.diff for e in session.edit(list(FILES), "rename g1 to h1")]
+                except EditError as exc:
+                    got = str(exc)
+                per_batch = dict(session._rows.stats.per_batch)
+            else:
+                got = []
+                for name in FILES:
+                    try:
+                        got.append(session.edit([name], "rename g1 to h1")[0].diff)
+                    except EditError as exc:
+                        got.append(str(exc))
+                errors = [g for g in got if "nothing written" in g or "did not" in g]
+                got = errors[0] if errors else got
+        finally:
+            session.close_rows()
+        return outputs, got, per_batch
+
+    alone = run(False)
+    together = run(True)
+    assert together[:2] == alone[:2] and len(alone[0]) >= 2  # focused files may share a prompt: one key
+    assert not alone[2] and max(together[2]) >= 2  # files did share batches
+
+
+@pytest.fixture(scope="module")
+def adapted_static(varied_dir, tmp_path_factory):
+    """The tiny model with a random LoRA (B not zero: it changes the logits), on the static engine."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(varied_dir, dtype=torch.float32)
+    torch.manual_seed(1)
+    config = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, init_lora_weights=False, target_modules=TARGETS)
+    out = tmp_path_factory.mktemp("static-lora")
+    get_peft_model(model, config).save_pretrained(out)
+    return load_model(str(varied_dir), device="cpu", dtype="float32", adapter=str(out), engine="static"), out
+
+
+def test_the_adapter_switches_per_sequence(torch_lm, varied_dir, adapted_static, graphs):
+    """Off, a sequence's rows are the base model's; on, peft's own adapted forward's; both in one batch."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    lm, lora = adapted_static
+    base = TorchEngine(torch_lm.model, torch_lm.tokenizer).forward(IDS[:40], keep=4)
+    peft_model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(varied_dir,
+                                                                                dtype=torch.float32), lora)
+    with torch.inference_mode():
+        adapted = peft_model(input_ids=torch.tensor([IDS[:40]])).logits[0, -4:]
+    assert not close(adapted, base)
+    engine = StaticEngine(lm.model, lm.tokenizer, seqs=2, n_ctx=1024, graphs=graphs)
+    assert engine.has_adapter and not engine.adapter_on
+    assert close(engine.forward(IDS[:40], keep=4), base)
+    engine.use_adapter(True)
+    assert engine.length == 0 and engine.adapter_on  # entries of the other weights are dropped
+    assert close(engine.forward(IDS[:40], keep=4), adapted)
+    assert engine.seq_adapter(1, False) is False  # already off
+    both = engine.decode_seqs([(1, IDS[:40], 0, 4), (0, IDS[40:42], 40, 1)])
+    assert close(both[0], base)
+    with torch.inference_mode():
+        more = peft_model(input_ids=torch.tensor([IDS[:42]])).logits[0, -1:]
+    assert close(both[1], more)
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "spec"])
+def test_lossless_modes_never_see_the_adapter_alone_or_in_a_batch(static_lm, adapted_static, tmp_path, monkeypatch,
+                                                                  mode):
+    """With the adapter loaded, every decode of rewrite and spec is the base model's, file by file or in one batch."""
+    lm, _ = adapted_static
+    monkeypatch.chdir(tmp_path)
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+
+    def decodes(model, together: bool) -> dict:
+        outputs: dict[tuple, list[int]] = {}
+        session = EditSession(model, mode=mode, max_new_tokens=40,
+                              on_ids=lambda ids, out: outputs.__setitem__(tuple(ids), out))
+        for names in [list(FILES)] if together else [[n] for n in FILES]:
+            try:
+                session.edit(names, "rename g1 to h1")
+            except EditError:
+                pass  # the random model rarely finishes a file: its output ids are what is compared
+        session.close_rows()
+        return outputs
+
+    base = decodes(static_lm, False)
+    assert base and decodes(lm, False) == base and decodes(lm, True) == base
+
+
+def test_copy_mode_rows_switch_the_adapter_on_for_their_programs(static_lm, adapted_static, tmp_path, monkeypatch):
+    """Copy mode in a batch: each row writes its program with the adapter on (the rows are switched one by one,
+    the shared prompt prefix read under the adapter), token for token as it does alone; without the adapter
+    the model writes other tokens. (The random model's programs fail, and spec's fallback runs adapter off.)"""
+    from editllm.editor.copymode import CopyRun
+
+    lm, _ = adapted_static
+    monkeypatch.chdir(tmp_path)
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    written: dict[tuple, list[int]] = {}  # prompt ids -> the program tokens the model wrote
+    run_model = CopyRun.run_model
+
+    def recorded(self, max_tokens):
+        try:
+            return run_model(self, max_tokens)
+        finally:
+            written[tuple(self.prompt)] = list(self.program)
+
+    monkeypatch.setattr(CopyRun, "run_model", recorded)
+
+    def programs(model, together: bool) -> dict:
+        written.clear()
+        session = EditSession(model, mode="copy", max_new_tokens=40)
+        session.edit_many(list(FILES), "rename g1 to h1", jobs=4 if together else 1)
+        if together:
+            assert max(session._rows.stats.per_batch) >= 2
+        session.close_rows()
+        return dict(written)
+
+    alone = programs(lm, False)
+    assert alone and all(alone.values())
+    assert programs(lm, True) == alone and programs(static_lm, False) != alone
+
+
+@needs_cuda
+@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy"])
+def test_cuda_graphs_decode_what_eager_forwards_decode(varied_dir, mode):
+    """On a GPU: captured graphs give the eager engine's edits (float32 tiny model: no near-ties)."""
+    lm = load_model(str(varied_dir), device="cuda", dtype="float32", engine="static")
+    eager = load_model(str(varied_dir), device="cuda", dtype="float32", engine="static")
+    eager._engine = StaticEngine(eager.model, eager.tokenizer, graphs=False)
+    assert lm.engine.graphs is True
+    for name, text in FILES.items():
+        src = source_from_text(text.encode(), name)
+        outs = []
+        for model in (lm, eager):
+            try:
+                opts = EditOptions(mode=mode, max_new_tokens=40)
+                outs.append(edit_file(model, src, "rename g1 to h1", opts).raw_output)
+            except EditError as exc:
+                outs.append(str(exc))
+        assert outs[0] == outs[1]
+    assert lm.engine._graphs and lm.engine.graph_error is None
