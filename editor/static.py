@@ -266,6 +266,9 @@ class StaticEngine:
             window = min(bucket(end, MIN_WINDOW), self.n_ctx)
             shape = (bucket(len(requests)), bucket(longest), bucket(kept), window)
         batch, width, keep_width, window = shape
+        # the adapter's terms only where a row has it on: ~400 small matmuls a forward that the base model's
+        # rows (rewrite, spec, the fallback) must not pay for; graphs are kept per case
+        adapted = any(self.adapter_seqs[seq] for seq, *_ in requests)
         scratch = self.n_ctx  # padding writes here: past every window, so never attended
         ids = torch.zeros(batch, width, dtype=torch.long)
         slots = torch.full((batch, width), scratch, dtype=torch.long)
@@ -279,28 +282,29 @@ class StaticEngine:
             rows[b] = seq
             pick[b, :keep] = torch.arange(n - keep, n)
             lora[b] = float(self.adapter_seqs[seq])
-        inputs = {"ids": ids, "slots": slots, "rows": rows, "pick": pick, "lora": lora}
+        inputs = {"ids": ids, "slots": slots, "rows": rows, "pick": pick} | ({"lora": lora} if adapted else {})
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in inputs.items()}
         if self.graphs is False or longest > GRAPH_TOKENS:
             return self._run(window=window, **inputs)
-        graph = self._graphs.get(shape)
+        key = (*shape, adapted)
+        graph = self._graphs.get(key)
         if graph is None:
-            def run(ids, slots, rows, pick, lora):
-                return self._run(ids, slots, rows, pick, lora, window)
+            def run(ids, slots, rows, pick, lora=None):
+                return self._run(ids, slots, rows, pick, lora=lora, window=window)
 
             try:
                 graph = _Graph(run, inputs, capture=self.graphs is True, pool=self._pool)
             except RuntimeError as exc:  # a GPU or driver that cannot capture: every forward runs eagerly
                 self.graphs, self.graph_error = False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 return self._run(window=end, **inputs)[:len(requests), :kept]
-            self._graphs[shape] = graph
+            self._graphs[key] = graph
         return graph.replay(inputs)[:len(requests), :kept].clone()
 
     def _run(self, ids: torch.Tensor, slots: torch.Tensor, rows: torch.Tensor, pick: torch.Tensor,
-             lora: torch.Tensor, window: int) -> torch.Tensor:
+             window: int, lora: torch.Tensor | None = None) -> torch.Tensor:
         """The model over `ids` (batch, tokens), token (b, t) at position `slots[b, t]` of sequence `rows[b]`,
-        the adapter's terms weighted by `lora[b]` (1 on, 0 off); attention over each sequence's first `window`
-        entries, causal by position. Fixed shapes, no host sync."""
+        the adapter's terms weighted by `lora[b]` (1 on, 0 off; None: the base model alone); attention over
+        each sequence's first `window` entries, causal by position. Fixed shapes, no host sync."""
         import torch
 
         decoder = self.decoder
@@ -346,20 +350,20 @@ class StaticEngine:
         out = F.scaled_dot_product_attention(stacked, keys, values, attn_mask=mask, scale=scale)
         return out.reshape(batch, heads, width, dim)
 
-    def _proj(self, module, x: torch.Tensor, lora: torch.Tensor) -> torch.Tensor:
+    def _proj(self, module, x: torch.Tensor, lora: torch.Tensor | None) -> torch.Tensor:
         """A projection of the base model, plus, on a peft LoRA layer, its adapters' terms on the rows whose
         `lora` weight is 1 (peft's own switch is off, so `module(x)` is the base layer alone)."""
         y = module(x)
-        if not self.has_adapter or not hasattr(module, "lora_A"):
+        if lora is None or not hasattr(module, "lora_A"):
             return y
         for name in module.active_adapters:
             if name in module.lora_A:
                 y = y + module.lora_B[name](module.lora_A[name](x)) * (module.scaling[name] * lora)
         return y
 
-    def _mlp(self, mlp, x: torch.Tensor, lora: torch.Tensor) -> torch.Tensor:
+    def _mlp(self, mlp, x: torch.Tensor, lora: torch.Tensor | None) -> torch.Tensor:
         """The gated MLP (Qwen2's and Llama's), through `_proj` so its adapter terms apply per row."""
-        if not self.has_adapter:
+        if lora is None:
             return mlp(x)
         gate = self._proj(mlp.gate_proj, x, lora)
         return self._proj(mlp.down_proj, mlp.act_fn(gate) * self._proj(mlp.up_proj, x, lora), lora)

@@ -245,6 +245,7 @@ def test_the_adapter_switches_per_sequence(torch_lm, varied_dir, adapted_static,
     engine = StaticEngine(lm.model, lm.tokenizer, seqs=2, n_ctx=1024, graphs=graphs)
     assert engine.has_adapter and not engine.adapter_on
     assert close(engine.forward(IDS[:40], keep=4), base)
+    assert not any(key[-1] for key in engine._graphs)  # no row on: the adapter's terms are not computed
     engine.use_adapter(True)
     assert engine.length == 0 and engine.adapter_on  # entries of the other weights are dropped
     assert close(engine.forward(IDS[:40], keep=4), adapted)
