@@ -30,6 +30,8 @@ COLUMNS = [
     ("tests_passed", "tests passed"), ("identical_to_rewrite", "identical to rewrite"),
     ("complete_output", "complete output"), ("merged", "merged"),
     ("tests_passed_unmerged", "tests passed without merge"),
+    ("output_tokens_per_s", "output tokens/s (rewrite's tokens)"),
+    ("output_tokens_per_s_long", "output tokens/s, files of 150+ lines"),
 ]
 PROSE_COLUMNS = [  # issue 19: how well the asked edits were made, and how fast
     ("cases", "cases"), ("errors", "errors"), ("recall", "recall"), ("precision", "precision"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 BUCKETS = ((0, 60), (60, 120), (120, 200), (200, 10**9))
+LONG_FILE = 150  # lines: the GPU issue's tokens/s target is for files this long or longer
 GROUPS = {  # a record's `group` (Case.group) → its report table, in report order
     "code": "Generated code cases", "code-heldout": "Held-out code cases",
     "prose": "Prose cases, generated", "prose-heldout": "Prose cases, held out",
@@ -67,8 +68,11 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
             "exact_match": rate(ok, "exact_match"), "tests_passed": rate(ok, "tests_passed"),
             "identical_to_rewrite": rate(ok, "identical_to_rewrite"), "complete_output": rate(ok, "complete_output"),
             "merged": rate(ok, "merged"), "tests_passed_unmerged": rate(ok, "tests_passed_unmerged"),
-            "by_size": {},
+            "output_tokens_per_s": tokens_per_second(paired, base), "by_size": {},
         }
+        long = [r for r in paired if r["lines"] >= LONG_FILE]
+        if long:  # the GPU issue's target is for files of 150+ lines
+            entry["output_tokens_per_s_long"] = tokens_per_second(long, base)
         limited = [r for r in ok if r.get("limit_seconds")]
         if limited:  # issue 21: the mode's total time over the total of its cases' limits
             entry["limit_ratio"] = _round(sum(r["seconds"] for r in limited) / sum(r["limit_seconds"] for r in limited))
@@ -86,9 +90,19 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
                     "cases": len(sub),
                     "speedup_geomean": _round(geomean([base[r["id"]]["seconds"] / r["seconds"] for r in sub])),
                     "tests_passed": rate(sub, "tests_passed"),
+                    "output_tokens_per_s": tokens_per_second(sub, base),
                 }
         out[mode] = entry
     return out
+
+
+def tokens_per_second(records: list[dict], base: dict[str, dict]) -> float | None:
+    """Output tokens per second, counting each case's output as rewrite's (the file's new text in tokens: the
+    same work for every mode, as a fast-apply service counts it), over the mode's own seconds; copy mode's
+    own count would add its tags and drop nothing, spec's equals rewrite's."""
+    seconds = sum(r["seconds"] for r in records)
+    tokens = sum(base[r["id"]].get("output_tokens") or 0 for r in records)
+    return round(tokens / seconds, 1) if records and seconds > 0 else None
 
 
 def after_prompt(rec: dict) -> float | None:

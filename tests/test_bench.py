@@ -143,6 +143,23 @@ def test_speedup_after_prompt_leaves_out_each_modes_prompt():
     assert summary["hf-pld"]["speedup_after_prompt"] is None  # its prompt time is not known
 
 
+def test_output_tokens_per_second_counts_rewrites_tokens_for_every_mode():
+    """Tokens/s is the same work (rewrite's output) over each mode's seconds; files of 150+ lines apart."""
+    from editllm.bench.stats import summarize
+
+    def rec(case, mode, lines, seconds, tokens):
+        return {"id": case, "mode": mode, "lines": lines, "seconds": seconds, "prefill_seconds": None,
+                "error": None, "output_tokens": tokens, "forwards": 5, "copied_share": 0.0}
+
+    records = [rec("a", "rewrite", 100, 10.0, 1000), rec("a", "copy", 100, 1.0, 1300),
+               rec("b", "rewrite", 200, 20.0, 3000), rec("b", "copy", 200, 2.0, 3500)]
+    summary = summarize(records, ["rewrite", "copy"])
+    assert summary["rewrite"]["output_tokens_per_s"] == round(4000 / 30, 1)
+    assert summary["copy"]["output_tokens_per_s"] == round(4000 / 3, 1)
+    assert summary["copy"]["output_tokens_per_s_long"] == 1500
+    assert summary["copy"]["by_size"]["60-120"]["output_tokens_per_s"] == 1000
+
+
 def test_bench_without_the_extra_says_how_to_install_it(monkeypatch, tmp_path):
     """matplotlib is the `bench` extra: a missing one is named, with the install line, before any model loads."""
     import sys
