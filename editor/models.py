@@ -396,8 +396,12 @@ def load_model(
 
         # In the model's dtype: peft keeps adapter weights in float32 by default, and a bf16 model's every
         # projection then runs its LoRA half in float32 (a 600-token forward on a CPU took 1.6x as long).
+        # Only the adapter's weights: `model.to(dtype)` would also round the rotary tables' float32 inverse
+        # frequencies to bf16 and turn every position by the wrong angle (1.2 rad at position 1000).
         model = PeftModel.from_pretrained(model, adapter, autocast_adapter_dtype=False)
-        model.to(torch_dtype)
+        for name, param in model.named_parameters():
+            if "lora_" in name:
+                param.data = param.data.to(torch_dtype)
     model.to(device).eval()
     if picked == "static":
         from editllm.editor.static import supported

@@ -120,6 +120,23 @@ def test_torch_adapter_is_off_by_default_and_switches_the_logits(tiny_lm, adapte
     assert torch.equal(engine.forward(IDS, keep=4), ref)
 
 
+def test_a_bf16_model_with_its_adapter_keeps_the_base_models_every_other_tensor(tiny_model_dir, lora_dir):
+    """Only the adapter's weights take the model's dtype: the rotary tables' inverse frequencies stay float32
+    (a bf16 cast turned every position by a wrong angle), so with the adapter off the logits are the bf16
+    base model's bit for bit, at a long prompt's positions too."""
+    from editllm.editor.engine import TorchEngine
+    from editllm.editor.models import load_model
+
+    base = load_model(str(tiny_model_dir), device="cpu", dtype="bfloat16")
+    adapted = load_model(str(tiny_model_dir), device="cpu", dtype="bfloat16", adapter=str(lora_dir))
+    buffers = {n.split("model.", 1)[-1]: b for n, b in adapted.model.named_buffers() if "inv_freq" in n}
+    assert buffers and all(b.dtype == torch.float32 for b in buffers.values())
+    assert all(p.dtype == torch.bfloat16 for n, p in adapted.model.named_parameters() if "lora_" in n)
+    ids = list(range(1000, 2200))
+    ref = TorchEngine(base.model, base.tokenizer).forward(ids, keep=4)
+    assert torch.equal(TorchEngine(adapted.model, adapted.tokenizer).forward(ids, keep=4), ref)
+
+
 def test_torch_spec_and_rewrite_with_the_adapter_loaded_are_the_base_models(tiny_lm, adapted_lm, raw_outputs):
     """Byte-identical to the model without any adapter, even right after copy mode ran with it on."""
     assert outputs(adapted_lm, raw_outputs) == outputs(tiny_lm, raw_outputs, copy_first=False)
