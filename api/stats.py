@@ -25,6 +25,9 @@ def stats_record(lm, mode: str, edits: Sequence, started: float) -> dict:
         "adapter": lm.adapter,  # loaded unmerged: it runs only for copy mode's program
         # llama.cpp's kernels whose logits do not depend on the batch (editor.invariant); False elsewhere
         "batch_invariant": lm.engine_name == "llamacpp" and bool(getattr(lm.engine, "batch_invariant", False)),
+        # the static engine: CUDA graphs captured (True), padded shapes emulated, or eager (False); and why
+        # capture failed when it did (forwards then run eagerly)
+        **({"graphs": lm.engine.graphs, "graph_error": lm.engine.graph_error} if lm.engine_name == "static" else {}),
         "changed": any(f["changed"] for f in files),
         "files_changed": sum(1 for f in files if f["changed"]),
         "files_unchanged": sum(1 for f in files if not f["changed"]),

@@ -545,6 +545,8 @@ def bench(
         results["settings"] = recorded | {"repeat": repeat} | ({"peers": peer_settings} if peer_settings else {})
         if kernel or kernel_only:
             results["kernel"] = kernel_bench(lm)
+        if lm.engine_name == "static":  # graphs captured, or eager after a failed capture (and why)
+            results["graphs"], results["graph_error"] = str(lm.engine.graphs), lm.engine.graph_error
         sys.stdout.write(write_report(results, out))
     except EditError as exc:
         fail(str(exc))

@@ -249,8 +249,12 @@ def open_rows(lm, size: int) -> Rows:
     static engine (a GPU): a second static cache over the same weights, a sequence per row and prefix."""
     one = lm.engine
     if lm.engine_name == "static":
-        from editllm.editor.static import StaticEngine
+        from editllm.editor.static import StaticEngine, fitting_seqs
 
+        room = fitting_seqs(lm.model, one.n_ctx)
+        if room is not None and size + PREFIXES > room:
+            raise EditError(f"{size} files at once need {size + PREFIXES} cache sequences of {one.n_ctx} tokens; "
+                            f"the GPU's free memory holds {room}: lower --jobs")
         engine = StaticEngine(lm.model, lm.tokenizer, seqs=size + PREFIXES, n_ctx=one.n_ctx, graphs=one.graphs)
         return Rows(engine, size, one.n_ctx, one)
     from editllm.editor.llamacpp import LlamaCppEngine

@@ -404,9 +404,9 @@ def load_model(
                 param.data = param.data.to(torch_dtype)
     model.to(device).eval()
     if picked == "static":
-        from editllm.editor.static import supported
+        from editllm.editor.static import supported, unsupported_adapter
 
-        why = supported(model)
+        why = supported(model) or (unsupported_adapter(model) if adapter else None)
         if why is not None and engine == "static":
             raise EditError(f"--engine static: {why}; use --engine torch")
         picked = "torch" if why is not None else picked  # auto: transformers' own forward runs any model

@@ -39,10 +39,13 @@ if TYPE_CHECKING:
     import torch
 
 ARCHITECTURES = ("qwen2", "llama")  # the layer shape this forward reproduces
+ROPE_TYPES = ("default", "linear", "llama3", "yarn")  # position tables fixed at load: a graph may hold them
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 GRAPH_TOKENS = 512  # forwards of more tokens than this per sequence run eagerly
-# Padded tokens in one eager forward: a batch of long prompts is split (rows are independent, so exactly),
+# Padded tokens in one forward: a batch of long prompts is split (rows are independent, so exactly),
 # since the attention's mask and scores grow with tokens × window (32 prompts of 3,000 tokens: gigabytes).
 BATCH_TOKENS = 8192
+GRAPH_BATCH = 4096  # padded tokens (sequences × tokens) of the largest captured forward; larger run eagerly
 MIN_WINDOW = 256  # the smallest context window a graph attends over (then 512, 1024, ...)
 STATIC_CONTEXT = 8192  # cache entries per sequence by default: the llama.cpp engine's context
 
@@ -55,7 +58,44 @@ def supported(model) -> str | None:
         return f"the static engine runs {', '.join(ARCHITECTURES)} models, not {kind}"
     if getattr(config, "use_sliding_window", False):
         return "the static engine has no sliding-window attention"
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+    rope = getattr(getattr(decoder, "rotary_emb", None), "rope_type", "default")
+    if rope not in ROPE_TYPES:  # "dynamic" rescales from the host as positions grow: no fixed graph
+        return f"the static engine runs RoPE of types {', '.join(ROPE_TYPES)}, not {rope}"
     return None
+
+
+def unsupported_adapter(model) -> str | None:
+    """Why the static engine cannot apply this model's peft adapter per sequence (None: it can): it adds plain
+    LoRA terms to the attention and MLP projections, and nothing else (no DoRA, no LoRA bias, embeddings or
+    head)."""
+    for name, module in model.named_modules():
+        if not hasattr(module, "lora_A") or not module.lora_A:
+            continue
+        if name.rsplit(".", 1)[-1] not in PROJECTIONS:
+            return f"its adapter adapts {name.rsplit('.', 1)[-1]}"
+        if any(getattr(module, "use_dora", {}).values()) or any(getattr(module, "lora_bias", {}).values()):
+            return "its adapter is DoRA or has a LoRA bias"
+    return None
+
+
+def cache_bytes(model, seqs: int, n_ctx: int = STATIC_CONTEXT) -> int:
+    """The static cache's size for `seqs` sequences: what `editor.batched` checks before opening rows."""
+    config = model.config
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    per_entry = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim
+    return seqs * (n_ctx + 1) * per_entry * next(model.parameters()).element_size()
+
+
+def fitting_seqs(model, n_ctx: int = STATIC_CONTEXT, share: float = 0.8) -> int | None:
+    """How many sequences of cache fit in `share` of the GPU's free memory now (None on a CPU: no limit)."""
+    import torch
+
+    device = next(model.parameters()).device
+    if device.type != "cuda":
+        return None
+    free, _ = torch.cuda.mem_get_info(device)
+    return int(share * free) // cache_bytes(model, 1, n_ctx)
 
 
 def bucket(n: int, least: int = 1) -> int:
@@ -76,25 +116,24 @@ class _Graph:
         self.fn, self.inputs = fn, inputs
         self.graph = None
         if not capture:
-            self.hidden = fn(**inputs)
             return
         stream = torch.cuda.Stream()  # warm-up off the default stream, as capture requires
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            for _ in range(2):
-                fn(**inputs)
+            fn(**inputs)
         torch.cuda.current_stream().wait_stream(stream)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph, pool=pool):
+        # thread_local: a CPU-side torch call in another thread (none touch the GPU while a batch runs:
+        # `editor.batched` runs one when every file waits) does not void the capture
+        with torch.cuda.graph(self.graph, pool=pool, capture_error_mode="thread_local"):
             self.hidden = fn(**inputs)
 
     def replay(self, values: dict[str, torch.Tensor]) -> torch.Tensor:
         for name, value in values.items():
             self.inputs[name].copy_(value)
         if self.graph is None:
-            self.hidden = self.fn(**self.inputs)
-        else:
-            self.graph.replay()
+            return self.fn(**self.inputs)
+        self.graph.replay()
         return self.hidden
 
 
@@ -109,6 +148,8 @@ class StaticEngine:
         import torch
 
         why = supported(model)
+        if why is None and hasattr(model, "peft_config"):
+            why = unsupported_adapter(model)
         if why is not None:
             raise EditError(f"{why}; use --engine torch")
         self.model, self.tokenizer = model, tokenizer
@@ -214,11 +255,24 @@ class StaticEngine:
             if not ids or not 1 <= keep <= len(ids) or not 0 <= seq < self.seqs or pos + len(ids) > self.n_ctx:
                 raise ValueError(f"bad request: sequence {seq}, {len(ids)} tokens at {pos}, keep {keep}")
         out: list[torch.Tensor] = []
-        with self.lock, torch.inference_mode():
+        with self.lock, self._on_device(), torch.inference_mode():
             for group in split(requests, BATCH_TOKENS):
-                logits = self.head(self._hidden(group))
-                out += [logits[b, :keep] for b, (_, _, _, keep) in enumerate(group)]
+                hidden = self._hidden(group)  # (group, tokens, hidden): every position's
+                pick = torch.zeros(len(group), max(keep for *_, keep in group), dtype=torch.long)
+                for b, (_, ids, _, keep) in enumerate(group):
+                    pick[b, :keep] = torch.arange(len(ids) - keep, len(ids))
+                pick = pick.to(self.device, non_blocking=True)[:, :, None].expand(-1, -1, hidden.shape[-1])
+                logits = self.head(torch.gather(hidden, 1, pick))  # the LM head on the kept rows only
+                out += [logits[b, :keep] for b, (*_, keep) in enumerate(group)]
         return out
+
+    def _on_device(self):
+        """The engine's GPU as the current one (streams, graphs and pools follow it), or nothing on a CPU."""
+        import contextlib
+
+        import torch
+
+        return torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext()
 
     def seq_adapter(self, seq: int, on: bool) -> bool:
         """Run sequence `seq` with the adapter on or off (a no-op without one); whether that switched it, in
@@ -235,7 +289,7 @@ class StaticEngine:
         """Copy the first `n` entries of sequence `src` into `dst` (a prefix kept once, given to each file)."""
         import torch
 
-        with self.lock, torch.inference_mode():
+        with self.lock, self._on_device(), torch.inference_mode():
             for cache in (*self.keys, *self.values):
                 cache[dst, :, :n].copy_(cache[src, :, :n])
 
@@ -253,58 +307,65 @@ class StaticEngine:
     # --- the forward ---------------------------------------------------------------------------------------
 
     def _hidden(self, requests: list[tuple[int, list[int], int, int]]) -> torch.Tensor:
-        """The final-norm hidden states of each request's last `keep` tokens, (requests, most kept, hidden):
-        through a graph of the padded shape where one applies, else eagerly at the exact shape."""
+        """The final-norm hidden states of every token of each request, (requests, longest, hidden): through a
+        graph of the padded shape where one applies, else eagerly at the exact shape.
+
+        The requests go in order of sequence: when they are sequences 0..n-1 (one file's sequence 0, a full
+        batch of rows) the attention reads the cache's own rows (a view) instead of gathering copies of them."""
         import torch
 
-        longest = max(len(ids) for _, ids, _, _ in requests)
-        kept = max(keep for *_, keep in requests)
-        end = max(pos + len(ids) for _, ids, pos, _ in requests)
-        if self.graphs is False or longest > GRAPH_TOKENS:
-            shape = (len(requests), longest, kept, end)
+        order = sorted(range(len(requests)), key=lambda b: requests[b][0])
+        reqs = [requests[b] for b in order]
+        longest = max(len(ids) for _, ids, _, _ in reqs)
+        end = max(pos + len(ids) for _, ids, pos, _ in reqs)
+        graph = self.graphs is not False and longest <= GRAPH_TOKENS and bucket(len(reqs)) * bucket(longest) <= (
+            GRAPH_BATCH)
+        if graph:
+            batch, width, window = bucket(len(reqs)), bucket(longest), min(bucket(end, MIN_WINDOW), self.n_ctx)
         else:
-            window = min(bucket(end, MIN_WINDOW), self.n_ctx)
-            shape = (bucket(len(requests)), bucket(longest), bucket(kept), window)
-        batch, width, keep_width, window = shape
+            batch, width, window = len(reqs), longest, end
+        seqs = [seq for seq, *_ in reqs]
+        view = seqs == list(range(len(seqs))) and batch <= self.seqs  # padding rows then take the next sequences
         # the adapter's terms only where a row has it on: ~400 small matmuls a forward that the base model's
         # rows (rewrite, spec, the fallback) must not pay for; graphs are kept per case
-        adapted = any(self.adapter_seqs[seq] for seq, *_ in requests)
+        adapted = any(self.adapter_seqs[seq] for seq in seqs)
         scratch = self.n_ctx  # padding writes here: past every window, so never attended
         ids = torch.zeros(batch, width, dtype=torch.long)
         slots = torch.full((batch, width), scratch, dtype=torch.long)
-        rows = torch.zeros(batch, dtype=torch.long)
-        pick = torch.zeros(batch, keep_width, dtype=torch.long)
+        rows = torch.arange(batch) if view else torch.zeros(batch, dtype=torch.long)
         lora = torch.zeros(batch, 1, 1, dtype=self.dtype)
-        for b, (seq, tokens, pos, keep) in enumerate(requests):
+        for b, (seq, tokens, pos, _) in enumerate(reqs):
             n = len(tokens)
             ids[b, :n] = torch.tensor(tokens)
             slots[b, :n] = torch.arange(pos, pos + n)
             rows[b] = seq
-            pick[b, :keep] = torch.arange(n - keep, n)
             lora[b] = float(self.adapter_seqs[seq])
-        inputs = {"ids": ids, "slots": slots, "rows": rows, "pick": pick} | ({"lora": lora} if adapted else {})
+        inputs = {"ids": ids, "slots": slots, "rows": rows} | ({"lora": lora} if adapted else {})
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in inputs.items()}
-        if self.graphs is False or longest > GRAPH_TOKENS:
-            return self._run(window=window, **inputs)
-        key = (*shape, adapted)
-        graph = self._graphs.get(key)
-        if graph is None:
-            def run(ids, slots, rows, pick, lora=None):
-                return self._run(ids, slots, rows, pick, lora=lora, window=window)
+        back = torch.tensor(sorted(range(len(order)), key=lambda k: order[k]), device=self.device)
+        if not graph:
+            return self._run(window=window, view=view, **inputs).index_select(0, back)
+        key = (batch, width, window, adapted, view)
+        captured = self._graphs.get(key)
+        if captured is None:
+            def run(ids, slots, rows, lora=None):
+                return self._run(ids, slots, rows, window=window, view=view, lora=lora)
 
             try:
-                graph = _Graph(run, inputs, capture=self.graphs is True, pool=self._pool)
+                captured = _Graph(run, inputs, capture=self.graphs is True, pool=self._pool)
             except RuntimeError as exc:  # a GPU or driver that cannot capture: every forward runs eagerly
                 self.graphs, self.graph_error = False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                return self._run(window=end, **inputs)[:len(requests), :kept]
-            self._graphs[key] = graph
-        return graph.replay(inputs)[:len(requests), :kept].clone()
+                return self._run(window=window, view=view, **inputs).index_select(0, back[:len(reqs)])[:, :longest]
+            self._graphs[key] = captured
+        # a copy (the next replay overwrites the graph's output), of the real rows and tokens, in request order
+        return captured.replay(inputs).index_select(0, back)[:, :longest]
 
-    def _run(self, ids: torch.Tensor, slots: torch.Tensor, rows: torch.Tensor, pick: torch.Tensor,
-             window: int, lora: torch.Tensor | None = None) -> torch.Tensor:
+    def _run(self, ids: torch.Tensor, slots: torch.Tensor, rows: torch.Tensor, window: int, view: bool,
+             lora: torch.Tensor | None = None) -> torch.Tensor:
         """The model over `ids` (batch, tokens), token (b, t) at position `slots[b, t]` of sequence `rows[b]`,
         the adapter's terms weighted by `lora[b]` (1 on, 0 off; None: the base model alone); attention over
-        each sequence's first `window` entries, causal by position. Fixed shapes, no host sync."""
+        each sequence's first `window` entries, causal by position (`view`: `rows` is 0..batch-1, read the cache
+        in place). Fixed shapes, no host sync. Returns every token's final-norm hidden state."""
         import torch
 
         decoder = self.decoder
@@ -316,7 +377,9 @@ class StaticEngine:
         visible = torch.arange(window, device=ids.device)[None, None, :] <= slots[:, :, None]
         batch, width = ids.shape
         groups = self.model.config.num_attention_heads // self.model.config.num_key_value_heads
-        mask = visible[:, None, None].expand(-1, -1, groups, -1, -1).reshape(batch, 1, groups * width, window)
+        visible = visible[:, None, None].expand(-1, -1, groups, -1, -1).reshape(batch, 1, groups * width, window)
+        # additive, made once: SDPA would turn a boolean mask into this in every layer
+        mask = torch.zeros(visible.shape, dtype=h.dtype, device=ids.device).masked_fill_(~visible, float("-inf"))
         for layer, kc, vc in zip(decoder.layers, self.keys, self.values, strict=True):
             attn = layer.self_attn
             x = layer.input_layernorm(h)
@@ -327,12 +390,13 @@ class StaticEngine:
             k = (k * cos + rotate_half(k) * sin).transpose(1, 2)
             kc[rows[:, None], :, slots] = k  # (batch, tokens, kv heads, dim) into each row's positions
             vc[rows[:, None], :, slots] = v
-            keys = kc[:, :, :window].index_select(0, rows)
-            values = vc[:, :, :window].index_select(0, rows)
+            if view:
+                keys, values = kc[:batch, :, :window], vc[:batch, :, :window]
+            else:
+                keys, values = kc[:, :, :window].index_select(0, rows), vc[:, :, :window].index_select(0, rows)
             out = self._attend(q, keys, values, mask, attn.scaling)
             h = h + self._proj(attn.o_proj, out.transpose(1, 2).reshape(batch, width, -1), lora)
             h = h + self._mlp(layer.mlp, layer.post_attention_layernorm(h), lora)
-        h = torch.gather(h, 1, pick[:, :, None].expand(-1, -1, h.shape[-1]))
         return decoder.norm(h)
 
     @staticmethod
@@ -358,7 +422,9 @@ class StaticEngine:
             return y
         for name in module.active_adapters:
             if name in module.lora_A:
-                y = y + module.lora_B[name](module.lora_A[name](x)) * (module.scaling[name] * lora)
+                down = module.lora_A[name]
+                delta = module.lora_B[name](down(x.to(down.weight.dtype))).to(y.dtype)
+                y = y + delta * (module.scaling[name] * lora)
         return y
 
     def _mlp(self, mlp, x: torch.Tensor, lora: torch.Tensor | None) -> torch.Tensor:
@@ -370,13 +436,13 @@ class StaticEngine:
 
 
 def split(requests: list, budget: int) -> list[list]:
-    """Requests in order, grouped so that a group's padded size (members × longest) stays within `budget`
-    tokens (a request longer than that goes alone)."""
+    """Requests in order, grouped so that a group's padded size (members × longest, each rounded up to a power
+    of two as a graph pads them) stays within `budget` tokens (a request longer than that goes alone)."""
     groups: list[list] = []
     longest = 0
     for req in requests:
         n = len(req[1])
-        if groups and max(longest, n) * (len(groups[-1]) + 1) <= budget:
+        if groups and bucket(max(longest, n)) * bucket(len(groups[-1]) + 1) <= budget:
             groups[-1].append(req)
             longest = max(longest, n)
         else:

@@ -13,7 +13,16 @@ from editllm.editor.engine import TorchEngine
 from editllm.editor.errors import EditError
 from editllm.editor.models import load_model, pick_engine
 from editllm.editor.source import source_from_text
-from editllm.editor.static import GRAPH_TOKENS, StaticEngine, bucket, split, supported
+from editllm.editor.static import (
+    GRAPH_TOKENS,
+    StaticEngine,
+    bucket,
+    cache_bytes,
+    fitting_seqs,
+    split,
+    supported,
+    unsupported_adapter,
+)
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
 IDS = list(range(1000, 1400))
@@ -147,6 +156,48 @@ def test_shapes_and_choices():
 
     assert "qwen3" in supported(Model())
 
+    class Rotary:
+        rope_type = "dynamic"
+
+    class Qwen2Config:
+        model_type, use_sliding_window = "qwen2", False
+
+    class Dynamic:
+        config = Qwen2Config()
+
+        def get_decoder(self):
+            return type("Decoder", (), {"rotary_emb": Rotary()})()
+
+    assert "dynamic" in supported(Dynamic())
+
+
+def test_only_plain_lora_on_the_projections_runs_per_sequence(torch_lm, tmp_path):
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    def peft(**kwargs):
+        model = AutoModelForCausalLM.from_pretrained(torch_lm.model.config._name_or_path, dtype=torch.float32)
+        return get_peft_model(model, LoraConfig(r=2, lora_alpha=4, **kwargs))
+
+    assert unsupported_adapter(peft(target_modules=TARGETS)) is None
+    assert "DoRA" in unsupported_adapter(peft(target_modules=["q_proj"], use_dora=True))
+    assert "lm_head" in unsupported_adapter(peft(target_modules=["q_proj", "lm_head"]))
+    with pytest.raises(EditError, match="use --engine torch"):
+        StaticEngine(peft(target_modules=["lm_head"]), torch_lm.tokenizer)
+
+
+def test_the_cache_is_read_in_place_for_sequences_from_0_and_sizes_are_known(torch_lm):
+    """One file's sequence 0, or a batch of sequences 0..n-1, reads the cache as it is (no copies gathered)."""
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, seqs=3, n_ctx=1024, graphs="emulate")
+    engine.forward(IDS[:10], keep=1)
+    engine.decode_seqs([(1, [5], 0, 1), (0, [6], 10, 1)])
+    engine.decode_seqs([(2, [5], 0, 1), (1, [6], 1, 1)])
+    assert [key[-1] for key in engine._graphs] == [True, True, False]  # the last: rows 1, 2 are gathered
+    config = torch_lm.model.config
+    per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * 16 * 4  # head dim 16, float32
+    assert cache_bytes(torch_lm.model, 3, 1024) == 3 * 1025 * per_token
+    assert fitting_seqs(torch_lm.model) is None  # no GPU memory to fit on the CPU
+
 
 def test_graphs_need_cuda(torch_lm):
     with pytest.raises(EditError, match="CUDA graphs need a CUDA device"):
@@ -245,7 +296,7 @@ def test_the_adapter_switches_per_sequence(torch_lm, varied_dir, adapted_static,
     engine = StaticEngine(lm.model, lm.tokenizer, seqs=2, n_ctx=1024, graphs=graphs)
     assert engine.has_adapter and not engine.adapter_on
     assert close(engine.forward(IDS[:40], keep=4), base)
-    assert not any(key[-1] for key in engine._graphs)  # no row on: the adapter's terms are not computed
+    assert not any(adapted for *_, adapted, _view in engine._graphs)  # no row on: no adapter terms computed
     engine.use_adapter(True)
     assert engine.length == 0 and engine.adapter_on  # entries of the other weights are dropped
     assert close(engine.forward(IDS[:40], keep=4), adapted)
