@@ -98,6 +98,21 @@ def set_adapter(engine: Engine, on: bool) -> None:
 
 
 
+def start_in_memory(engine, prefix_ids: list[int]) -> tuple[int, str]:
+    """`Engine.start` for an engine that keeps the last prefix's entries at the head of its cache (`held`):
+    cropped back to them when the prefix is the same ("memory"), else read now ("read")."""
+    ids = tuple(prefix_ids)
+    if ids and engine.held == ids and engine.length >= len(ids):
+        engine.truncate(engine.length - len(ids))
+        return len(ids), "memory"
+    engine.reset()
+    if not ids:
+        return 0, ""
+    engine.forward(list(ids), keep=1)
+    engine.held = ids
+    return len(ids), "read"
+
+
 def eos_ids(model, tokenizer) -> set[int]:
     """Every id that ends generation: the tokenizer's EOS and the generation config's."""
     ids: set[int] = set()
@@ -178,17 +193,10 @@ class TorchEngine:
     def start(self, prefix_ids: list[int]) -> tuple[int, str]:
         """The Engine's `start`: the prefix's cache entries are kept in memory and the cache is
         cropped back to them for the next run; no file on disk (a torch load takes seconds anyway)."""
-        ids = tuple(prefix_ids)
-        if ids and self.held == ids and self.length >= len(ids):
-            self.truncate(self.length - len(ids))
+        have, source = start_in_memory(self, prefix_ids)
+        if source == "memory":
             self.positions = None  # the prefix's entries are in position order (reused ones came later)
-            return len(ids), "memory"
-        self.reset()
-        if not ids:
-            return 0, ""
-        self.forward(list(ids), keep=1)
-        self.held = ids
-        return len(ids), "read"
+        return have, source
 
     def shift_keys(self, keys: torch.Tensor, delta: int) -> torch.Tensor:
         """Keys (post-RoPE) as if computed `delta` positions later: RoPE rotations compose, so one more

@@ -32,7 +32,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from editllm.editor.engine import eos_ids, rotate_half
+from editllm.editor.engine import eos_ids, rotate_half, start_in_memory
 from editllm.editor.errors import EditError
 
 if TYPE_CHECKING:
@@ -233,16 +233,7 @@ class StaticEngine:
 
     def start(self, prefix_ids: list[int]) -> tuple[int, str]:
         """As `TorchEngine.start`: the prefix's entries stay at the head of sequence 0 between runs."""
-        ids = tuple(prefix_ids)
-        if ids and self.held == ids and self._length >= len(ids):
-            self._length = len(ids)
-            return len(ids), "memory"
-        self.reset()
-        if not ids:
-            return 0, ""
-        self.forward(list(ids), keep=1)
-        self.held = ids
-        return len(ids), "read"
+        return start_in_memory(self, prefix_ids)
 
     # --- sequences (editor.batched.Rows) -----------------------------------------------------------------
 

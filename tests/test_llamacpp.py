@@ -154,7 +154,7 @@ def test_engine_choice():
 
     assert pick_engine("auto", "bundled:1.5b", "cpu", None) == "llamacpp"
     assert pick_engine("auto", "m.gguf", "cpu", None) == "llamacpp"
-    assert pick_engine("auto", "bundled:1.5b", "cuda", None) == "torch"
+    assert pick_engine("auto", "bundled:1.5b", "cuda", None) == "static"  # the GPU engine (editor.static)
     assert pick_engine("auto", "bundled:1.5b", "cpu", "adapter/") == "torch"
     assert pick_engine("auto", "some/dir", "cpu", None) == "torch"
     assert pick_engine("torch", "bundled:1.5b", "cpu", None) == "torch"
