@@ -118,8 +118,19 @@ def test_replayed_outputs_go_through_the_editors_checks(tiny_lm, tmp_path):
     assert "<gen>" in ex.program
 
 
-def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_path):
-    """pack's files in, an adapter (bf16 safetensors, loadable by peft) and the distillation logs out."""
+def test_distillation_begins_no_task_after_its_deadline(tiny_lm, tmp_path):
+    import time
+
+    task = Task("bug", INSTRUCTION, MUTATED, fixed_check(ORIGINAL), "total", ORIGINAL)
+    counts = distill(tiny_lm, 5, tmp_path / "d.jsonl.gz", tasks=[("pkg/stats.py", "stats.py", task)],
+                     opts=EditOptions(mode="rewrite"), deadline=time.time() - 1)
+    assert counts == {} and not (tmp_path / "d.jsonl.gz.attempts").read_text()
+
+
+@pytest.mark.parametrize("decoder", ["batch", "spec"])
+def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_path, decoder):
+    """pack's files in, an adapter (bf16 safetensors, loadable by peft) and the distillation logs out; the
+    tasks decoded in batches by transformers, or by editllm's spec mode on the static engine."""
     from editllm.training.lease import pack
     from peft import PeftModel
     from safetensors.torch import load_file
@@ -137,7 +148,8 @@ def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_pa
         f.writelines(json.dumps({"label": "pkg/stats.py", "path": "stats.py", **t.to_json()}) + "\n" for t in tasks)
     main(["run", "--hf", str(tiny_model_dir), "--pack", str(tmp_path / "pack"), "--out", str(tmp_path / "run"),
           "--device", "cpu", "--minutes", "2", "--distill-minutes", "0.5", "--train-minutes", "0.5",
-          "--lora", "2", "--steps", "3", "--warmup", "1", "--max-len", "8192", "--save-seconds", "0"])
+          "--lora", "2", "--steps", "3", "--warmup", "1", "--max-len", "8192", "--save-seconds", "0",
+          "--decoder", decoder])
     adapter = tmp_path / "run" / "adapter"
     weights = load_file(adapter / "adapter_model.safetensors")
     assert weights and all(w.dtype == torch.bfloat16 for w in weights.values())

@@ -19,6 +19,7 @@ import json
 import random
 import re
 import sysconfig
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
@@ -314,11 +315,12 @@ def replay(outputs: dict[tuple[int, ...], tuple[list[int], str]]):
 def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[str] | None = None,
             opts: EditOptions | None = None, max_attempts: int | None = None,
             tasks: Iterable[tuple[str, str, Task]] | None = None,
-            on_attempt: Callable[[str, str | None], None] | None = None) -> Counter:
+            on_attempt: Callable[[str, str | None], None] | None = None, deadline: float | None = None) -> Counter:
     """Append kept examples (with copy prompts) to `out` until it holds `n`, resuming from its attempt log
     `<out>.attempts`; returns the outcome counts of this call ("kept" or each rejection reason).
 
-    `tasks` defaults to `candidates(seed, packages)`, the public files."""
+    `tasks` defaults to `candidates(seed, packages)`, the public files. `deadline` (`time.time()`): no task
+    is begun after it."""
     from editllm.editor.prompt import copy_prompt
 
     opts = opts or EditOptions(mode="rewrite")
@@ -336,6 +338,8 @@ def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[st
     with open_text(out, "a") as sink, open(log_path, "a", encoding="utf-8") as log:
         for label, path, task in tasks if tasks is not None else candidates(seed, packages):
             if kept >= n or (max_attempts is not None and attempts >= max_attempts):
+                break
+            if deadline is not None and time.time() >= deadline:
                 break
             key = f"{label}|{task.kind}|{task.instruction}"
             if key in done:

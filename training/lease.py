@@ -218,12 +218,17 @@ def run(args: argparse.Namespace) -> None:
         log(f"{len(usable)} of {len(tasks)} tasks have a prompt")
         ends = sorted({eos, tokenizer.eos_token_id} - {None})
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else ends[0]
-        outputs = generate_batch(model, [prompts[i] for i in usable], ends, pad,
-                                 min(deadline - 60 * args.train_minutes, time.time() + 60 * args.distill_minutes),
-                                 args.batch_tokens, log=log)
-        decoded = [tasks[i] for i in usable if tuple(prompts[i][0]) in outputs]
-        counts = distill(lm, len(decoded), out / "distill.jsonl.gz", tasks=decoded,
-                         opts=EditOptions(mode="rewrite", generate=replay(outputs)))
+        until = min(deadline - 60 * args.train_minutes, time.time() + 60 * args.distill_minutes)
+        if args.decoder == "spec":  # editllm's spec mode on the static engine, a task at a time
+            fast = LoadedModel(model, tokenizer, lm.name, args.device, torch.bfloat16, 0.0, "static")
+            counts = distill(fast, len(usable), out / "distill.jsonl.gz", tasks=[tasks[i] for i in usable],
+                             opts=EditOptions(mode="spec", max_new_tokens=args.max_new), deadline=until)
+            fast.engine.close()  # its cache's memory goes back to training
+        else:
+            outputs = generate_batch(model, [prompts[i] for i in usable], ends, pad, until, args.batch_tokens, log=log)
+            decoded = [tasks[i] for i in usable if tuple(prompts[i][0]) in outputs]
+            counts = distill(lm, len(decoded), out / "distill.jsonl.gz", tasks=decoded,
+                             opts=EditOptions(mode="rewrite", generate=replay(outputs)))
         log(f"distilled: {dict(counts)}")
         distilled = read_jsonl(out / "distill.jsonl.gz")
     seqs = load_encoded(args.pack / "synthetic.npz") if (args.pack / "synthetic.npz").exists() else []
@@ -272,6 +277,10 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--max-new", type=int, default=None, help="cap on each output (dry runs)")
     r.add_argument("--distill-repeat", type=int, default=2, help="each distilled example's weight in training")
     r.add_argument("--batch-tokens", type=int, default=800_000, help="generation: rows × (prompt + budget)")
+    r.add_argument("--decoder", choices=["batch", "spec"], default="batch",
+                   help="distillation's decoding: transformers' generate over length-sorted batches (session 13), "
+                        "or editllm's spec mode on the static engine a task at a time (its drafts copy the file: "
+                        "~20+ tokens a forward on these edits; lossless up to bf16 near-ties; untimed on a GPU)")
     r.add_argument("--lora", type=int, default=8)
     r.add_argument("--lr", type=float, default=3e-4)
     r.add_argument("--steps", type=int, default=2000, help="planned; fitted to the time left after warm-up")
