@@ -227,9 +227,13 @@ def test_edits_are_the_torch_engines_token_for_token(torch_lm, static_lm, mode):
 
 
 @pytest.mark.parametrize("mode", ["rewrite", "spec", "copy"])
-def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monkeypatch, mode):
+def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monkeypatch, mode, graphs):
     """`EditSession.edit(paths)` on the static engine decodes the files together (rows of one cache); each
-    file's output ids and diff equal its one-at-a-time edit, and the batches did hold several files."""
+    file's output ids and diff equal its one-at-a-time edit, and the batches did hold several files. Padded:
+    the rows' forwards take the graphs' padded shapes (emulated), one file's forwards too."""
+    from dataclasses import replace
+
+    static_lm = replace(static_lm, _engine=StaticEngine(static_lm.model, static_lm.tokenizer, graphs=graphs))
     monkeypatch.chdir(tmp_path)
     for name, text in FILES.items():
         (tmp_path / name).write_text(text)
@@ -387,3 +391,29 @@ def test_cuda_graphs_decode_what_eager_forwards_decode(varied_dir, mode):
                 outs.append(str(exc))
         assert outs[0] == outs[1]
     assert lm.engine._graphs and lm.engine.graph_error is None
+
+
+@needs_cuda
+def test_cuda_graphs_batch_files_as_each_alone(varied_dir, tmp_path, monkeypatch):
+    """On a GPU: spec over four files in one batch of captured graphs gives each file's eager, alone output."""
+    monkeypatch.chdir(tmp_path)
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    lm = load_model(str(varied_dir), device="cuda", dtype="float32", engine="static")
+    eager = load_model(str(varied_dir), device="cuda", dtype="float32", engine="static")
+    eager._engine = StaticEngine(eager.model, eager.tokenizer, graphs=False)
+
+    def decodes(model, names_lists) -> dict:
+        outputs: dict[tuple, list[int]] = {}
+        session = EditSession(model, mode="spec", max_new_tokens=40,
+                              on_ids=lambda ids, out: outputs.__setitem__(tuple(ids), out))
+        for names in names_lists:
+            try:
+                session.edit(names, "rename g1 to h1")
+            except EditError:
+                pass
+        session.close_rows()
+        return outputs
+
+    together = decodes(lm, [list(FILES)])
+    assert together == decodes(eager, [[n] for n in FILES]) and lm.engine.graph_error is None
