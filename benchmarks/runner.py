@@ -70,7 +70,8 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
             return torch.tensor([stop(input_ids[0, len(ids):].tolist())], device=input_ids.device)
 
     eos = eos_ids(lm.model, lm.tokenizer)
-    counter = ForwardCounter(lm.model)
+    # the transformers model itself: a peft wrapper's `generate` calls its base model's forward, not its own
+    counter = ForwardCounter(lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model)
     start = time.perf_counter()
     try:
         with torch.inference_mode():
@@ -83,7 +84,8 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
         counter.close()
     seconds = time.perf_counter() - start
     out = [t for t in seq[0, len(ids):].tolist() if t not in eos]
-    stats = DecodeStats(name, len(ids), len(out), counter.count, 0.0, seconds)
+    stats = DecodeStats(name, prompt_tokens=len(ids), output_tokens=len(out), forwards=counter.count,
+                        decode_seconds=seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
     return out, stats
 

@@ -333,3 +333,13 @@ def test_train_convert_writes_a_gguf_llamacpp_applies_like_peft(request, tmp_pat
     got = arr(converted.forward(IDS, keep=4))
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-4 * np.abs(want).max())
     ours.use_adapter(False)
+
+
+def test_the_transformers_peers_count_forwards_through_a_peft_wrapper(adapted_lm):
+    """hf-greedy on a model with the adapter loaded: peft's `generate` runs its base model's forward, which is
+    what the bench counts (it counted none on the wrapper)."""
+    from editllm.bench.runner import hf_pld_generate
+
+    adapted_lm.engine.use_adapter(False)
+    out, stats = hf_pld_generate(adapted_lm, IDS[:20], 8, lambda ids: False, lookup=None, name="hf-greedy")
+    assert len(out) == stats.output_tokens == stats.forwards == 8

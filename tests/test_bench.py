@@ -73,6 +73,7 @@ def test_hf_greedy_peer_is_rewrite_through_transformers_generate(tiny_lm):
     out, stats = opts.generate(tiny_lm, prompt, 24, lambda ids: False)
     assert out == ours[: len(out)] and len(out) == 24
     assert stats.mode == "hf-greedy" and stats.forwards == 24
+    assert stats.prefix_tokens == 0 and stats.decode_seconds > 0  # nothing of the prompt was kept
     assert hf_pld_generate(tiny_lm, prompt, 24, lambda ids: False)[1].mode == "hf-pld"
 
 
