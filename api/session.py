@@ -235,11 +235,10 @@ class EditSession:
         sources = read_sources(paths, instruction, stdin_path)
         self.prepare()
         if len(sources) > 1 and self.server is None and self._rows is None and self.lm.engine_name == "static":
-            from editllm.editor.batched import PREFIXES
-            from editllm.editor.static import fitting_seqs
+            from editllm.editor.batched import room_for_rows
 
-            room = fitting_seqs(self.lm.model, self.lm.engine.n_ctx)
-            size = min(len(sources), BATCH_FILES, room - PREFIXES if room is not None else BATCH_FILES)
+            room = room_for_rows(self.lm)
+            size = min(len(sources), BATCH_FILES, room if room is not None else BATCH_FILES)
             if size > 1 and self.open_rows(size) is None:
                 return self._edit_together(sources, instruction)
         return [self.edit_source(src, instruction) for src in sources]

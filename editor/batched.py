@@ -249,12 +249,12 @@ def open_rows(lm, size: int) -> Rows:
     static engine (a GPU): a second static cache over the same weights, a sequence per row and prefix."""
     one = lm.engine
     if lm.engine_name == "static":
-        from editllm.editor.static import StaticEngine, fitting_seqs
+        from editllm.editor.static import StaticEngine
 
-        room = fitting_seqs(lm.model, one.n_ctx)
-        if room is not None and size + PREFIXES > room:
+        room = room_for_rows(lm)
+        if room is not None and size > room:
             raise EditError(f"{size} files at once need {size + PREFIXES} cache sequences of {one.n_ctx} tokens; "
-                            f"the GPU's free memory holds {room}: lower --jobs")
+                            f"the GPU's free memory holds {room + PREFIXES}: lower --jobs")
         engine = StaticEngine(lm.model, lm.tokenizer, seqs=size + PREFIXES, n_ctx=one.n_ctx, graphs=one.graphs)
         return Rows(engine, size, one.n_ctx, one)
     from editllm.editor.llamacpp import LlamaCppEngine
@@ -263,6 +263,15 @@ def open_rows(lm, size: int) -> Rows:
                             n_batch=one.n_batch, threads=one.threads, sequences=size + PREFIXES,
                             batch_invariant=one.batch_invariant)
     return Rows(engine, size, one.n_ctx, one)
+
+
+def room_for_rows(lm) -> int | None:
+    """How many rows the static engine's cache can have in the GPU's free memory beside the kept prefixes (None:
+    no limit known, on a CPU)."""
+    from editllm.editor.static import fitting_seqs
+
+    room = fitting_seqs(lm.model, lm.engine.n_ctx)
+    return None if room is None else room - PREFIXES
 
 
 def row_model(lm, engine: RowEngine):

@@ -8,7 +8,7 @@ cache grows by concatenation. Here, as in gpt-fast:
 - one forward takes several sequences at once (`decode_seqs`: each its own tokens at its own positions,
   padded to the longest), which is how `editor.batched` decodes many files in one batch;
 - on CUDA each padded shape's forward is captured once as a CUDA graph and replayed: the padded shapes are
-  powers of two (sequences, tokens, kept rows) and a context window of 256·2^k entries, so a handful of
+  powers of two (sequences, tokens) and a context window of 256·2^k entries, so a handful of
   graphs serve a whole run. Forwards longer than `GRAPH_TOKENS` (a long prompt) run eagerly: their kernels
   are big enough that launching them is not what costs.
 The logits stay on the device in the model's dtype (the decoder takes the argmax there and copies back only
@@ -29,6 +29,7 @@ path without capturing, so the tests check its buffers and padding too. Qwen2 an
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING
 
@@ -79,11 +80,14 @@ def unsupported_adapter(model) -> str | None:
     return None
 
 
+def head_dim(config) -> int:
+    return getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+
+
 def cache_bytes(model, seqs: int, n_ctx: int = STATIC_CONTEXT) -> int:
     """The static cache's size for `seqs` sequences: what `editor.batched` checks before opening rows."""
     config = model.config
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
-    per_entry = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim
+    per_entry = 2 * config.num_hidden_layers * config.num_key_value_heads * head_dim(config)
     return seqs * (n_ctx + 1) * per_entry * next(model.parameters()).element_size()
 
 
@@ -161,7 +165,7 @@ class StaticEngine:
         self.vocab_size = self.n_vocab = int(config.vocab_size)
         self.eos = frozenset(eos_ids(model, tokenizer))
         self.seqs, self.n_ctx = seqs, min(n_ctx, int(getattr(config, "max_position_embeddings", n_ctx)))
-        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        self.head_dim = head_dim(config)
         shape = (seqs, config.num_key_value_heads, self.n_ctx + 1, self.head_dim)  # +1: padding's scratch entry
         layers = len(self.decoder.layers)
         self.keys = [torch.zeros(shape, dtype=self.dtype, device=self.device) for _ in range(layers)]
@@ -259,8 +263,6 @@ class StaticEngine:
 
     def _on_device(self):
         """The engine's GPU as the current one (streams, graphs and pools follow it), or nothing on a CPU."""
-        import contextlib
-
         import torch
 
         return torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext()
@@ -333,23 +335,30 @@ class StaticEngine:
             lora[b] = float(self.adapter_seqs[seq])
         inputs = {"ids": ids, "slots": slots, "rows": rows} | ({"lora": lora} if adapted else {})
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in inputs.items()}
+        hidden = self._graphed(inputs, (batch, width, window, adapted, view)) if graph else None
+        if hidden is None:
+            hidden = self._run(window=window, view=view, **inputs)
+        # the real rows, in request order, and the real tokens: a copy (a graph's next replay overwrites its own)
         back = torch.tensor(sorted(range(len(order)), key=lambda k: order[k]), device=self.device)
-        if not graph:
-            return self._run(window=window, view=view, **inputs).index_select(0, back)
-        key = (batch, width, window, adapted, view)
+        return hidden.index_select(0, back)[:, :longest]
+
+    def _graphed(self, inputs: dict[str, torch.Tensor], key: tuple) -> torch.Tensor | None:
+        """The forward through the graph of its padded shape `key` (captured on first use); None when capture
+        fails on this GPU or driver, after which every forward runs eagerly."""
         captured = self._graphs.get(key)
         if captured is None:
+            *_, window, _, view = key
+
             def run(ids, slots, rows, lora=None):
                 return self._run(ids, slots, rows, window=window, view=view, lora=lora)
 
             try:
                 captured = _Graph(run, inputs, capture=self.graphs is True, pool=self._pool)
-            except RuntimeError as exc:  # a GPU or driver that cannot capture: every forward runs eagerly
+            except RuntimeError as exc:
                 self.graphs, self.graph_error = False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                return self._run(window=window, view=view, **inputs).index_select(0, back[:len(reqs)])[:, :longest]
+                return None
             self._graphs[key] = captured
-        # a copy (the next replay overwrites the graph's output), of the real rows and tokens, in request order
-        return captured.replay(inputs).index_select(0, back)[:, :longest]
+        return captured.replay(inputs)
 
     def _run(self, ids: torch.Tensor, slots: torch.Tensor, rows: torch.Tensor, window: int, view: bool,
              lora: torch.Tensor | None = None) -> torch.Tensor:

@@ -216,8 +216,6 @@ def run(args: argparse.Namespace) -> None:
             prompts = {i: p and (p[0], min(p[1], args.max_new)) for i, p in prompts.items()}
         usable = [i for i, p in prompts.items() if p is not None]
         log(f"{len(usable)} of {len(tasks)} tasks have a prompt")
-        ends = sorted({eos, tokenizer.eos_token_id} - {None})
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else ends[0]
         until = min(deadline - 60 * args.train_minutes, time.time() + 60 * args.distill_minutes)
         if args.decoder == "spec":  # editllm's spec mode on the static engine, a task at a time
             fast = LoadedModel(model, tokenizer, lm.name, args.device, torch.bfloat16, 0.0, "static")
@@ -225,6 +223,8 @@ def run(args: argparse.Namespace) -> None:
                              opts=EditOptions(mode="spec", max_new_tokens=args.max_new), deadline=until)
             fast.engine.close()  # its cache's memory goes back to training
         else:
+            ends = sorted({eos, tokenizer.eos_token_id} - {None})
+            pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else ends[0]
             outputs = generate_batch(model, [prompts[i] for i in usable], ends, pad, until, args.batch_tokens, log=log)
             decoded = [tasks[i] for i in usable if tuple(prompts[i][0]) in outputs]
             counts = distill(lm, len(decoded), out / "distill.jsonl.gz", tasks=decoded,
