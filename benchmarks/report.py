@@ -32,6 +32,7 @@ COLUMNS = [
     ("tests_passed_unmerged", "tests passed without merge"),
     ("output_tokens_per_s", "output tokens/s (rewrite's tokens)"),
     ("output_tokens_per_s_long", "output tokens/s, files of 150+ lines"),
+    ("diff_seconds_200", "seconds to the diff, files of 150–250 lines (median)"),
 ]
 PROSE_COLUMNS = [  # issue 19: how well the asked edits were made, and how fast
     ("cases", "cases"), ("errors", "errors"), ("recall", "recall"), ("precision", "precision"),
@@ -56,6 +57,9 @@ def markdown(results: dict) -> str:
     lines = [f"# editllm bench — {results.get('model')}{adapter} on {results.get('device')} ({results.get('dtype')})",
              ""]
     summary = results.get("summary", {})
+    engine = _engine_line(results)
+    if engine:
+        lines += [engine, ""]
     if summary:
         lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case. Each group of "
                      "cases has its own table: held-out numbers are never averaged with generated ones.")
@@ -93,6 +97,19 @@ def markdown(results: dict) -> str:
             lines.append(f"| {row['tokens']} | {row['one_forward_ms']} | {row['single_steps_ms']}{est} "
                          f"| {row['ratio']} | {paper if paper is not None else '-'} |")
     return "\n".join(lines) + "\n"
+
+
+def _engine_line(results: dict) -> str | None:
+    """How the run decoded where that is in doubt: the static engine's graphs (or why it ran eagerly) and
+    transformers' compiled greedy loop (or why not)."""
+    parts = []
+    if results.get("engine") == "static" and "graphs" in results:
+        parts.append(f"static engine, CUDA graphs {results['graphs']}"
+                     + (f" (capture failed: {results['graph_error']})" if results.get("graph_error") else ""))
+    if results.get("hf_greedy"):
+        parts.append(f"hf-greedy: {results['hf_greedy']}"
+                     + (f" (compile failed: {results['hf_compile_error']})" if results.get("hf_compile_error") else ""))
+    return ("Engine: " + "; ".join(parts) + ".") if parts else None
 
 
 def _per_case(results: dict) -> list[str]:

@@ -58,32 +58,69 @@ class ForwardCounter:
         self.handle.remove()
 
 
+class HFCompile:
+    """What became of transformers' compiled greedy loop in this process: `error` is why it ran eagerly
+    (a failed `torch.compile`), reported beside the bench's results as the static engine's graph_error is."""
+
+    error: str | None = None
+
+
+STATIC_CACHE_STEP = 8192  # hf-greedy's static cache is sized in these steps, so one compile serves every case
+
+
 def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callable[[list[int]], bool],
-                    lookup: int | None = 10, name: str = "hf-pld"):
+                    lookup: int | None = 10, name: str = "hf-pld", static: bool = False):
     """transformers' prompt lookup decoding (`lookup` tokens; None: its plain greedy `generate`, the
     `hf-greedy` peer) as the decoding loop of `EditOptions.generate`: the edit pipeline builds its prompt,
-    focus, stop and merge exactly as for rewrite mode."""
+    focus, stop and merge exactly as for rewrite mode.
+
+    `static` (greedy only; the bench sets it on a GPU) is transformers' own fast path, tuned as a user would
+    tune it: a static cache, whose decode step `generate` compiles (torch.compile with CUDA graphs). The
+    cache is sized in `STATIC_CACHE_STEP`s, not to each case, or every case would compile anew; the output
+    is still cut at `max_new`. A compile that fails is reported once (`HFCompile.error`) and the loop runs
+    eagerly on the static cache from then on."""
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class Stop(StoppingCriteria):
         def __call__(self, input_ids, scores, **kwargs):
-            return torch.tensor([stop(input_ids[0, len(ids):].tolist())], device=input_ids.device)
+            out = input_ids[0, len(ids):].tolist()
+            return torch.tensor([len(out) >= max_new or stop(out)], device=input_ids.device)
 
     eos = eos_ids(lm.model, lm.tokenizer)
+    extra: dict = {}
+    limit = max_new
+    if static and lookup is None:
+        size = min(lm.context_length, -(-(len(ids) + max_new) // STATIC_CACHE_STEP) * STATIC_CACHE_STEP)
+        limit = max(max_new, size - len(ids))
+        extra = {"cache_implementation": "static"} | ({"disable_compile": True} if HFCompile.error else {})
     # the transformers model itself: a peft wrapper's `generate` calls its base model's forward, not its own
     counter = ForwardCounter(lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model)
+
+    def generate(**more):
+        with torch.inference_mode():
+            return lm.model.generate(
+                torch.tensor([ids], device=lm.device), max_new_tokens=limit, do_sample=False,
+                prompt_lookup_num_tokens=lookup, stopping_criteria=StoppingCriteriaList([Stop()]),
+                eos_token_id=sorted(eos), pad_token_id=lm.tokenizer.pad_token_id, **extra, **more,
+            )
+
     start = time.perf_counter()
     try:
-        with torch.inference_mode():
-            seq = lm.model.generate(
-                torch.tensor([ids], device=lm.device), max_new_tokens=max_new, do_sample=False,
-                prompt_lookup_num_tokens=lookup, stopping_criteria=StoppingCriteriaList([Stop()]),
-                eos_token_id=sorted(eos), pad_token_id=lm.tokenizer.pad_token_id,
-            )
+        try:
+            seq = generate()
+        except EditError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any compiler failure: the peer runs eagerly, and says why
+            if not extra or HFCompile.error:
+                raise
+            HFCompile.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+            counter.count = 0
+            start = time.perf_counter()
+            seq = generate(disable_compile=True)
     finally:
         counter.close()
     seconds = time.perf_counter() - start
-    out = [t for t in seq[0, len(ids):].tolist() if t not in eos]
+    out = [t for t in seq[0, len(ids):].tolist() if t not in eos][:max_new]
     stats = DecodeStats(name, prompt_tokens=len(ids), output_tokens=len(out), forwards=counter.count,
                         decode_seconds=seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
@@ -102,7 +139,7 @@ def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | N
     if mode == "hf-pld":
         loop = hf_pld_generate
     elif mode == "hf-greedy":
-        loop = partial(hf_pld_generate, lookup=None, name="hf-greedy")
+        loop = partial(hf_pld_generate, lookup=None, name="hf-greedy", static=str(lm.device).startswith("cuda"))
     elif mode in PEER_MODES:
         if peers is None:
             raise EditError(f"mode {mode} needs the llama.cpp peers (editllm bench starts them)")
@@ -219,10 +256,12 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
     """
     modes = sorted(modes, key=lambda m: (m != "rewrite", ALL_MODES.index(m)))
     warm = SourceFile("warmup.py", "x = 1\n")
-    try:
-        edit_any(lm, warm, "rename x to y", EditOptions(mode="rewrite", max_new_tokens=8))
-    except EditError:
-        pass
+    # rewrite's first forward, and hf-greedy's compile on a GPU (a minute, once), stay out of every figure
+    for mode in ("rewrite", *(["hf-greedy"] if "hf-greedy" in modes else [])):
+        try:
+            edit_any(lm, warm, "rename x to y", mode_options(lm, mode, EditOptions(max_new_tokens=8), peers, {}))
+        except EditError:
+            pass
     records = []
     for case in cases:
         runs: dict[str, list[dict]] = {m: [] for m in modes}

@@ -489,7 +489,7 @@ def bench(
             load_llama_cpp()
         from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, Peers
         from editllm.bench.reuse import load_previous, run_settings  # torch from here on
-        from editllm.bench.runner import ALL_MODES, SERVER_MODES, kernel_bench, run_bench
+        from editllm.bench.runner import ALL_MODES, SERVER_MODES, HFCompile, kernel_bench, run_bench
         from editllm.editor.edit import EditOptions
         from editllm.editor.models import gguf_of
 
@@ -547,6 +547,9 @@ def bench(
             results["kernel"] = kernel_bench(lm)
         if lm.engine_name == "static":  # graphs captured, or eager after a failed capture (and why)
             results["graphs"], results["graph_error"] = str(lm.engine.graphs), lm.engine.graph_error
+        if "hf-greedy" in modes and str(lm.device).startswith("cuda"):  # transformers' compiled loop, or why not
+            results["hf_greedy"] = "static cache, eager" if HFCompile.error else "static cache, compiled"
+            results["hf_compile_error"] = HFCompile.error
         sys.stdout.write(write_report(results, out))
     except EditError as exc:
         fail(str(exc))

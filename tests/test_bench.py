@@ -69,7 +69,8 @@ def test_hf_greedy_peer_is_rewrite_through_transformers_generate(tiny_lm):
     prompt = [101, 102, 103, 104, 101, 102, 103, 104, 101, 102]
     ours, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer).run(prompt, 24, lambda ids: False)
     opts = mode_options(tiny_lm, "hf-greedy", EditOptions(), None, {})
-    assert opts.mode == "rewrite" and opts.generate.keywords == {"lookup": None, "name": "hf-greedy"}
+    assert opts.mode == "rewrite"  # on a CPU model, no static cache: transformers compiles only on a GPU
+    assert opts.generate.keywords == {"lookup": None, "name": "hf-greedy", "static": False}
     out, stats = opts.generate(tiny_lm, prompt, 24, lambda ids: False)
     assert out == ours[: len(out)] and len(out) == 24
     assert stats.mode == "hf-greedy" and stats.forwards == 24
@@ -159,6 +160,75 @@ def test_output_tokens_per_second_counts_rewrites_tokens_for_every_mode():
     assert summary["copy"]["output_tokens_per_s"] == round(4000 / 3, 1)
     assert summary["copy"]["output_tokens_per_s_long"] == 1500
     assert summary["copy"]["by_size"]["60-120"]["output_tokens_per_s"] == 1000
+    assert summary["copy"]["diff_seconds_200"] == 2.0  # the one case of 150-250 lines
+    assert "diff_seconds_200" in summary["rewrite"]
+    del records[2:]
+    assert "diff_seconds_200" not in summarize(records, ["rewrite", "copy"])["copy"]  # no file near 200 lines
+
+
+def test_hf_greedy_on_a_static_cache_writes_the_same_tokens_in_one_cache_size(tiny_lm, monkeypatch):
+    """The GPU's tuned hf-greedy: a static cache sized in fixed steps (one compile for every case), its output
+    still cut at the case's own limit, and the same tokens as the dynamic cache's (on the CPU transformers
+    does not compile: this checks the cache and the limit, not the compiler)."""
+    from editllm.bench import runner
+
+    prompt = [101, 102, 103, 104, 101, 102, 103, 104, 101, 102]
+    plain, _ = runner.hf_pld_generate(tiny_lm, prompt, 24, lambda ids: False, lookup=None)
+    seen = []
+    real = tiny_lm.model.generate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "STATIC_CACHE_STEP", 64)
+    monkeypatch.setattr(tiny_lm.model, "generate", spy)
+    out, stats = runner.hf_pld_generate(tiny_lm, prompt, 24, lambda ids: False, lookup=None, static=True)
+    assert out == plain and stats.output_tokens == 24 and stats.stop_reason == "max_new_tokens"
+    assert seen[0]["cache_implementation"] == "static" and seen[0]["max_new_tokens"] == 64 - len(prompt)
+    runner.hf_pld_generate(tiny_lm, prompt * 7, 24, lambda ids: False, lookup=None, static=True)
+    assert seen[1]["max_new_tokens"] == 128 - 70  # the next step up, not 70 + 24
+    stop_at = runner.hf_pld_generate(tiny_lm, prompt, 24, lambda ids: len(ids) >= 5, lookup=None, static=True)[0]
+    assert stop_at == plain[:5]
+
+
+def test_a_failed_compile_reruns_hf_greedy_eagerly_and_is_reported(tiny_lm, monkeypatch):
+    """A compiler failure (the GPU's torch.compile) is recorded once, the case reruns with compiling off, and
+    later cases ask for no compile at all; errors that are not the compiler's still raise."""
+    from editllm.bench import runner
+
+    prompt = [101, 102, 103, 104, 101, 102, 103, 104]
+    calls = []
+    real = tiny_lm.model.generate
+
+    def flaky(*args, **kwargs):
+        calls.append(kwargs.get("disable_compile", False))
+        if not kwargs.get("disable_compile"):
+            raise RuntimeError("inductor: no C compiler\nsecond line")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner.HFCompile, "error", None)
+    monkeypatch.setattr(tiny_lm.model, "generate", flaky)
+    out, stats = runner.hf_pld_generate(tiny_lm, prompt, 6, lambda ids: False, lookup=None, static=True)
+    assert len(out) == 6 and stats.forwards == 6 and calls == [False, True]
+    assert runner.HFCompile.error == "RuntimeError: inductor: no C compiler"
+    runner.hf_pld_generate(tiny_lm, prompt, 6, lambda ids: False, lookup=None, static=True)
+    assert calls[2:] == [True]
+    monkeypatch.setattr(runner.HFCompile, "error", None)
+    with pytest.raises(RuntimeError):  # the dynamic cache never compiles: its errors are not swallowed
+        runner.hf_pld_generate(tiny_lm, prompt, 6, lambda ids: False, lookup=None)
+    assert runner.HFCompile.error is None
+
+
+def test_the_report_says_how_the_gpu_run_decoded():
+    """Graphs captured or not, and transformers' loop compiled or not, are in the report's first lines."""
+    from editllm.bench.report import markdown
+
+    line = markdown({"engine": "static", "graphs": "True", "graph_error": None, "hf_greedy": "static cache, eager",
+                     "hf_compile_error": "RuntimeError: boom"}).splitlines()[2]
+    assert line == ("Engine: static engine, CUDA graphs True; hf-greedy: static cache, eager "
+                    "(compile failed: RuntimeError: boom).")
+    assert "Engine:" not in markdown({"engine": "torch"})
 
 
 def test_bench_without_the_extra_says_how_to_install_it(monkeypatch, tmp_path):
