@@ -63,6 +63,9 @@ def markdown(results: dict) -> str:
     if summary:
         lines.append(f"{results.get('cases')} cases. Speedups are over `rewrite`, paired per case. Each group of "
                      "cases has its own table: held-out numbers are never averaged with generated ones.")
+        if results.get("partial"):
+            lines.append(f"**Partial**: the run stopped after {results['cases']} of its {results['partial']} cases "
+                         "(these are the finished ones).")
         if results.get("repeat", 1) > 1:
             lines.append(f"Each (case, mode) ran {results['repeat']} times, interleaved case by case, round by "
                          "round, mode by mode; seconds are medians (every run is in results.json).")
@@ -215,8 +218,8 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def write_report(results: dict, out: Path) -> str:
-    """Write results.json (texts dropped), report.md and the plots; return the Markdown."""
+def write_report(results: dict, out: Path, draw: bool = True) -> str:
+    """Write results.json (texts dropped), report.md and (`draw`) the plots; return the Markdown."""
     out.mkdir(parents=True, exist_ok=True)
     slim = dict(results)
     slim["records"] = [{k: v for k, v in r.items() if k not in ("text", "program")} for r in results.get("records", [])]
@@ -227,5 +230,6 @@ def write_report(results: dict, out: Path) -> str:
                                 "program": r.get("program")}) + "\n")
     md = markdown(results)
     (out / "report.md").write_text(md)
-    plots(results, out)
+    if draw:
+        plots(results, out)
     return md

@@ -245,7 +245,7 @@ def prose_quality(case: Case, text: str) -> dict:
 def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOptions,
               on_record: Callable[[dict], None] | None = None,
               previous: dict[tuple[str, str], dict] | None = None, repeat: int = 1,
-              peers: Peers | None = None) -> dict:
+              peers: Peers | None = None, on_case: Callable[[dict], None] | None = None) -> dict:
     """Run every case in every mode `repeat` times (rewrite first, so the others can be compared with it).
 
     Runs interleave case by case, round by round, mode by mode; a case's records are then made from its
@@ -253,6 +253,7 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
     once per round, median) and, for a lossless mode whose text is not rewrite's, the top-2 logit gap
     where it parted from rewrite (`first_difference`). `on_record` hears every single run.
     `previous` records (same model, from `--reuse`) are taken instead of running that pair again.
+    `on_case` gets the results so far after each case (a run cut short by a time limit still leaves them).
     """
     modes = sorted(modes, key=lambda m: (m != "rewrite", ALL_MODES.index(m)))
     warm = SourceFile("warmup.py", "x = 1\n")
@@ -298,8 +299,15 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
             rec["limit_seconds"] = limit
             rec["limit_ratio"] = round(rec["seconds"] / limit, 3) if limit and rec["seconds"] else None
             records.append(rec)
+        if on_case and len(records) < len(cases) * len(modes):
+            on_case(bench_results(lm, modes, len(records) // len(modes), repeat, records) | {"partial": len(cases)})
+    return bench_results(lm, modes, len(cases), repeat, records)
+
+
+def bench_results(lm: LoadedModel, modes: list[str], cases: int, repeat: int, records: list[dict]) -> dict:
+    """The bench's results over `records` (`cases` of them per mode), summarized per group of cases."""
     return {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
-            "modes": modes, "cases": len(cases), "repeat": repeat, "records": records,
+            "modes": modes, "cases": cases, "repeat": repeat, "records": list(records),
             "summary": summarize_groups(records, modes)}
 
 

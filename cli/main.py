@@ -530,26 +530,33 @@ def bench(
                       shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
+        if kernel or kernel_only:  # first: a run cut short by a time limit keeps it (the cases' reports too)
+            results["kernel"] = kernel_bench(lm)
+
+        def run_info() -> dict:
+            """What the report says of the run beside its records: the adapter (the same base model name with
+            and without one), the prompt's settings, and how the GPU decoded."""
+            info = {"adapter": adapter, "focus": focus, "copy_kv": copy_kv, "copy_focus": copy_focus}
+            if lm.engine_name == "static":  # graphs captured, or eager after a failed capture (and why)
+                info |= {"graphs": str(lm.engine.graphs), "graph_error": lm.engine.graph_error}
+            if "hf-greedy" in modes and str(lm.device).startswith("cuda"):  # transformers' compiled loop, or not
+                info |= {"hf_greedy": "static cache, eager" if HFCompile.error else "static cache, compiled",
+                         "hf_compile_error": HFCompile.error}
+            return info
+
+        def so_far(partial: dict) -> None:  # a report after each case: a run cut short keeps them
+            write_report(results | partial | run_info() | {"settings": recorded | {"repeat": repeat}}, out, draw=False)
+
         try:
             if selected:
                 results |= _bench_runs(selected, modes, repeat, lambda advance: run_bench(
-                    lm, selected, modes, opts, advance, previous, repeat, peers))
+                    lm, selected, modes, opts, advance, previous, repeat, peers, so_far))
             peer_settings = peers.settings(modes)
         finally:
             peers.close()
-        results["adapter"] = adapter  # the same base model name with and without one
-        results["focus"] = focus
-        results["copy_kv"] = copy_kv
-        results["copy_focus"] = copy_focus
+        results |= run_info()
         # what --reuse must match, then what only pairs this run's modes (peers' flags and versions, repeats)
         results["settings"] = recorded | {"repeat": repeat} | ({"peers": peer_settings} if peer_settings else {})
-        if kernel or kernel_only:
-            results["kernel"] = kernel_bench(lm)
-        if lm.engine_name == "static":  # graphs captured, or eager after a failed capture (and why)
-            results["graphs"], results["graph_error"] = str(lm.engine.graphs), lm.engine.graph_error
-        if "hf-greedy" in modes and str(lm.device).startswith("cuda"):  # transformers' compiled loop, or why not
-            results["hf_greedy"] = "static cache, eager" if HFCompile.error else "static cache, compiled"
-            results["hf_compile_error"] = HFCompile.error
         sys.stdout.write(write_report(results, out))
     except EditError as exc:
         fail(str(exc))

@@ -44,6 +44,20 @@ def test_bench_with_scripted_model_writes_consistent_reports(tmp_path, scripted_
     assert "| spec |" in md and "| oracle |" in md
 
 
+def test_a_bench_cut_short_leaves_the_report_of_its_finished_cases(tmp_path, scripted_lm):
+    """After each case but the last the bench hands its results so far to `on_case` (the command line writes
+    them as a report, so a lease's time limit keeps them); the partial report says it is one."""
+    lm = scripted_lm(GOLD + "```\n")
+    cases = [Case(f"c{i}", "m.py", "fix add", BUGGY, GOLD, TESTS, "bugfix") for i in range(3)]
+    seen = []
+    final = run_bench(lm, cases, ["rewrite", "spec"], EditOptions(), repeat=2, on_case=seen.append)
+    assert [(r["cases"], r["partial"], len(r["records"])) for r in seen] == [(1, 3, 2), (2, 3, 4)]
+    assert seen[1]["summary"]["code"]["spec"]["cases"] == 2 and "partial" not in final
+    assert seen[1]["records"] == final["records"][:4]
+    md = write_report(seen[0], tmp_path, draw=False)
+    assert "**Partial**: the run stopped after 1 of its 3 cases" in md and not list(tmp_path.glob("*.png"))
+
+
 def test_run_tests_detects_failures_and_hangs():
     assert run_tests(GOLD, TESTS) is True
     assert run_tests(BUGGY, TESTS) is False
@@ -480,6 +494,28 @@ def test_bench_kind_prose_on_the_command_line(tmp_path, tiny_model_dir):
     [rec] = saved["records"]
     assert rec["kind"].startswith("prose-") and rec["group"].startswith("prose") and "recall" in rec
     assert list(saved["summary"]) == [rec["group"]] and "## Prose cases" in res.output
+
+
+def test_the_bench_command_writes_a_report_after_each_case(tmp_path, tiny_model_dir, monkeypatch):
+    """`editllm bench` rewrites its report after every case but the last (no plots), with the run's settings,
+    so a run stopped by a time limit leaves the finished cases' report; the last write is the whole run's."""
+    from editllm.bench import report
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    writes = []
+    real = report.write_report
+
+    def spy(results, out, draw=True):
+        writes.append((results.get("partial"), results.get("cases"), draw, results.get("settings", {}).get("repeat")))
+        return real(results, out, draw)
+
+    monkeypatch.setattr(report, "write_report", spy)
+    res = CliRunner().invoke(app, ["bench", "--model", str(tiny_model_dir), "--device", "cpu", "--dtype", "float32",
+                                   "--limit", "2", "--mode", "rewrite", "--max-new-tokens", "4",
+                                   "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert writes == [(2, 1, False, 1), (None, 2, True, 1)]
 
 
 def test_a_reused_prose_baseline_is_scored_from_its_text(tmp_path, scripted_lm):

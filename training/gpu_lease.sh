@@ -16,9 +16,11 @@
 # The GPU bench in one lease (15 minutes): ~2 min to start, ~21 upload calls of ~5 s after `slim`, then
 #   training/gpu_lease.sh bench 420 --cases benchmarks/cases/heldout_bugfix.jsonl \
 #       --cases benchmarks/cases/humaneval_bugfix.jsonl --min-lines 80 --limit 8 \
-#       --mode rewrite,hf-greedy,hf-pld,spec,copy,oracle --kernel     (add --repeat 3 if the time allows)
+#       --mode rewrite,hf-greedy,hf-pld,spec,copy,oracle --kernel --repeat 3
 #   training/gpu_lease.sh throughput 200 --files 32 --min-lines 80 --max-lines 300 --slots 1,32 --mode spec
-# (hf-greedy, transformers' own step loop, is the slow one: ~20-30 ms a token on an H100, unmeasured.)
+# The bench writes its report after each case, so the time limit cuts it after a whole case (the report says
+# "Partial") and the kernel table, measured first, is kept. hf-greedy compiles its static cache's step once,
+# in the warm-up (about a minute, unmeasured); hf-pld, transformers' dynamic-cache loop, is the slow one.
 #
 # Each call re-sends the working tree, so a call's folder holds what is left of 64 MiB after it (`prepare`
 # measures the tree as it is then). The selector's weights and training data are most of the tree (~33 MB):
