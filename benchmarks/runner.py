@@ -47,15 +47,16 @@ NEAR_TIE = 0.1  # a mismatch is a near-tie when rewrite's top-2 logits differ by
 class ForwardCounter:
     """Counts model forwards (for hf-pld, whose loop we do not own)."""
 
-    def __init__(self, model) -> None:
+    def __init__(self, model, on: bool = True) -> None:
         self.count = 0
-        self.handle = model.register_forward_hook(self._hook)
+        self.handle = model.register_forward_hook(self._hook) if on else None
 
     def _hook(self, *args) -> None:
         self.count += 1
 
     def close(self) -> None:
-        self.handle.remove()
+        if self.handle is not None:
+            self.handle.remove()
 
 
 class HFCompile:
@@ -93,8 +94,10 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
         size = min(lm.context_length, -(-(len(ids) + max_new) // STATIC_CACHE_STEP) * STATIC_CACHE_STEP)
         limit = max(max_new, size - len(ids))
         extra = {"cache_implementation": "static"} | ({"disable_compile": True} if HFCompile.error else {})
-    # the transformers model itself: a peft wrapper's `generate` calls its base model's forward, not its own
-    counter = ForwardCounter(lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model)
+    # the transformers model itself: a peft wrapper's `generate` calls its base model's forward, not its own.
+    # Not under the compiler (a Python hook in the traced call): greedy runs one forward a token it writes.
+    counter = ForwardCounter(lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model,
+                             on=not extra)
 
     def generate(**more):
         with torch.inference_mode():
@@ -114,14 +117,14 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
             if not extra or HFCompile.error:
                 raise
             HFCompile.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-            counter.count = 0
             start = time.perf_counter()
             seq = generate(disable_compile=True)
     finally:
         counter.close()
     seconds = time.perf_counter() - start
     out = [t for t in seq[0, len(ids):].tolist() if t not in eos][:max_new]
-    stats = DecodeStats(name, prompt_tokens=len(ids), output_tokens=len(out), forwards=counter.count,
+    forwards = counter.count if not extra else seq.shape[1] - len(ids)
+    stats = DecodeStats(name, prompt_tokens=len(ids), output_tokens=len(out), forwards=forwards,
                         decode_seconds=seconds)
     stats.stop_reason = "max_new_tokens" if len(out) >= max_new else "stop"
     return out, stats
