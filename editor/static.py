@@ -303,22 +303,28 @@ class StaticEngine:
         """The final-norm hidden states of every token of each request, (requests, longest, hidden): through a
         graph of the padded shape where one applies, else eagerly at the exact shape.
 
-        The requests go in order of sequence: when they are sequences 0..n-1 (one file's sequence 0, a full
-        batch of rows) the attention reads the cache's own rows (a view) instead of gathering copies of them."""
+        Attention reads each row's cache in place (a view of sequences 0..batch-1) when the requests' own
+        sequences, holes padded, make at most twice the rows a gather would: a gathered row's keys and values
+        are read, copied and read again each layer, an in-place one read once. So one file's sequence 0, a
+        full batch of rows, and a batch that files leaving it have holed all read in place; a few scattered
+        rows are gathered."""
         import torch
 
         order = sorted(range(len(requests)), key=lambda b: requests[b][0])
-        reqs = [requests[b] for b in order]
-        longest = max(len(ids) for _, ids, _, _ in reqs)
-        end = max(pos + len(ids) for _, ids, pos, _ in reqs)
-        graph = self.graphs is not False and longest <= GRAPH_TOKENS and bucket(len(reqs)) * bucket(longest) <= (
+        seqs = [requests[b][0] for b in order]
+        longest = max(len(ids) for _, ids, _, _ in requests)
+        end = max(pos + len(ids) for _, ids, pos, _ in requests)
+        graph = self.graphs is not False and longest <= GRAPH_TOKENS and bucket(len(requests)) * bucket(longest) <= (
             GRAPH_BATCH)
         if graph:
-            batch, width, window = bucket(len(reqs)), bucket(longest), min(bucket(end, MIN_WINDOW), self.n_ctx)
+            batch, width, window = bucket(len(requests)), bucket(longest), min(bucket(end, MIN_WINDOW), self.n_ctx)
         else:
-            batch, width, window = len(reqs), longest, end
-        seqs = [seq for seq, *_ in reqs]
-        view = seqs == list(range(len(seqs))) and batch <= self.seqs  # padding rows then take the next sequences
+            batch, width, window = len(requests), longest, end
+        top = bucket(seqs[-1] + 1) if graph else seqs[-1] + 1  # the rows of sequences 0..the last one's
+        view = (len(set(seqs)) == len(seqs) and top <= min(self.seqs, 2 * batch)
+                and (not graph or top * width <= GRAPH_BATCH))
+        if view:
+            batch = top  # each request at its sequence's row; the holes and the rest are padding
         # the adapter's terms only where a row has it on: ~400 small matmuls a forward that the base model's
         # rows (rewrite, spec, the fallback) must not pay for; graphs are kept per case
         adapted = any(self.adapter_seqs[seq] for seq in seqs)
@@ -327,20 +333,23 @@ class StaticEngine:
         slots = torch.full((batch, width), scratch, dtype=torch.long)
         rows = torch.arange(batch) if view else torch.zeros(batch, dtype=torch.long)
         lora = torch.zeros(batch, 1, 1, dtype=self.dtype)
-        for b, (seq, tokens, pos, _) in enumerate(reqs):
+        place = [0] * len(requests)  # each request's row in the batch
+        for k, b in enumerate(order):
+            seq, tokens, pos, _ = requests[b]
+            row = seq if view else k
             n = len(tokens)
-            ids[b, :n] = torch.tensor(tokens)
-            slots[b, :n] = torch.arange(pos, pos + n)
-            rows[b] = seq
-            lora[b] = float(self.adapter_seqs[seq])
+            ids[row, :n] = torch.tensor(tokens)
+            slots[row, :n] = torch.arange(pos, pos + n)
+            rows[row] = seq
+            lora[row] = float(self.adapter_seqs[seq])
+            place[b] = row
         inputs = {"ids": ids, "slots": slots, "rows": rows} | ({"lora": lora} if adapted else {})
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in inputs.items()}
         hidden = self._graphed(inputs, (batch, width, window, adapted, view)) if graph else None
         if hidden is None:
             hidden = self._run(window=window, view=view, **inputs)
         # the real rows, in request order, and the real tokens: a copy (a graph's next replay overwrites its own)
-        back = torch.tensor(sorted(range(len(order)), key=lambda k: order[k]), device=self.device)
-        return hidden.index_select(0, back)[:, :longest]
+        return hidden.index_select(0, torch.tensor(place, device=self.device))[:, :longest]
 
     def _graphed(self, inputs: dict[str, torch.Tensor], key: tuple) -> torch.Tensor | None:
         """The forward through the graph of its padded shape `key` (captured on first use); None when capture

@@ -187,12 +187,23 @@ def test_only_plain_lora_on_the_projections_runs_per_sequence(torch_lm, tmp_path
 
 
 def test_the_cache_is_read_in_place_for_sequences_from_0_and_sizes_are_known(torch_lm):
-    """One file's sequence 0, or a batch of sequences 0..n-1, reads the cache as it is (no copies gathered)."""
+    """One file's sequence 0, or a batch of sequences 0..n-1, reads the cache as it is (no copies gathered);
+    so does a batch with holes (files that left it) while its rows are at most twice the gathered ones."""
     engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, seqs=3, n_ctx=1024, graphs="emulate")
     engine.forward(IDS[:10], keep=1)
     engine.decode_seqs([(1, [5], 0, 1), (0, [6], 10, 1)])
     engine.decode_seqs([(2, [5], 0, 1), (1, [6], 1, 1)])
-    assert [key[-1] for key in engine._graphs] == [True, True, False]  # the last: rows 1, 2 are gathered
+    assert [key[-1] for key in engine._graphs] == [True, True, False]  # the last: rows 1, 2 (of 4) gathered
+    holed = StaticEngine(torch_lm.model, torch_lm.tokenizer, seqs=8, n_ctx=1024, graphs="emulate")
+    reference = StaticEngine(torch_lm.model, torch_lm.tokenizer, seqs=8, n_ctx=1024, graphs=False)
+    for engine in (holed, reference):
+        engine.decode_seqs([(s, IDS[10 * s:10 * s + 10], 0, 1) for s in range(8)])
+    requests = [(5, [6], 10, 1), (1, [7, 8], 10, 2), (3, [9], 10, 1), (6, [4], 10, 1), (7, [5], 10, 1)]
+    got = holed.decode_seqs(requests)  # 5 rows of 8: in place, holes at 0, 2 and 4
+    alone = [reference.decode_seqs([r])[0] for r in requests]  # one at a time: rows 1..7 gathered
+    assert all(close(a, b) for a, b in zip(got, alone, strict=True))
+    holed.decode_seqs([(7, [3], 11, 1), (6, [2], 11, 1)])  # 2 rows of 8: gathered
+    assert [key[0] for key in holed._graphs if key[-1]] == [8, 8] and (2, 1, 256, False, False) in holed._graphs
     config = torch_lm.model.config
     per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * 16 * 4  # head dim 16, float32
     assert cache_bytes(torch_lm.model, 3, 1024) == 3 * 1025 * per_token
