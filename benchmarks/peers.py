@@ -30,6 +30,7 @@ BASE_FLAGS = ("-c", "8192", "-np", "1")  # one slot with a context as large as t
 # The n-gram flavour's default: the fastest of issue 21's three candidates in its own table (65.6 s, same text
 # 4/4). Not yet re-tuned on generated bug fixes here (`--ngram-flags` tries the others).
 NGRAM_FLAGS = ("--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", "4", "--spec-ngram-simple-size-m", "32")
+PLD_TOKENS = 10  # hf-pld's prompt lookup length: transformers' documented example, the CPU runs' setting
 SERVER_MODES = ("server", "server-ngram", "server-ngram-whole")
 PEER_MODES = (*SERVER_MODES, "llamacpp-greedy")
 
@@ -141,11 +142,14 @@ def llama_cpp_version(binary: Path) -> str | None:
 class Peers:
     """The peers of one bench run: servers started on first use (one per flavour), the in-process
     `Llama` loaded on first use; `close()` stops and frees what it started. `servers` may hand in a
-    running server for a flavour ("server", "server-ngram"): the caller's to stop (a test fixture's)."""
+    running server for a flavour ("server", "server-ngram"): the caller's to stop (a test fixture's).
+    `pld_tokens` is transformers' prompt lookup length for `hf-pld` (its draft, checked in one forward: on a
+    GPU a longer one costs little more, so a user there would tune it)."""
 
     def __init__(self, gguf: Path | None, ngram_flags: Sequence[str] = NGRAM_FLAGS, threads: int | None = None,
-                 servers: dict[str, object] | None = None) -> None:
+                 servers: dict[str, object] | None = None, pld_tokens: int = PLD_TOKENS) -> None:
         self.gguf = gguf
+        self.pld_tokens = pld_tokens
         self.threads = threads or os.cpu_count() or 1
         self.flags = {"server": [*BASE_FLAGS], "server-ngram": [*BASE_FLAGS, *ngram_flags]}
         self.given = dict(servers or {})
@@ -181,8 +185,9 @@ class Peers:
     def settings(self, modes: Sequence[str]) -> dict:
         """What results.json records about the peers of `modes`: server flags and llama.cpp's version."""
         used = [m for m in modes if m in PEER_MODES]
+        pld = {"hf_pld_tokens": self.pld_tokens} if "hf-pld" in modes else {}
         if not used:
-            return {}
+            return pld
         from editllm.editor.llamacpp import load_llama_cpp
         from editllm.editor.llamaserver import server_binary
 
@@ -195,7 +200,7 @@ class Peers:
             out["server_flags"] = {self.flavour(m): getattr(self.servers.get(self.flavour(m)), "args", None)
                                    or self.flags[self.flavour(m)] for m in used if m in SERVER_MODES}
             out["request"] = {"temperature": 0.0, "top_k": 1, "cache_prompt": False, "stop": STOP_STRINGS}
-        return out
+        return out | pld
 
     def close(self) -> None:
         for name, server in self.servers.items():

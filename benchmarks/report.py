@@ -73,10 +73,12 @@ def markdown(results: dict) -> str:
             lines.append("`× limit`: seconds over the limit, one forward over the prompt plus rewrite's output "
                          "measured per case in this run.")
         peers = (results.get("settings") or {}).get("peers")
-        if peers:
+        if peers and "llama-cpp-python" in peers:
             lines.append(f"Peers: llama.cpp {peers.get('llama.cpp')}, llama-cpp-python "
                          f"{peers.get('llama-cpp-python')}, {peers.get('threads')} threads; server flags "
                          + "; ".join(f"{k}: `{' '.join(v)}`" for k, v in (peers.get("server_flags") or {}).items()))
+        if peers and "hf_pld_tokens" in peers:
+            lines.append(f"hf-pld: transformers' prompt lookup of {peers['hf_pld_tokens']} tokens.")
         for group, by_mode in summary.items():
             lines += ["", *_group_table(group, by_mode)]
         lines += _per_case(results)

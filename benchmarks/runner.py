@@ -24,7 +24,7 @@ from functools import partial
 
 import torch
 from editllm.bench.cases import Case
-from editllm.bench.peers import PEER_MODES, Peers
+from editllm.bench.peers import PEER_MODES, PLD_TOKENS, Peers
 from editllm.bench.prose_metrics import precision, recall, unrequested
 from editllm.bench.sandbox import run_tests
 from editllm.bench.stats import summarize_groups
@@ -140,7 +140,7 @@ def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | N
         trace.update(prompt=ids, out=out)
 
     if mode == "hf-pld":
-        loop = hf_pld_generate
+        loop = partial(hf_pld_generate, lookup=peers.pld_tokens if peers is not None else PLD_TOKENS)
     elif mode == "hf-greedy":
         loop = partial(hf_pld_generate, lookup=None, name="hf-greedy", static=str(lm.device).startswith("cuda"))
     elif mode in PEER_MODES:

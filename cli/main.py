@@ -460,6 +460,8 @@ def bench(
                                "medians."),
     ngram_flags: str = typer.Option(None, "--ngram-flags", help="llama-server flags of the server-ngram peers "
                                     "(default: editllm.bench.peers.NGRAM_FLAGS)."),
+    pld_tokens: int = typer.Option(10, "--pld-tokens", min=1, help="hf-pld's prompt lookup length (transformers' "
+                                   "prompt_lookup_num_tokens: the draft it checks in one forward)."),
     server: str = typer.Option(None, "--server", help="Run rewrite, spec and copy through the llama-server or "
                                "vLLM server at URL (serving --model), as `fix --server` does; the records say "
                                "what it runs."),
@@ -527,7 +529,7 @@ def bench(
         recorded = run_settings(lm, opts, adapter)
         previous = load_previous(reuse, recorded) if reuse and selected else None
         peers = Peers(gguf_of(conf.get("model")) if any(m in PEER_MODES for m in modes) else None,
-                      shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS)
+                      shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS, pld_tokens=pld_tokens)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
         if kernel or kernel_only:  # first: a run cut short by a time limit keeps it (the cases' reports too)

@@ -266,7 +266,8 @@ def test_hf_pld_goes_through_the_rewrite_prompt_focus_and_merge(monkeypatch, scr
     lm = scripted_lm("def add(a, b):\n    return a + b\n```\n")  # only the focused function, fixed
     prompts = []
 
-    def peer_loop(lm_, ids, max_new, stop):
+    def peer_loop(lm_, ids, max_new, stop, lookup):
+        assert lookup == 10  # transformers' documented example, the default
         prompts.append(ids)
         stats = DecodeStats("hf-pld", len(ids), len(lm.model.script), 3, 0.0, 0.01)
         stats.stop_reason = "stop"
@@ -278,6 +279,18 @@ def test_hf_pld_goes_through_the_rewrite_prompt_focus_and_merge(monkeypatch, scr
     assert recs["hf-pld"]["focused"] == ["add"] == recs["rewrite"]["focused"]
     assert len(prompts[0]) == recs["rewrite"]["prompt_tokens"]
     assert recs["hf-pld"]["text"] == GOLD and recs["hf-pld"]["identical_to_rewrite"] is True
+
+
+def test_hf_pld_lookup_length_is_a_setting_of_the_run(scripted_lm):
+    """`--pld-tokens`: hf-pld's draft length goes to transformers and into the run's recorded peer settings."""
+    from editllm.bench.peers import Peers
+    from editllm.bench.runner import mode_options
+
+    lm = scripted_lm("x\n```\n")
+    peers = Peers(None, pld_tokens=32)
+    assert mode_options(lm, "hf-pld", EditOptions(), peers, {}).generate.keywords == {"lookup": 32}
+    assert mode_options(lm, "hf-pld", EditOptions(), None, {}).generate.keywords == {"lookup": 10}
+    assert peers.settings(["rewrite", "hf-pld"]) == {"hf_pld_tokens": 32} and peers.settings(["rewrite"]) == {}
 
 
 def test_reuse_refuses_a_baseline_made_with_other_settings(tmp_path, scripted_lm):

@@ -21,6 +21,8 @@
 # The bench writes its report after each case, so the time limit cuts it after a whole case (the report says
 # "Partial") and the kernel table, measured first, is kept. hf-greedy compiles its static cache's step once,
 # in the warm-up (about a minute, unmeasured); hf-pld, transformers' dynamic-cache loop, is the slow one.
+# hf-pld drafts 10 tokens by default (`--pld-tokens`): a GPU verifies more for little more, so try 32 or 64
+# on a case or two first if the time allows, and bench the best (say it was tuned on those cases).
 #
 # Each call re-sends the working tree, so a call's folder holds what is left of 64 MiB after it (`prepare`
 # measures the tree as it is then). The selector's weights and training data are most of the tree (~33 MB):
