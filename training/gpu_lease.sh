@@ -17,7 +17,7 @@
 #   training/gpu_lease.sh bench 420 --cases benchmarks/cases/heldout_bugfix.jsonl \
 #       --cases benchmarks/cases/humaneval_bugfix.jsonl --min-lines 80 --limit 8 \
 #       --mode rewrite,hf-greedy,hf-pld,spec,copy,oracle --kernel --repeat 3
-#   training/gpu_lease.sh throughput 200 --files 32 --min-lines 80 --max-lines 300 --slots 1,32 --mode spec
+#   training/gpu_lease.sh throughput 240 --files 32 --min-lines 80 --max-lines 300 --slots 1,32 --mode spec --rounds 3
 # The bench writes its report after each case, so the time limit cuts it after a whole case (the report says
 # "Partial") and the kernel table, measured first, is kept. hf-greedy compiles its static cache's step once,
 # in the warm-up (about a minute, unmeasured); hf-pld, transformers' dynamic-cache loop, is the slow one.
