@@ -5,7 +5,7 @@
 #   here:   python -m editllm.training.lease pack --synthetic syn.jsonl.gz --tasks 1500 --out pack/   # training only
 #           training/gpu_lease.sh slim                        # optional: see below
 #           training/gpu_lease.sh prepare pack/ .dev          # or `prepare - .dev` for the bench: no training pack
-#   there:  training/gpu_lease.sh check .dev/c01              # first call: versions, tokenizer ids
+#   there:  training/gpu_lease.sh check .dev/c01              # first call: versions, tokenizer ids (bench: CUDA tests)
 #           training/gpu_lease.sh receive .dev/c02            # one call per folder, carry=[".dev/cNN"]
 #           training/gpu_lease.sh finish MINUTES [lease run options]     # train; the adapter comes back in $OUT
 #           training/gpu_lease.sh bench SECONDS [editllm bench options]  # or: the GPU path's tests and benches
@@ -18,6 +18,8 @@
 #       --cases benchmarks/cases/humaneval_bugfix.jsonl --min-lines 80 --limit 8 \
 #       --mode rewrite,hf-greedy,hf-pld,spec,copy,oracle --kernel --repeat 3
 #   training/gpu_lease.sh throughput 240 --files 32 --min-lines 80 --max-lines 300 --slots 1,32 --mode spec --rounds 3
+# (session 13's lease: start and 21 small calls took ~166 s of the 900, so these two fill the rest; the first
+# call's CUDA tests come before the uploads, so a failure there costs ~1 minute, not the lease.)
 # The bench writes its report after each case, so the time limit cuts it after a whole case (the report says
 # "Partial") and the kernel table, measured first, is kept. hf-greedy compiles its static cache's step once,
 # in the warm-up (about a minute, unmeasured); hf-pld, transformers' dynamic-cache loop, is the slow one.
