@@ -107,8 +107,8 @@ def measure(engine, sizes: tuple[int, ...] = SIZES, repeats: int = 2) -> Costs:
     times: dict[int, float] = {}
     for k in sizes:
         best = float("inf")
-        # an engine that captures a shape on its first forward (CUDA graphs) is timed on a later one
-        for _ in range(repeats if k <= REPEATS_UNTIL or getattr(engine, "first_call_compiles", False) else 1):
+        # an engine that captures a shape after some forwards of it (CUDA graphs) is timed on a later one
+        for _ in range(max(repeats if k <= REPEATS_UNTIL else 1, getattr(engine, "calls_to_warm", 0) + 1)):
             t0 = time.perf_counter()
             rows = engine.forward([2000 + j for j in range(k)], keep=k)
             int(rows[-1].argmax())  # waits for an asynchronous device

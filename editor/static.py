@@ -7,7 +7,8 @@ cache grows by concatenation. Here, as in gpt-fast:
   integer, a truncate costs nothing and several files' sequences live side by side;
 - one forward takes several sequences at once (`decode_seqs`: each its own tokens at its own positions,
   padded to the longest), which is how `editor.batched` decodes many files in one batch;
-- on CUDA each padded shape's forward is captured once as a CUDA graph and replayed: the padded shapes are
+- on CUDA each padded shape's forward is captured once as a CUDA graph (on its second use: a shape used
+  once runs eagerly and costs no capture) and replayed: the padded shapes are
   powers of two (sequences, tokens) and a context window of 256·2^k entries, so a handful of
   graphs serve a whole run. Forwards longer than `GRAPH_TOKENS` (a long prompt) run eagerly: their kernels
   are big enough that launching them is not what costs.
@@ -175,7 +176,7 @@ class StaticEngine:
         if graphs is True and self.device.type != "cuda":
             raise EditError("CUDA graphs need a CUDA device")
         self.graphs = graphs
-        self._graphs: dict[tuple, _Graph] = {}
+        self._graphs: dict[tuple, _Graph | None] = {}  # None: a shape seen once, run eagerly, not captured yet
         self.graph_error: str | None = None  # why capture failed, when it did (forwards then run eagerly)
         self._pool = torch.cuda.graph_pool_handle() if graphs is True else None
         self.lock = threading.Lock()  # one forward at a time: the graphs' buffers are shared
@@ -201,9 +202,10 @@ class StaticEngine:
                 "dtype": str(self.dtype), "device": str(self.device), "gpu": gpu, "graphs": str(self.graphs)}
 
     @property
-    def first_call_compiles(self) -> bool:
-        """A new padded shape is captured on its first forward: time a shape on its second (`editor.costs`)."""
-        return self.graphs is not False
+    def calls_to_warm(self) -> int:
+        """Forwards of a padded shape before it replays a graph (`editor.costs` times a later one): the first
+        runs eagerly, the second captures it."""
+        return 0 if self.graphs is False else 2
 
     @property
     def length(self) -> int:
@@ -352,9 +354,13 @@ class StaticEngine:
         return hidden.index_select(0, torch.tensor(place, device=self.device))[:, :longest]
 
     def _graphed(self, inputs: dict[str, torch.Tensor], key: tuple) -> torch.Tensor | None:
-        """The forward through the graph of its padded shape `key` (captured on first use); None when capture
-        fails on this GPU or driver, after which every forward runs eagerly."""
-        captured = self._graphs.get(key)
+        """The forward through the graph of its padded shape `key`; None when it is to run eagerly: on the
+        shape's first use (it is captured on its second, so a shape that one edit uses once, as a copy of some
+        length may be, costs no capture) and after a capture failed on this GPU or driver."""
+        if key not in self._graphs:
+            self._graphs[key] = None
+            return None
+        captured = self._graphs[key]
         if captured is None:
             *_, window, _, view = key
 

@@ -137,7 +137,43 @@ def test_a_graph_that_cannot_be_made_leaves_eager_forwards(torch_lm, monkeypatch
     engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, n_ctx=1024, graphs="emulate")
     reference = TorchEngine(torch_lm.model, torch_lm.tokenizer).forward(IDS[:30], keep=3)
     assert close(engine.forward(IDS[:30], keep=3), reference)
+    assert engine.graphs == "emulate"  # a shape's first forward runs eagerly: nothing captured yet
+    engine.reset()
+    assert close(engine.forward(IDS[:30], keep=3), reference)  # its second captures, which fails
     assert engine.graphs is False and "capturing" in engine.graph_error
+
+
+def test_a_shape_is_captured_on_its_second_forward_and_replayed_after(torch_lm, monkeypatch):
+    """A padded shape used once runs eagerly (no capture: a one-off copy's length costs nothing); the second
+    forward of it captures the graph and later ones replay it; the costs are timed after both."""
+    from editllm.editor import static
+    from editllm.editor.costs import measure
+
+    made = []
+
+    class Counted(static._Graph):
+        def __init__(self, *args, **kwargs):
+            made.append(args[1]["ids"].shape)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(static, "_Graph", Counted)
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, n_ctx=1024, graphs="emulate")
+    engine.forward(IDS[:30], keep=1)
+    assert made == [] and list(engine._graphs.values()) == [None]
+    engine.forward(IDS[30:32], keep=1)  # another shape (2 tokens), first seen
+    engine.truncate(32)
+    engine.forward(IDS[:30], keep=1)
+    assert made == [(1, 32)]
+    engine.forward(IDS[30:32], keep=1)
+    engine.truncate(32)
+    engine.forward(IDS[:30], keep=1)
+    assert made == [(1, 32), (1, 2)]  # each shape captured once
+    assert engine.calls_to_warm == 2
+    assert StaticEngine(torch_lm.model, torch_lm.tokenizer, graphs=False).calls_to_warm == 0
+    timed = []
+    monkeypatch.setattr(engine, "forward", lambda ids, keep, f=engine.forward: timed.append(len(ids)) or f(ids, keep))
+    measure(engine, sizes=(1, 16), repeats=1)
+    assert timed[1:] == [1, 1, 1, 16, 16, 16]  # after the context: eager, capture, then the replay that is timed
 
 
 def test_shapes_and_choices():
