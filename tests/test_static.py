@@ -468,3 +468,17 @@ def test_cuda_graphs_batch_files_as_each_alone(varied_dir, tmp_path, monkeypatch
     together = decodes(lm, [list(FILES)])
     assert together == decodes(eager, [[n] for n in FILES]) and lm.engine.graph_error is None
     assert captured[0]  # the batch's shapes were captured and replayed
+
+
+@needs_cuda
+def test_cuda_hf_greedy_compiles_its_static_cache_and_writes_the_eager_tokens(varied_dir):
+    """On a GPU, before a lease's uploads: the bench's hf-greedy peer compiles transformers' static-cache step
+    (torch.compile, CUDA graphs) without falling back, and writes what the plain eager loop writes."""
+    from editllm.bench import runner
+
+    lm = load_model(str(varied_dir), device="cuda", dtype="float32", engine="static")
+    plain, _ = runner.hf_pld_generate(lm, IDS[:40], 24, lambda ids: False, lookup=None)
+    runner.HFCompile.error = None
+    out, stats = runner.hf_pld_generate(lm, IDS[:40], 24, lambda ids: False, lookup=None, static=True)
+    assert runner.HFCompile.error is None, runner.HFCompile.error
+    assert out == plain and stats.forwards >= len(out) > 0
