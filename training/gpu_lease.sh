@@ -53,7 +53,7 @@ join_model() {  # the parts into model.gguf, checked (a rerun after a failure fi
 static_tests() {  # the CUDA graphs against eager forwards (tiny model): the tests that skip without a GPU
     local out=${OUT:-$store/out}
     mkdir -p "$out"
-    EDITLLM_TEST_TOKENIZER=$store/tok timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_static.py \
+    EDITLLM_TEST_TOKENIZER=$store/tok timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_static.py \
         -k cuda 2>&1 | tee "$store/static-tests.log" "$out/static-tests.log" || true
 }
 
