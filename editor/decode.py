@@ -68,17 +68,40 @@ class TailStop:
     token by token and cut exactly where plain decoding would have stopped.
     """
 
-    def __init__(self, tokenizer, matches: Callable[[str], bool], window: int = 16) -> None:
+    def __init__(self, tokenizer, matches: Callable[[str], bool], window: int = 16, chars: str | None = None) -> None:
+        """`chars`: the marker's characters (the closing fence's newline and fence character), when only a
+        token whose text holds one of them can complete it. Other tokens then skip the decode: a verified
+        draft emits tens of tokens a forward, each checked, and on a GPU those decodes cost as much as a
+        good part of the forward. Each token id's text is decoded once."""
         self.tokenizer = tokenizer
         self.matches = matches
         self.window = window
+        self.chars = chars
+        self._may_complete: dict[int, bool] = {}
+        self._checked = 0  # the output's length at the last check, which found no marker
 
     def __call__(self, output_ids: list[int]) -> bool:
-        tail = output_ids[-self.window :]
+        # the tokens since the last check: one for our decoder, several for a loop that checks once a step
+        # (transformers' prompt lookup), all of them for a new output
+        n = len(output_ids)
+        fresh = n - self._checked if n > self._checked else n
+        self._checked = n
+        if self.chars is not None and not any(self.may_complete(t) for t in output_ids[n - fresh:]):
+            return False  # no marker before these tokens, and they add none of its characters
+        tail = output_ids[-(self.window + fresh - 1):]
         text = self.tokenizer.decode(tail, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        if len(output_ids) > self.window:
+        if len(tail) < n:  # the tail's first line may be cut: look from its first newline on
             text = "\n" + text.split("\n", 1)[-1] if "\n" in text else ""
         return self.matches(text)
+
+    def may_complete(self, token: int) -> bool:
+        """Whether `token`'s text holds one of the marker's characters (ASCII: a token's bytes that spell one
+        show in its text decoded alone, whatever multi-byte pieces they sit beside)."""
+        known = self._may_complete.get(token)
+        if known is None:
+            piece = self.tokenizer.decode([token], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            known = self._may_complete[token] = any(c in piece for c in self.chars)
+        return known
 
 
 class Drafter(Protocol):

@@ -142,6 +142,47 @@ def test_tail_stop_finds_fence_split_across_tokens(tokenizer):
     assert stop(ids)
 
 
+def test_tail_stop_skips_tokens_that_cannot_complete_the_fence_and_stops_at_the_same_one(tokenizer):
+    """With the fence's characters given, a token holding none of them is not decoded (each id's text is
+    looked at once), and the stop comes at the very token where checking every tail stops."""
+    from editllm.editor.prompt import end_of_file
+
+    text = "value = compute(value)  # \u00e9t\u00e9 `x`\n" * 30 + "```\nThe fix is above.\n"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def matches(t):
+        return end_of_file(t, "```") is not None
+
+    def first_stop(stop) -> int | None:
+        return next((n for n in range(1, len(ids) + 1) if stop(ids[:n])), None)
+
+    decodes = []
+
+    class Counting:
+        def decode(self, *args, **kwargs):
+            decodes.append(args[0])
+            return tokenizer.decode(*args, **kwargs)
+
+    every = first_stop(TailStop(tokenizer, matches))
+    assert every is not None and "\n```" in tokenizer.decode(ids[:every])
+    assert not matches(tokenizer.decode(ids[:every - 1]))
+    assert first_stop(TailStop(Counting(), matches, chars="\n`")) == every
+    assert len(decodes) < every / 3  # a newline or a backtick in a few tokens of each line; each id once
+
+
+def test_tail_stop_finds_a_fence_inside_several_tokens_added_at_once(tokenizer):
+    """A loop that checks once a step (transformers' prompt lookup) may add more tokens than the window:
+    the check covers all of them, whether or not the fence's characters are given."""
+    from editllm.editor.prompt import end_of_file
+
+    head = tokenizer("".join(f"x{i} = {i}\n" for i in range(10)), add_special_tokens=False)["input_ids"]
+    chunk = tokenizer("y = 1\n```\n" + "".join(f"# note {i}\n" for i in range(12)), add_special_tokens=False)
+    for chars in (None, "\n`"):
+        stop = TailStop(tokenizer, lambda t: end_of_file(t, "```") is not None, chars=chars)
+        assert not stop(head)
+        assert stop(head + chunk["input_ids"])  # the fence is 30-odd tokens before the end
+
+
 def test_sampling_runs_and_is_seeded(tiny_lm):
     prompt = [11, 12, 13, 11, 12, 13]
     a, _ = Decoder(tiny_lm.model, tiny_lm.tokenizer, temperature=1.0, seed=3).run(prompt, 20, NEVER, CopyDrafter())
