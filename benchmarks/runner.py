@@ -65,6 +65,17 @@ class HFCompile:
 
     error: str | None = None
 
+    @staticmethod
+    def state(lm: LoadedModel) -> str:
+        """How hf-greedy ran on `lm`: compiled only if transformers made its compiled call (`generate` decides
+        that itself, and may not) and no compile failed."""
+        model = lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model
+        if HFCompile.error:
+            return "static cache, eager"
+        if getattr(model, "_compiled_call", None) is None:
+            return "static cache, not compiled (transformers chose not to)"
+        return "static cache, compiled"
+
 
 STATIC_CACHE_STEP = 8192  # hf-greedy's static cache is sized in these steps, so one compile serves every case
 
@@ -111,7 +122,7 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
     try:
         try:
             seq = generate()
-        except EditError:
+        except (EditError, torch.OutOfMemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - any compiler failure: the peer runs eagerly, and says why
             if not extra or HFCompile.error:
@@ -403,16 +414,23 @@ def kernel_bench(lm: LoadedModel, sizes: tuple[int, ...] = (1, 8, 32, 128, 512),
 
 
 def _time_append(engine, ctx: list[int], toks: list[int], steps: int, timed) -> tuple[float, float, int]:
-    """Seconds for one forward of `toks` after `ctx`, and for `steps` single-token forwards there."""
+    """Seconds for one forward of `toks` after `ctx`, and for `steps` single-token forwards there. An engine
+    that captures a shape after some forwards of it (the static engine's CUDA graphs: `calls_to_warm`) runs
+    both that many times first, so the replay is timed, not the eager first use or the capture."""
     engine.reset()
     engine.forward(ctx, keep=1)
-    one = timed(lambda: engine.forward(toks, keep=1))
-    engine.truncate(len(toks))
 
     def single() -> None:
         for t in toks[:steps]:
             engine.forward([t], keep=1)
 
+    for _ in range(getattr(engine, "calls_to_warm", 0)):
+        engine.forward(toks, keep=1)
+        engine.truncate(len(toks))
+        single()
+        engine.truncate(steps)
+    one = timed(lambda: engine.forward(toks, keep=1))
+    engine.truncate(len(toks))
     many = timed(single)
     engine.truncate(steps)
     return one, many, steps

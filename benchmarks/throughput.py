@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> None:
                     "report the median round")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
 
     from editllm.editor.models import gguf_of
 

@@ -542,12 +542,13 @@ def bench(
             if lm.engine_name == "static":  # graphs captured, or eager after a failed capture (and why)
                 info |= {"graphs": str(lm.engine.graphs), "graph_error": lm.engine.graph_error}
             if "hf-greedy" in modes and str(lm.device).startswith("cuda"):  # transformers' compiled loop, or not
-                info |= {"hf_greedy": "static cache, eager" if HFCompile.error else "static cache, compiled",
-                         "hf_compile_error": HFCompile.error}
+                info |= {"hf_greedy": HFCompile.state(lm), "hf_compile_error": HFCompile.error}
             return info
 
         def so_far(partial: dict) -> None:  # a report after each case: a run cut short keeps them
-            write_report(results | partial | run_info() | {"settings": recorded | {"repeat": repeat}}, out, draw=False)
+            pld = {"peers": {"hf_pld_tokens": pld_tokens}} if "hf-pld" in modes else {}
+            write_report(results | partial | run_info() | {"settings": recorded | {"repeat": repeat} | pld}, out,
+                         draw=False)
 
         try:
             if selected:

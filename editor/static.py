@@ -49,6 +49,10 @@ GRAPH_TOKENS = 512  # forwards of more tokens than this per sequence run eagerly
 BATCH_TOKENS = 8192
 GRAPH_BATCH = 4096  # padded tokens (sequences × tokens) of the largest captured forward; larger run eagerly
 MIN_WINDOW = 256  # the smallest context window a graph attends over (then 512, 1024, ...)
+# Padding tokens that holes in a batch (sequences without a request) may add to read the cache in place rather
+# than gather it: a decode step's holes cost next to nothing, a long draft's would cost more compute than the
+# gather saves (unmeasured on a GPU: a guess to revisit with the lease's throughput run).
+HOLE_TOKENS = 64
 STATIC_CONTEXT = 8192  # cache entries per sequence by default: the llama.cpp engine's context
 
 
@@ -306,10 +310,11 @@ class StaticEngine:
         graph of the padded shape where one applies, else eagerly at the exact shape.
 
         Attention reads each row's cache in place (a view of sequences 0..batch-1) when the requests' own
-        sequences, holes padded, make at most twice the rows a gather would: a gathered row's keys and values
-        are read, copied and read again each layer, an in-place one read once. So one file's sequence 0, a
-        full batch of rows, and a batch that files leaving it have holed all read in place; a few scattered
-        rows are gathered."""
+        sequences, holes padded, make at most twice the rows a gather would and the holes add at most
+        `HOLE_TOKENS` tokens of compute: a gathered row's keys and values are read, copied and read again
+        each layer, an in-place one read once, but a hole's padding runs through every layer. So one file's
+        sequence 0, a full batch of rows, and a batch of decode steps that files leaving it have holed read
+        in place; a few scattered rows, or holes beside long drafts or prompts, are gathered."""
         import torch
 
         order = sorted(range(len(requests)), key=lambda b: requests[b][0])
@@ -324,7 +329,7 @@ class StaticEngine:
             batch, width, window = len(requests), longest, end
         top = bucket(seqs[-1] + 1) if graph else seqs[-1] + 1  # the rows of sequences 0..the last one's
         view = (len(set(seqs)) == len(seqs) and top <= min(self.seqs, 2 * batch)
-                and (not graph or top * width <= GRAPH_BATCH))
+                and (top - batch) * width <= HOLE_TOKENS and (not graph or top * width <= GRAPH_BATCH))
         if view:
             batch = top  # each request at its sequence's row; the holes and the rest are padding
         # the adapter's terms only where a row has it on: ~400 small matmuls a forward that the base model's

@@ -228,7 +228,11 @@ def test_a_failed_compile_reruns_hf_greedy_eagerly_and_is_reported(tiny_lm, monk
     assert runner.HFCompile.error == "RuntimeError: inductor: no C compiler"
     runner.hf_pld_generate(tiny_lm, prompt, 6, lambda ids: False, lookup=None, static=True)
     assert calls[2:] == [True]
+    assert runner.HFCompile.state(tiny_lm) == "static cache, eager"
     monkeypatch.setattr(runner.HFCompile, "error", None)
+    assert runner.HFCompile.state(tiny_lm) == "static cache, not compiled (transformers chose not to)"  # a CPU
+    monkeypatch.setattr(tiny_lm.model, "_compiled_call", lambda *a, **k: None, raising=False)
+    assert runner.HFCompile.state(tiny_lm) == "static cache, compiled"
     with pytest.raises(RuntimeError):  # the dynamic cache never compiles: its errors are not swallowed
         runner.hf_pld_generate(tiny_lm, prompt, 6, lambda ids: False, lookup=None)
     assert runner.HFCompile.error is None
@@ -520,15 +524,17 @@ def test_the_bench_command_writes_a_report_after_each_case(tmp_path, tiny_model_
     real = report.write_report
 
     def spy(results, out, draw=True):
-        writes.append((results.get("partial"), results.get("cases"), draw, results.get("settings", {}).get("repeat")))
+        settings = results.get("settings", {})
+        writes.append((results.get("partial"), results.get("cases"), draw, settings.get("repeat"),
+                       settings.get("peers", {}).get("hf_pld_tokens")))
         return real(results, out, draw)
 
     monkeypatch.setattr(report, "write_report", spy)
     res = CliRunner().invoke(app, ["bench", "--model", str(tiny_model_dir), "--device", "cpu", "--dtype", "float32",
-                                   "--limit", "2", "--mode", "rewrite", "--max-new-tokens", "4",
-                                   "--out", str(tmp_path / "o")])
+                                   "--limit", "2", "--mode", "rewrite,hf-pld", "--pld-tokens", "7",
+                                   "--max-new-tokens", "4", "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
-    assert writes == [(2, 1, False, 1), (None, 2, True, 1)]
+    assert writes == [(2, 1, False, 1, 7), (None, 2, True, 1, 7)]  # the partial one names hf-pld's setting too
 
 
 def test_a_reused_prose_baseline_is_scored_from_its_text(tmp_path, scripted_lm):

@@ -224,7 +224,8 @@ def test_only_plain_lora_on_the_projections_runs_per_sequence(torch_lm, tmp_path
 
 def test_the_cache_is_read_in_place_for_sequences_from_0_and_sizes_are_known(torch_lm):
     """One file's sequence 0, or a batch of sequences 0..n-1, reads the cache as it is (no copies gathered);
-    so does a batch with holes (files that left it) while its rows are at most twice the gathered ones."""
+    so does a batch with holes (files that left it) while its rows are at most twice the gathered ones and
+    the holes' padding is short."""
     engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, seqs=3, n_ctx=1024, graphs="emulate")
     engine.forward(IDS[:10], keep=1)
     engine.decode_seqs([(1, [5], 0, 1), (0, [6], 10, 1)])
@@ -240,6 +241,9 @@ def test_the_cache_is_read_in_place_for_sequences_from_0_and_sizes_are_known(tor
     assert all(close(a, b) for a, b in zip(got, alone, strict=True))
     holed.decode_seqs([(7, [3], 11, 1), (6, [2], 11, 1)])  # 2 rows of 8: gathered
     assert [key[0] for key in holed._graphs if key[-1]] == [8, 8] and (2, 1, 256, False, False) in holed._graphs
+    holed.decode_seqs([(1, IDS[:40], 20, 1), (2, IDS[:40], 20, 1), (3, IDS[:40], 20, 1)])  # 4 rows either way
+    holed.decode_seqs([(1, IDS[:40], 20, 1), (3, IDS[:40], 20, 1)])  # 2 rows, or 4 with holes 64 wide
+    assert (4, 64, 256, False, True) in holed._graphs and (2, 64, 256, False, False) in holed._graphs
     config = torch_lm.model.config
     per_token = 2 * config.num_hidden_layers * config.num_key_value_heads * 16 * 4  # head dim 16, float32
     assert cache_bytes(torch_lm.model, 3, 1024) == 3 * 1025 * per_token
@@ -481,4 +485,41 @@ def test_cuda_hf_greedy_compiles_its_static_cache_and_writes_the_eager_tokens(va
     runner.HFCompile.error = None
     out, stats = runner.hf_pld_generate(lm, IDS[:40], 24, lambda ids: False, lookup=None, static=True)
     assert runner.HFCompile.error is None, runner.HFCompile.error
+    assert runner.HFCompile.state(lm) == "static cache, compiled"  # transformers made its compiled call
     assert out == plain and stats.forwards >= len(out) > 0
+
+
+def test_the_kernel_table_times_replays_not_first_uses_or_captures(torch_lm, monkeypatch):
+    """`bench --kernel` on the static engine: each size's one forward and its single steps are timed after the
+    forwards that run a shape eagerly and capture it, so the table compares replays."""
+    from types import SimpleNamespace
+
+    from editllm.bench import runner
+    from editllm.editor import static
+
+    log: list[str] = []
+    engine = StaticEngine(torch_lm.model, torch_lm.tokenizer, n_ctx=1024, graphs="emulate")
+    graphed = engine._graphed
+
+    def logged(inputs, key):
+        hidden = graphed(inputs, key)
+        if engine._graphs.get(key) is None or hidden is None:
+            log.append("eager")
+        return hidden
+
+    class Logged(static._Graph):
+        def __init__(self, *args, **kwargs):
+            log.append("capture")
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_graphed", logged)
+    monkeypatch.setattr(static, "_Graph", Logged)
+    clock = runner.time.perf_counter
+    monkeypatch.setattr(runner, "time", SimpleNamespace(perf_counter=lambda: log.append("clock") or clock()))
+    lm = SimpleNamespace(engine=engine, device="cpu")
+    rows = runner.kernel_bench(lm, sizes=(1, 8), context=16, max_steps=4)
+    assert [r["tokens"] for r in rows] == [1, 8] and "capture" in log
+    clocks = [k for k, event in enumerate(log) if event == "clock"]
+    assert len(clocks) == 12  # a start and an end: the warm-up's and each size's one forward and single steps
+    for start, end in zip(clocks[::2], clocks[1::2], strict=True):
+        assert log[start + 1:end] == []  # no eager first use and no capture inside a timing

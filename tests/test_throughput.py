@@ -20,3 +20,12 @@ def test_local_rounds_edit_the_files_again_and_report_the_median_round(tiny_mode
     result = run_local(str(tiny_model_dir), tmp_path, 1, "rewrite", "static", "cpu", rounds=3)
     assert result["rounds_seconds"] == [5.0, 1.0, 2.0] and result["seconds"] == 2.0
     assert result["files"] == 2 and sorted(Path(k).name for k in result["texts"]) == ["a.py", "b.py"]
+
+
+def test_rounds_below_one_are_refused(tmp_path, capsys):
+    import pytest
+    from editllm.bench.throughput import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--local", "--rounds", "0", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "--rounds must be at least 1" in capsys.readouterr().err
