@@ -64,6 +64,24 @@ class HFCompile:
     (a failed `torch.compile`), reported beside the bench's results as the static engine's graph_error is."""
 
     error: str | None = None
+    caches: dict[tuple[int, int], object] = {}  # (id of the model, size) -> its StaticCache, reused
+
+    @staticmethod
+    def cache(lm: LoadedModel, size: int):
+        """The model's static cache of `size` entries, emptied: one object for every call, as transformers' docs
+        reuse it. A new cache each call (what `cache_implementation="static"` makes) puts its tensors at new
+        addresses, which the compiled step's CUDA graph is recorded against."""
+        from transformers import StaticCache
+
+        model = lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model
+        key = (id(model), size)
+        cache = HFCompile.caches.get(key)
+        if cache is None:
+            cache = HFCompile.caches[key] = StaticCache(config=model.config, max_cache_len=size)
+        else:
+            with torch.inference_mode():  # its tensors were made there, in `generate`
+                cache.reset()
+        return cache
 
     @staticmethod
     def state(lm: LoadedModel) -> str:
@@ -104,7 +122,11 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
     if static and lookup is None:
         size = min(lm.context_length, -(-(len(ids) + max_new) // STATIC_CACHE_STEP) * STATIC_CACHE_STEP)
         limit = max(max_new, size - len(ids))
-        extra = {"cache_implementation": "static"} | ({"disable_compile": True} if HFCompile.error else {})
+        try:
+            extra = {"past_key_values": HFCompile.cache(lm, size)}
+        except TypeError:  # a transformers whose StaticCache is built otherwise: `generate` makes its own
+            extra = {"cache_implementation": "static"}
+        extra |= {"disable_compile": True} if HFCompile.error else {}
     # the transformers model itself: a peft wrapper's `generate` calls its base model's forward, not its own.
     # Not under the compiler (a Python hook in the traced call): greedy runs one forward a token it writes.
     counter = ForwardCounter(lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model,
@@ -128,6 +150,9 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
             if not extra or HFCompile.error:
                 raise
             HFCompile.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
+            if "past_key_values" in extra:
+                with torch.inference_mode():
+                    extra["past_key_values"].reset()
             start = time.perf_counter()
             seq = generate(disable_compile=True)
     finally:

@@ -199,11 +199,20 @@ def test_hf_greedy_on_a_static_cache_writes_the_same_tokens_in_one_cache_size(ti
     monkeypatch.setattr(tiny_lm.model, "generate", spy)
     out, stats = runner.hf_pld_generate(tiny_lm, prompt, 24, lambda ids: False, lookup=None, static=True)
     assert out == plain and stats.output_tokens == 24 and stats.stop_reason == "max_new_tokens"
-    assert seen[0]["cache_implementation"] == "static" and seen[0]["max_new_tokens"] == 64 - len(prompt)
+    assert seen[0]["max_new_tokens"] == 64 - len(prompt) and "cache_implementation" not in seen[0]
     runner.hf_pld_generate(tiny_lm, prompt * 7, 24, lambda ids: False, lookup=None, static=True)
     assert seen[1]["max_new_tokens"] == 128 - 70  # the next step up, not 70 + 24
     stop_at = runner.hf_pld_generate(tiny_lm, prompt, 24, lambda ids: len(ids) >= 5, lookup=None, static=True)[0]
-    assert stop_at == plain[:5]
+    assert stop_at == plain[:5]  # and with the cache of the first call, emptied: the same tokens again
+    caches = [kw["past_key_values"] for kw in seen]
+    assert caches[0] is caches[2] and caches[1] is not caches[0]  # one static cache per size, reused
+
+    def other_transformers(lm, size):
+        raise TypeError("StaticCache.__init__() missing 1 required positional argument: 'max_batch_size'")
+
+    monkeypatch.setattr(runner.HFCompile, "cache", staticmethod(other_transformers))
+    assert runner.hf_pld_generate(tiny_lm, prompt, 24, lambda ids: False, lookup=None, static=True)[0] == plain
+    assert seen[-1]["cache_implementation"] == "static"  # then generate makes its own
 
 
 def test_a_failed_compile_reruns_hf_greedy_eagerly_and_is_reported(tiny_lm, monkeypatch):
