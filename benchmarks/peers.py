@@ -185,7 +185,7 @@ class Peers:
     def settings(self, modes: Sequence[str]) -> dict:
         """What results.json records about the peers of `modes`: server flags and llama.cpp's version."""
         used = [m for m in modes if m in PEER_MODES]
-        pld = {"hf_pld_tokens": self.pld_tokens} if "hf-pld" in modes else {}
+        pld = self.hf_settings(modes)
         if not used:
             return pld
         from editllm.editor.llamacpp import load_llama_cpp
@@ -201,6 +201,10 @@ class Peers:
                                    or self.flags[self.flavour(m)] for m in used if m in SERVER_MODES}
             out["request"] = {"temperature": 0.0, "top_k": 1, "cache_prompt": False, "stop": STOP_STRINGS}
         return out | pld
+
+    def hf_settings(self, modes: Sequence[str]) -> dict:
+        """The transformers peers' part of `settings`, which needs no llama.cpp (a partial report's)."""
+        return {"hf_pld_tokens": self.pld_tokens} if "hf-pld" in modes else {}
 
     def close(self) -> None:
         for name, server in self.servers.items():

@@ -59,6 +59,11 @@ class ForwardCounter:
             self.handle.remove()
 
 
+def transformers_model(lm: LoadedModel):
+    """The transformers model itself: under a peft wrapper, its base model (whose `generate` and forward run)."""
+    return lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model
+
+
 class HFCompile:
     """What became of transformers' compiled greedy loop in this process: `error` is why it ran eagerly
     (a failed `torch.compile`), reported beside the bench's results as the static engine's graph_error is."""
@@ -68,29 +73,24 @@ class HFCompile:
 
     @staticmethod
     def cache(lm: LoadedModel, size: int):
-        """The model's static cache of `size` entries, emptied: one object for every call, as transformers' docs
-        reuse it. A new cache each call (what `cache_implementation="static"` makes) puts its tensors at new
-        addresses, which the compiled step's CUDA graph is recorded against."""
+        """The model's static cache of `size` entries: one object for every call (emptied before each), as
+        transformers' docs reuse it. A new cache each call (what `cache_implementation="static"` makes) puts its
+        tensors at new addresses, which the compiled step's CUDA graph is recorded against."""
         from transformers import StaticCache
 
-        model = lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model
+        model = transformers_model(lm)
         key = (id(model), size)
-        cache = HFCompile.caches.get(key)
-        if cache is None:
-            cache = HFCompile.caches[key] = StaticCache(config=model.config, max_cache_len=size)
-        else:
-            with torch.inference_mode():  # its tensors were made there, in `generate`
-                cache.reset()
-        return cache
+        if key not in HFCompile.caches:
+            HFCompile.caches[key] = StaticCache(config=model.config, max_cache_len=size)
+        return HFCompile.caches[key]
 
     @staticmethod
     def state(lm: LoadedModel) -> str:
         """How hf-greedy ran on `lm`: compiled only if transformers made its compiled call (`generate` decides
         that itself, and may not) and no compile failed."""
-        model = lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model
         if HFCompile.error:
             return "static cache, eager"
-        if getattr(model, "_compiled_call", None) is None:
+        if getattr(transformers_model(lm), "_compiled_call", None) is None:
             return "static cache, not compiled (transformers chose not to)"
         return "static cache, compiled"
 
@@ -127,13 +127,13 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
         except TypeError:  # a transformers whose StaticCache is built otherwise: `generate` makes its own
             extra = {"cache_implementation": "static"}
         extra |= {"disable_compile": True} if HFCompile.error else {}
-    # the transformers model itself: a peft wrapper's `generate` calls its base model's forward, not its own.
-    # Not under the compiler (a Python hook in the traced call): greedy runs one forward a token it writes.
-    counter = ForwardCounter(lm.model.get_base_model() if hasattr(lm.model, "get_base_model") else lm.model,
-                             on=not extra)
+    # not under the compiler (a Python hook in the traced call): greedy runs one forward a token it writes
+    counter = ForwardCounter(transformers_model(lm), on=not extra)
 
     def generate(**more):
-        with torch.inference_mode():
+        with torch.inference_mode():  # where the reused cache's tensors were made
+            if "past_key_values" in extra:
+                extra["past_key_values"].reset()
             return lm.model.generate(
                 torch.tensor([ids], device=lm.device), max_new_tokens=limit, do_sample=False,
                 prompt_lookup_num_tokens=lookup, stopping_criteria=StoppingCriteriaList([Stop()]),
@@ -150,9 +150,6 @@ def hf_pld_generate(lm: LoadedModel, ids: list[int], max_new: int, stop: Callabl
             if not extra or HFCompile.error:
                 raise
             HFCompile.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:300]
-            if "past_key_values" in extra:
-                with torch.inference_mode():
-                    extra["past_key_values"].reset()
             start = time.perf_counter()
             seq = generate(disable_compile=True)
     finally:

@@ -460,8 +460,9 @@ def bench(
                                "medians."),
     ngram_flags: str = typer.Option(None, "--ngram-flags", help="llama-server flags of the server-ngram peers "
                                     "(default: editllm.bench.peers.NGRAM_FLAGS)."),
-    pld_tokens: int = typer.Option(10, "--pld-tokens", min=1, help="hf-pld's prompt lookup length (transformers' "
-                                   "prompt_lookup_num_tokens: the draft it checks in one forward)."),
+    pld_tokens: int = typer.Option(None, "--pld-tokens", min=1, help="hf-pld's prompt lookup length (transformers' "
+                                   "prompt_lookup_num_tokens: the draft it checks in one forward; default: "
+                                   "editllm.bench.peers.PLD_TOKENS)."),
     server: str = typer.Option(None, "--server", help="Run rewrite, spec and copy through the llama-server or "
                                "vLLM server at URL (serving --model), as `fix --server` does; the records say "
                                "what it runs."),
@@ -489,7 +490,7 @@ def bench(
             from editllm.editor.llamacpp import load_llama_cpp
 
             load_llama_cpp()
-        from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, Peers
+        from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, PLD_TOKENS, Peers
         from editllm.bench.reuse import load_previous, run_settings  # torch from here on
         from editllm.bench.runner import ALL_MODES, SERVER_MODES, HFCompile, kernel_bench, run_bench
         from editllm.editor.edit import EditOptions
@@ -529,7 +530,8 @@ def bench(
         recorded = run_settings(lm, opts, adapter)
         previous = load_previous(reuse, recorded) if reuse and selected else None
         peers = Peers(gguf_of(conf.get("model")) if any(m in PEER_MODES for m in modes) else None,
-                      shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS, pld_tokens=pld_tokens)
+                      shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS,
+                      pld_tokens=pld_tokens if pld_tokens is not None else PLD_TOKENS)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
         if kernel or kernel_only:  # first: a run cut short by a time limit keeps it (the cases' reports too)
@@ -546,9 +548,9 @@ def bench(
             return info
 
         def so_far(partial: dict) -> None:  # a report after each case: a run cut short keeps them
-            pld = {"peers": {"hf_pld_tokens": pld_tokens}} if "hf-pld" in modes else {}
-            write_report(results | partial | run_info() | {"settings": recorded | {"repeat": repeat} | pld}, out,
-                         draw=False)
+            hf = peers.hf_settings(modes)
+            write_report(results | partial | run_info() | {"settings": recorded | {"repeat": repeat}
+                                                           | ({"peers": hf} if hf else {})}, out, draw=False)
 
         try:
             if selected:
