@@ -10,7 +10,7 @@ from itertools import islice
 import pytest
 from editllm.editor.edit import EditOptions
 from editllm.grammar import parse
-from editllm.training.data import read_jsonl
+from editllm.training.data import Example, read_jsonl
 from editllm.training.distill import (
     TEMPLATES,
     Task,
@@ -137,6 +137,27 @@ def test_distill_streams_and_resumes(scripted_lm, tmp_path):
     assert parse(ex.program) and len(out.with_name(out.name + ".attempts").read_text().splitlines()) == 2
     record = json.loads(__import__("gzip").open(out, "rt").readline())
     assert record["prompt"].endswith("<|im_start|>assistant\n") and "Add a docstring to `size`." in record["prompt"]
+
+
+def test_a_resumed_run_keeps_what_a_killed_one_wrote(scripted_lm, tmp_path):
+    """A run killed mid-stream leaves a .gz without its end (and maybe half a line); the next run appends
+    after those lines, and every complete line of both runs reads back."""
+    import gzip
+    from dataclasses import asdict
+
+    earlier = Example("m.py", "Add a docstring to `size`.", MODULE, DOCUMENTED, "distill:docstring:pkg/old.py").finish()
+    out = tmp_path / "d.jsonl.gz"
+    f = gzip.open(out, "wt", encoding="utf-8")
+    f.write(json.dumps(asdict(earlier)) + "\n" + '{"path": "cut')
+    f.flush()
+    cut = out.read_bytes()  # what the disk held when the run was killed: no gzip trailer
+    f.close()
+    out.write_bytes(cut)
+    assert read_jsonl(out) == [earlier]
+    lm = scripted_lm(DOCUMENTED + "```\n")
+    assert distill(lm, 5, out, opts=OPTS, tasks=[("pkg/m.py", "m.py", docstring_task())]) == {"kept": 1}
+    assert [ex.source for ex in read_jsonl(out)] == ["distill:docstring:pkg/old.py", "distill:docstring:pkg/m.py"]
+    assert gzip.decompress(out.read_bytes()).count(b"\n") == 2  # whole again: no partial line left behind
 
 
 def test_distill_stops_at_n(scripted_lm, tmp_path):

@@ -15,7 +15,7 @@ from editllm.editor.source import split_lines
 from editllm.training.data import Example, read_jsonl, write_jsonl
 from editllm.training.distill import Task, distill, fixed_check, prompt_of, python_tasks, replay
 from editllm.training.lease import generate_batch, load_encoded, main, save_encoded
-from editllm.training.sft import IGNORE
+from editllm.training.sft import IGNORE, encode_example, eos_id
 
 ORIGINAL = '''import math
 
@@ -128,9 +128,10 @@ def test_distillation_begins_no_task_after_its_deadline(tiny_lm, tmp_path):
 
 
 @pytest.mark.parametrize("decoder", ["batch", "spec"])
-def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_path, decoder):
+def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_path, decoder, capsys):
     """pack's files in, an adapter (bf16 safetensors, loadable by peft) and the distillation logs out; the
-    tasks decoded in batches by transformers, or by editllm's spec mode on the static engine."""
+    tasks decoded in batches by transformers, or by editllm's spec mode on the static engine; examples distilled
+    before the lease are packed and trained beside the ones distilled in it, with the same weight."""
     from editllm.training.lease import pack
     from peft import PeftModel
     from safetensors.torch import load_file
@@ -138,8 +139,12 @@ def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_pa
 
     ex = Example("stats.py", INSTRUCTION, MUTATED, ORIGINAL, "synthetic:test").finish()
     write_jsonl([ex, ex], tmp_path / "syn.jsonl.gz", tokenizer)
-    pack(tmp_path / "syn.jsonl.gz", 2, 0, tokenizer_dir, tmp_path / "pack")
+    earlier = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL, ORIGINAL.replace(
+        "def mean(items):\n", 'def mean(items):\n    """The average."""\n'), "distill:docstring:pkg/stats.py").finish()
+    write_jsonl([earlier], tmp_path / "earlier.jsonl.gz", tokenizer)
+    pack(tmp_path / "syn.jsonl.gz", 2, 0, tokenizer_dir, tmp_path / "pack", [tmp_path / "earlier.jsonl.gz"])
     assert len(load_encoded(tmp_path / "pack" / "synthetic.npz")) == 2
+    assert load_encoded(tmp_path / "pack" / "distilled.npz") == [encode_example(tokenizer, earlier, eos_id(tokenizer))]
     with gzip.open(tmp_path / "pack" / "tasks.jsonl.gz", "rt") as f:  # public files: too long for the tiny model
         assert sum(1 for _ in f) == 2
     tasks = [Task("bug", INSTRUCTION, MUTATED, None, "total", ORIGINAL), Task("docstring", "Add a docstring to "
@@ -154,5 +159,8 @@ def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_pa
     weights = load_file(adapter / "adapter_model.safetensors")
     assert weights and all(w.dtype == torch.bfloat16 for w in weights.values())
     assert (tmp_path / "run" / "distill.jsonl.gz.attempts").read_text().count("\n") == 2
+    kept_now = len(read_jsonl(tmp_path / "run" / "distill.jsonl.gz"))
+    log = capsys.readouterr().err
+    assert f"training on {2 + 2 * (1 + kept_now)} sequences (1 distilled earlier and {kept_now} now" in log
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     assert isinstance(PeftModel.from_pretrained(base, adapter), PeftModel)

@@ -373,18 +373,43 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
 
 
 def read_jsonl(path: Path) -> list[Example]:
-    """The examples of a JSONL(.gz) file. A `.gz` stream cut off by a killed run (the distiller appends
-    and flushes as it goes) yields the lines flushed before the cut."""
+    """The examples of a JSONL(.gz) file; of one cut off by a killed run, those written before the cut."""
     fields = set(Example.__dataclass_fields__)
-    examples = []
+    lines, _ = whole_lines(path)
+    return [Example(**{k: v for k, v in json.loads(line).items() if k in fields}) for line in lines if line.strip()]
+
+
+def whole_lines(path: Path) -> tuple[list[str], bool]:
+    """The complete lines of a JSONL(.gz) file, and whether the file ended cleanly. The distiller appends
+    and flushes a line at a time, so a killed run leaves every line before the kill readable, then at most
+    a partial line, or a gzip stream without its end."""
+    import zlib
+
+    lines, whole = [], True
     with open_text(path, "r") as f:
         try:
-            for line in f:
-                if line.strip():
-                    examples.append(Example(**{k: v for k, v in json.loads(line).items() if k in fields}))
-        except EOFError:
-            pass
-    return examples
+            lines.extend(f)
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            whole = False
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()
+        whole = False
+    return lines, whole
+
+
+def seal(path: Path) -> None:
+    """Make a JSONL(.gz) file cut off by a killed run whole again (its complete lines, written atomically),
+    so that a resumed run can append to it. Appending to the cut stream itself would bury every line
+    after the cut: a new gzip member behind an unfinished one reads as a corrupt stream."""
+    if not path.exists():
+        return
+    lines, whole = whole_lines(path)
+    if whole:
+        return
+    tmp = path.with_name(path.stem + ".sealing" + path.suffix)  # the same suffix: compressed alike
+    with open_text(tmp, "w") as f:
+        f.writelines(lines)
+    tmp.replace(path)
 
 
 def open_text(path: Path, mode: str):

@@ -30,7 +30,7 @@ from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 from editllm.editor.source import SourceFile, split_lines
 from editllm.training import wording
-from editllm.training.data import PACKAGES, Example, changed_share, open_text, public_sources
+from editllm.training.data import PACKAGES, Example, changed_share, open_text, public_sources, seal
 from editllm.training.mutate import mutation_sites
 
 Check = Callable[[str], str | None]  # the edited text -> None when it passes, else why not
@@ -334,6 +334,7 @@ def distill(lm: LoadedModel, n: int, out: Path, seed: int = 0, packages: list[st
             kept += entry["outcome"] == "kept"
     outcomes: Counter = Counter()
     out.parent.mkdir(parents=True, exist_ok=True)
+    seal(out)  # a run killed mid-stream (a lease's end) left it without its end
     attempts = 0
     with open_text(out, "a") as sink, open(log_path, "a", encoding="utf-8") as log:
         for label, path, task in tasks if tasks is not None else candidates(seed, packages):

@@ -88,9 +88,13 @@ def model_tokenizer_dir(model: str) -> Path:
     return tokenizer_dir(gguf)
 
 
-def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path) -> None:
-    """Write `out/`: tasks.jsonl.gz, synthetic.npz (encoded), tokenizer/ (the one the prompts assume)."""
-    from editllm.training.data import read_jsonl
+def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path,
+         distilled: list[Path] | None = None) -> None:
+    """Write `out/`: tasks.jsonl.gz, synthetic.npz (encoded), tokenizer/ (the one the prompts assume), and
+    distilled.npz: the examples of earlier distillations (`training/data/distill-*.jsonl.gz`, decoded on an
+    earlier lease or on a CPU), which `run` weighs like the ones it distils itself, so a lease can spend
+    all its time training. Those are guarded again against the evaluation cases, as `train data` does."""
+    from editllm.training.data import eval_fingerprints, overlaps_eval, read_jsonl
     from editllm.training.sft import encode_example, eos_id
     from transformers import AutoTokenizer
 
@@ -100,11 +104,16 @@ def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path)
     examples = read_jsonl(synthetic)
     eos = eos_id(tokenizer)
     save_encoded([encode_example(tokenizer, ex, eos) for ex in examples], out / "synthetic.npz")
+    earlier = [ex for path in distilled or [] for ex in read_jsonl(path)]
+    prints = eval_fingerprints()
+    kept = [ex for ex in earlier if not overlaps_eval(ex, prints)]
+    save_encoded([encode_example(tokenizer, ex, eos) for ex in kept], out / "distilled.npz")
     drawn = draw_tasks(tasks, seed)
     with gzip.open(out / "tasks.jsonl.gz", "wt", encoding="utf-8") as f:
         for t in drawn:
             f.write(json.dumps(t) + "\n")
-    print(f"packed {len(examples)} synthetic examples and {len(drawn)} tasks into {out}", file=sys.stderr)
+    print(f"packed {len(examples)} synthetic examples, {len(kept)} distilled ones ({len(earlier) - len(kept)} "
+          f"refused: evaluation overlap) and {len(drawn)} tasks into {out}", file=sys.stderr)
 
 
 # --- there: the GPU call ------------------------------------------------------------------------------
@@ -232,8 +241,10 @@ def run(args: argparse.Namespace) -> None:
         log(f"distilled: {dict(counts)}")
         distilled = read_jsonl(out / "distill.jsonl.gz")
     seqs = load_encoded(args.pack / "synthetic.npz") if (args.pack / "synthetic.npz").exists() else []
-    seqs += [encode_example(tokenizer, ex, eos) for ex in distilled] * args.distill_repeat
-    log(f"training on {len(seqs)} sequences ({len(distilled)} distilled × {args.distill_repeat})")
+    earlier = load_encoded(args.pack / "distilled.npz") if (args.pack / "distilled.npz").exists() else []
+    seqs += (earlier + [encode_example(tokenizer, ex, eos) for ex in distilled]) * args.distill_repeat
+    log(f"training on {len(seqs)} sequences ({len(earlier)} distilled earlier and {len(distilled)} now, "
+        f"× {args.distill_repeat})")
     torch.manual_seed(args.seed)
     seconds = deadline - time.time() - args.save_seconds
     cfg = TrainConfig(steps=args.steps, lr=args.lr, lora_r=args.lora, batch_tokens=args.batch_train_tokens,
@@ -258,7 +269,9 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("pack", help="here: draw tasks, encode the synthetic examples")
     p.add_argument("--synthetic", type=Path, required=True)
-    p.add_argument("--tasks", type=int, default=1500)
+    p.add_argument("--distilled", type=Path, action="append", default=[], help="examples distilled before "
+                   "(training/data/distill-*.jsonl.gz); repeat the option for several files")
+    p.add_argument("--tasks", type=int, default=1500, help="distillation tasks to draw (0: none)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model", default="bundled:1.5b")
     p.add_argument("--out", type=Path, required=True)
@@ -294,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
                    "instead of one padded forward per batch")
     args = parser.parse_args(argv)
     if args.command == "pack":
-        pack(args.synthetic, args.tasks, args.seed, model_tokenizer_dir(args.model), args.out)
+        pack(args.synthetic, args.tasks, args.seed, model_tokenizer_dir(args.model), args.out, args.distilled)
     else:
         run(args)
 
