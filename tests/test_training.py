@@ -290,6 +290,50 @@ def test_padded_loss_equals_one_sequence_at_a_time(tiny_lm):
                                        rtol=1e-4, atol=1e-4)
 
 
+def test_a_batch_that_runs_out_of_memory_is_done_in_parts_with_the_same_gradient(tiny_lm):
+    """A padded forward of more than two rows "runs out of GPU memory": the batch is done again in parts, whose
+    summed gradients are the whole batch's, and later batches are split before they are tried."""
+    from editllm.training.sft import Backward, padded_loss
+
+    a = encode_example(tiny_lm.tokenizer, Example("m.py", "make f add two", BEFORE, AFTER, "t").finish(), 151645)
+    b = encode_example(tiny_lm.tokenizer, Example("n.py", "rename g to h", BEFORE, BEFORE.replace("g(", "h("),
+                                                  "t").finish(), 151645)
+    c = (a[0][:40], [IGNORE] * 30 + a[0][30:40])
+    batch = [a, b, c, a]
+    model = add_lora(copy.deepcopy(tiny_lm.model).float(), 4)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.01)
+    params = [p for p in model.parameters() if p.requires_grad]
+    padded_loss(model, batch, "cpu").backward()
+    whole = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    tried = []
+
+    def small_gpu(model, part, device):
+        tried.append(len(part))
+        if len(part) > 2:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return padded_loss(model, part, device)
+
+    backward = Backward(padded=True)
+    backward.loss = small_gpu
+    value = backward(model, params, batch, "cpu")
+    assert tried == [4, 2, 2] and backward.limit == 2 * max(len(a[0]), len(b[0]))
+    torch.testing.assert_close(torch.tensor(value), padded_loss(model, batch, "cpu").detach(), rtol=1e-4, atol=1e-4)
+    for got, want in zip((p.grad for p in params), whole, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+    tried.clear()
+    backward(model, params, batch, "cpu")
+    assert tried == [2, 2]  # split up front: no second failure
+    single = Backward(padded=True)
+    single.loss = lambda *args: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory"))
+    with pytest.raises(torch.OutOfMemoryError):
+        single(model, params, [a], "cpu")  # one sequence that does not fit: nothing left to split
+
+
 def test_padded_batches_fit_rows_times_the_longest():
     import random
 

@@ -26,6 +26,19 @@
 # hf-pld drafts 10 tokens by default (`--pld-tokens`): a GPU verifies more for little more, so try 32 or 64
 # on a case or two first if the time allows, and bench the best (say it was tuned on those cases).
 #
+# The selector's training in one lease (issue 13), on everything distilled so far and nothing distilled there:
+#   editllm train data --synthetic 5000 --seed 13 --out syn.jsonl.gz             # 79 s here, 4996 kept
+#   python -m editllm.training.lease pack --synthetic syn.jsonl.gz --tasks 0 --out pack/ \
+#       --distilled training/data/distill-1.5b-s13.jsonl.gz --distilled training/data/distill-1.5b-s16-cpu.jsonl.gz
+#   training/gpu_lease.sh slim && training/gpu_lease.sh prepare pack/ .dev    # then check, receive, and:
+#   training/gpu_lease.sh finish 9.0 --distill-minutes 0 --max-len 3072 \
+#       --init-adapter /tmp/site/editllm/selector/qwen2.5-coder-1.5b
+# (the shipped adapter comes with the editllm wheel, so training goes on from session 13's 128 steps. The
+# synthetic sequences are 14.4M tokens, 2,887 on average; the 33 held-out cases' sequences are 512-2,684
+# tokens, so --max-len 3072 keeps the 2,893 synthetic ones of their size, 4.6M tokens, instead of 3,664 in
+# 7.4M at 4096. Session 13 trained 7,100 tokens/s one sequence at a time; `padded_loss` batches them, and the
+# log's steps show the pace this time.)
+#
 # Each call re-sends the working tree, so a call's folder holds what is left of 64 MiB after it (`prepare`
 # measures the tree as it is then). The selector's weights and training data are most of the tree (~33 MB):
 # `slim` takes them out of the index and ignores them, so calls carry ~55 MiB of model each (~21 calls, not

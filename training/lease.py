@@ -244,7 +244,8 @@ def run(args: argparse.Namespace) -> None:
     earlier = load_encoded(args.pack / "distilled.npz") if (args.pack / "distilled.npz").exists() else []
     seqs += (earlier + [encode_example(tokenizer, ex, eos) for ex in distilled]) * args.distill_repeat
     log(f"training on {len(seqs)} sequences ({len(earlier)} distilled earlier and {len(distilled)} now, "
-        f"× {args.distill_repeat})")
+        f"× {args.distill_repeat}); {sum(len(ids) > args.max_len for ids, _ in seqs)} longer than --max-len "
+        f"{args.max_len} are left out")
     torch.manual_seed(args.seed)
     seconds = deadline - time.time() - args.save_seconds
     cfg = TrainConfig(steps=args.steps, lr=args.lr, lora_r=args.lora, batch_tokens=args.batch_train_tokens,

@@ -111,6 +111,71 @@ def padded_loss(model, batch: list[tuple[list[int], list[int]]], device) -> torc
     return torch.nn.functional.cross_entropy(logits, y[keep], reduction="mean")
 
 
+def trained_tokens(batch: list[tuple[list[int], list[int]]]) -> int:
+    """The positions a batch's loss is the mean over: each whose next token is trained."""
+    return sum(sum(y != IGNORE for y in labels[1:]) for _, labels in batch)
+
+
+class Backward:
+    """One optimizer step's forward and backward over a batch, in parts when the whole runs out of GPU memory.
+
+    A lease's single training call loses everything to one out-of-memory error at its first step (the
+    padded batch's activations are ~3 MB a token on the 1.5B; an H100 has half an H200's memory). So a batch
+    that does not fit is done again as 2, 4, ... consecutive parts, each part's mean loss weighted by its
+    share of the trained tokens: the summed gradients are the whole batch's. The part size that fitted (its
+    padded tokens) then splits later batches before they are tried."""
+
+    def __init__(self, padded: bool) -> None:
+        self.loss = padded_loss if padded else batch_loss
+        self.padded = padded
+        self.limit: int | None = None  # the most padded tokens a part has been run with after an OOM
+
+    def __call__(self, model, params, batch, device) -> float:
+        """Fill the parameters' gradients for `batch`; return its mean token loss."""
+        parts = self.parts_for(batch)
+        while True:
+            try:
+                return self.run(model, batch, parts, device)
+            except torch.OutOfMemoryError:
+                if parts >= len(batch):
+                    raise
+            for p in params:  # outside the handler, so that the failed pass's activations are freed
+                p.grad = None
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            parts = min(len(batch), parts * 2)
+
+    def parts_for(self, batch) -> int:
+        parts = 1
+        while self.limit is not None and parts < len(batch) and \
+                max(self.cost(b) for b in self.split(batch, parts)) > self.limit:
+            parts += 1
+        return parts
+
+    def run(self, model, batch, parts: int, device) -> float:
+        total, value = trained_tokens(batch), 0.0
+        if total == 0:
+            raise ValueError("batch has no trainable tokens")
+        for part in self.split(batch, parts):
+            n = trained_tokens(part)
+            if n == 0:
+                continue
+            loss = self.loss(model, part, device) * (n / total)
+            loss.backward()
+            value += float(loss.detach())
+        if parts > 1:
+            self.limit = max(self.cost(b) for b in self.split(batch, parts))
+        return value
+
+    def cost(self, part) -> int:
+        return len(part) * max(len(ids) for ids, _ in part) if self.padded else max(len(ids) for ids, _ in part)
+
+    @staticmethod
+    def split(batch, parts: int) -> list:
+        size = -(-len(batch) // parts)
+        return [batch[i:i + size] for i in range(0, len(batch), size)]
+
+
 def make_batches(encoded: list[tuple[list[int], list[int]]], cfg: TrainConfig, rng: random.Random):
     """An endless stream of batches, packed by token count, reshuffled every epoch."""
     usable = [e for e in encoded if len(e[0]) <= cfg.max_len]
@@ -199,15 +264,14 @@ def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path
     batches = make_batches(encoded, cfg, rng)
     history = []
     start = time.time()
+    backward = Backward(cfg.padded)
     while step < cfg.steps:
-        loss = (padded_loss if cfg.padded else batch_loss)(model, next(batches), device)
         opt.zero_grad()
-        loss.backward()
+        value = backward(model, params, next(batches), device)
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
         step += 1
-        value = float(loss.detach())
         history.append({"step": step, "loss": round(value, 4), "time": time.time()})
         if on_step:
             on_step(step, value)
