@@ -224,12 +224,13 @@ def write_report(results: dict, out: Path, draw: bool = True) -> str:
     """Write results.json (texts dropped), report.md and (`draw`) the plots; return the Markdown."""
     out.mkdir(parents=True, exist_ok=True)
     slim = dict(results)
-    slim["records"] = [{k: v for k, v in r.items() if k not in ("text", "program")} for r in results.get("records", [])]
+    slim["records"] = [{k: v for k, v in r.items() if k not in ("text", "program", "set_aside")}
+                       for r in results.get("records", [])]
     (out / "results.json").write_text(json.dumps(slim, indent=2) + "\n")
     with open(out / "outputs.jsonl", "w") as f:  # the edited texts, for inspection and --reuse
         for r in results.get("records", []):
             f.write(json.dumps({"id": r["id"], "mode": r["mode"], "text": r.get("text"),
-                                "program": r.get("program")}) + "\n")
+                                "program": r.get("program"), "set_aside": r.get("set_aside") or None}) + "\n")
     md = markdown(results)
     (out / "report.md").write_text(md)
     if draw:

@@ -244,6 +244,8 @@ def run_case_mode(lm: LoadedModel, case: Case, mode: str, opts: EditOptions, pee
             rec["fallback"] = result.fallback
             rec["focused"] = list(result.focused)
             rec["program"] = getattr(result.stats, "program", None)
+            rec["retries"] = getattr(result.stats, "retries", None)  # copy mode's asks again (an idle gen span)
+            rec["set_aside"] = getattr(result.stats, "set_aside", None)  # the programs those asks replaced
             if merged and case.tests:  # what the user would have got without the merge
                 unmerged_text = result.unmerged_text
         else:

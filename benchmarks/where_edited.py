@@ -7,6 +7,11 @@ was both fail the tests, for different reasons that training the span selector (
 A run's outputs are read for it here (nothing is decoded):
 
     python -m editllm.bench.where_edited benchmarks/results/RUN --cases benchmarks/cases/heldout_bugfix.jsonl
+
+For the outputs that carry a program (copy mode), a second table reads the programs themselves against the
+gold one (`grammar.program.oracle` over the lines copy mode shows, its focus applied): how many hold an idle gen
+span (one that writes its lines as they were: `grammar.program.idle_copy`), and how far the first copy's last
+line is from the gold program's, which is where the first edit goes.
 """
 
 from __future__ import annotations
@@ -51,6 +56,39 @@ def tally(cases: dict[str, dict], outputs: list[dict]) -> dict[str, Counter]:
     return counts
 
 
+DISTANCES = ("same", "1 off", "2-3 off", "further")
+
+
+def program_misses(cases: dict[str, dict], outputs: list[dict]) -> dict[str, Counter]:
+    """Per mode, its programs (outputs with one) tallied: "idle gen" (holds an idle gen span), and the first
+    copy's last line against the gold program's (DISTANCES; 0 when a program begins with a gen)."""
+    from editllm.editor.focus import copy_view
+    from editllm.grammar.program import Copy, idle_copy, oracle, parse, split_lines
+
+    counts: dict[str, Counter] = {}
+    for out in outputs:
+        case = cases.get(out["id"])
+        if case is None or case.get("after") is None or not out.get("program"):
+            continue
+        shown, after, _ = copy_view(case["before"], case["after"], case["instruction"])
+        ops, gold = parse(out["program"]), oracle(shown, after)
+        c = counts.setdefault(out["mode"], Counter())
+        c["programs"] += 1
+        c["idle gen"] += idle_copy(ops, split_lines(shown)) is not None
+        off = abs((ops[0].j if isinstance(ops[0], Copy) else 0) - (gold[0].j if isinstance(gold[0], Copy) else 0))
+        c[DISTANCES[0 if off == 0 else 1 if off == 1 else 2 if off <= 3 else 3]] += 1
+    return counts
+
+
+def program_table(counts: dict[str, Counter]) -> str:
+    """A Markdown table: a row per mode, its programs with an idle gen span, and the first copies' distances."""
+    rows = ["| mode | programs | with an idle gen span | first copy ends: " + " | ".join(DISTANCES) + " |",
+            "|---|---|---|" + "---|" * len(DISTANCES)]
+    rows += [f"| {mode} | {c['programs']} | {c['idle gen']} | " + " | ".join(str(c[d]) for d in DISTANCES) + " |"
+             for mode, c in counts.items()]
+    return "\n".join(rows) + "\n"
+
+
 def table(counts: dict[str, Counter]) -> str:
     """A Markdown table: a row per mode, a column per place."""
     rows = ["| mode | " + " | ".join(PLACES) + " |", "|---|" + "---|" * len(PLACES)]
@@ -71,6 +109,9 @@ def main(argv: list[str] | None = None) -> None:
                 cases[case["id"]] = case
     outputs = [json.loads(line) for line in (args.run / "outputs.jsonl").read_text().splitlines() if line.strip()]
     print(table(tally(cases, outputs)), end="")
+    programs = program_misses(cases, outputs)
+    if programs:
+        print("\n" + program_table(programs), end="")
 
 
 if __name__ == "__main__":

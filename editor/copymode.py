@@ -22,8 +22,10 @@ from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
 from editllm.editor.prompt import copy_prefix, copy_prompt
 from editllm.grammar.matcher import ProgramMatcher
-from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Op, ProgramError, parse
+from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Copy, Op, ProgramError, idle_copy, parse
 from editllm.resolver.resolve import Resolver
+
+RETRIES = 2  # asks again after an idle gen span (`run_copy`)
 
 
 class ProgramFailed(Exception):
@@ -42,6 +44,8 @@ class CopyStats(DecodeStats):
     prefilled_tokens: int = 0  # copied lines appended to the cache
     reused_tokens: int = 0  # of those, taken from the prompt's cache entries (--copy-kv reuse)
     program: str = ""
+    retries: int = 0  # asks again after an idle gen span (`grammar.program.idle_copy`)
+    set_aside: list[str] = field(default_factory=list)  # the programs those asks replaced, first ask first
     # the program's token ids: two programs of the same text may differ in tokens (the bench compares
     # these); left out of `as_dict`, which `--stats` prints
     program_ids: list[int] = field(default_factory=list, repr=False)
@@ -50,6 +54,17 @@ class CopyStats(DecodeStats):
         d = super().as_dict()
         d.pop("program_ids", None)
         return d
+
+    def follow(self, earlier: CopyStats) -> None:
+        """This run asked again after `earlier`'s idle program: its costs join this run's (the prompt was read
+        once, in the first ask)."""
+        self.retries = earlier.retries + 1
+        self.set_aside = [*earlier.set_aside, earlier.program]
+        self.forwards += earlier.forwards
+        self.decode_seconds += self.prefill_seconds + earlier.decode_seconds
+        self.prefill_seconds = earlier.prefill_seconds
+        self.prefix_tokens, self.prefix_seconds, self.prefix_source = \
+            earlier.prefix_tokens, earlier.prefix_seconds, earlier.prefix_source
 
 
 def copy_prompt_ids(lm: LoadedModel, path: str, text: str, instruction: str) -> list[int]:
@@ -73,14 +88,14 @@ class CopyRun:
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
                  prompt_ids: list[int] | None = None, engine: Engine | None = None,
                  lines: list[str] | None = None, copy_kv: str = "reread", tail: int = DEFAULT_TAIL,
-                 prefix: bool = True) -> None:
+                 prefix: bool = True, banned: frozenset[Copy] = frozenset()) -> None:
         self.engine = engine if engine is not None else lm.engine
         self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
         self.source = Resolver(self.tokenizer, text, lines)
         self.eos = sorted(self.engine.eos)
         self.matcher = ProgramMatcher(self.tokenizer, len(self.source.lines), self.engine.vocab_size, self.eos,
-                                      monotonic)
+                                      monotonic, banned)
         self.decoder = Decoder(self.engine)
         self.prompt = prompt_ids if prompt_ids is not None else copy_prompt_ids(lm, path, text, instruction)
         self.stats = CopyStats(mode=mode, prompt_tokens=len(self.prompt))
@@ -213,11 +228,13 @@ class CopyRun:
             raise ProgramFailed(f"the program does not resolve: {exc}") from exc
         return text, ops
 
-    def run_model(self, max_tokens: int) -> tuple[str, list[Op]]:
-        """Let the model write the program under the FSM."""
+    def run_model(self, max_tokens: int, cached: bool = False) -> tuple[str, list[Op]]:
+        """Let the model write the program under the FSM (`cached`: the engine holds the prompt from the
+        ask before this one)."""
         self.max_tokens = max_tokens
         set_adapter(self.engine, True)  # the span selector writes programs (spec, the fallback, switches it off)
-        self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats, prefix=self.prefix)
+        self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats, prefix=self.prefix,
+                         cached=cached)
         if self.stats.stop_reason == "dead_end":
             raise ProgramFailed("the grammar left no legal token")
         if not self.program:
@@ -260,12 +277,34 @@ class OracleSteer:
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
              monotonic: bool = True, draft: str = DEFAULT_DRAFT,
              prefill_copies: bool = True, prompt_ids: list[int] | None = None,
-             lines: list[str] | None = None, copy_kv: str = "reread") -> tuple[str, CopyStats]:
+             lines: list[str] | None = None, copy_kv: str = "reread",
+             retries: int = RETRIES) -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable. `lines`:
-    `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
-    run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies, prompt_ids=prompt_ids,
-                  lines=lines, copy_kv=copy_kv)
-    new_text, _ = run.run_model(max_tokens)
+    `split_lines(text)`, when the caller has it (`SourceFile.lines`).
+
+    A program with an idle gen span (one that writes its lines as they were: `grammar.program.idle_copy`)
+    misread a line number, so the model is asked again, up to `retries` times, with the copy before that
+    span banned: its next choice of line under the same rules, the prompt still in the cache. The last
+    program stands (an idle one too: it is valid); a later ask that fails keeps the one before it."""
+    def ask(banned: frozenset[Copy], cached: bool) -> tuple[CopyRun, str, list[Op]]:
+        run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies,
+                      prompt_ids=prompt_ids, lines=lines, copy_kv=copy_kv, banned=banned)
+        new_text, ops = run.run_model(max_tokens, cached=cached)
+        return run, new_text, ops
+
+    run, new_text, ops = ask(frozenset(), cached=False)
+    banned: frozenset[Copy] = frozenset()
+    for _ in range(retries):
+        idle = idle_copy(ops, run.source.lines)
+        if idle is None:
+            break
+        banned |= {idle}
+        try:
+            again, again_text, again_ops = ask(banned, cached=True)
+        except ProgramFailed:
+            break
+        again.stats.follow(run.stats)
+        run, new_text, ops = again, again_text, again_ops
     return new_text, run.stats
 
 

@@ -187,6 +187,7 @@ class Decoder:
         steer: Steer | None = None,
         stats: DecodeStats | None = None,
         prefix: int = 0,
+        cached: bool = False,
     ) -> tuple[list[int], DecodeStats]:
         """Decode until EOS, `stop(output_ids)`, `max_new_tokens` (None: no cap) or a dead end;
         return the output ids (picked and verified tokens, not what `steer.feed` added) and stats
@@ -197,13 +198,15 @@ class Decoder:
 
         `prefix`: the first that many prompt ids are the fixed part every request shares; an engine
         with `start` brings them into the cache from memory or a saved state instead of reading them.
+        `cached`: the engine's cache begins with this prompt already (a run on it just ended): it is cut
+        back to the prompt, which is not read again (copy mode's second ask).
         """
         plain = steer is None  # a steered mode's drafts depend on its grammar state, known only after a pick
         steer = steer or Free()
         stats = stats or DecodeStats(mode=mode, prompt_tokens=len(prompt_ids))
         engine = self.engine
         start = time.perf_counter()
-        have = self.begin(prompt_ids, prefix, stats)
+        have = self.resume(prompt_ids) if cached else self.begin(prompt_ids, prefix, stats)
         if drafter is not None:
             drafter.reset(prompt_ids, source_start)
         # The prompt's forward carries the first draft: a rewrite starts by copying its input, the drafter
@@ -275,6 +278,14 @@ class Decoder:
         stats.output_tokens = len(out)
         stats.decode_seconds = time.perf_counter() - start - stats.prefill_seconds
         return out, stats
+
+    def resume(self, prompt_ids: list[int]) -> int:
+        """Cut the cache back to the prompt it begins with, all but its last id (read again for its logits)."""
+        have = len(prompt_ids) - 1
+        if self.engine.length < have:
+            raise ValueError(f"the cache holds {self.engine.length} ids, fewer than the prompt's {have}")
+        self.engine.truncate(self.engine.length - have)
+        return have
 
     def begin(self, prompt_ids: list[int], prefix: int, stats: DecodeStats) -> int:
         """Start the engine's sequence; return how many prompt ids are in its cache already (the

@@ -58,15 +58,28 @@ def number_can_reach(prefix: str, lo: int, hi: int) -> bool:
     return False
 
 
+def number_can_reach_except(prefix: str, lo: int, hi: int, banned: frozenset[int]) -> bool:
+    """`number_can_reach`, some number not in `banned` (a few values) being needed."""
+    if not banned:
+        return number_can_reach(prefix, lo, hi)
+    spans = [(lo, hi)] if not prefix else \
+        [(max(lo, int(prefix) * 10**e), min(hi, (int(prefix) + 1) * 10**e - 1))
+         for e in range(max(0, len(str(hi)) - len(prefix)) + 1)]
+    return any(b - a + 1 > sum(a <= v <= b for v in banned) for a, b in spans if a <= b)
+
+
 class ProgramMatcher:
     """mask / allowed / advance / validate / rollback / forced tokens / the copy a token just closed."""
 
-    def __init__(self, tokenizer, n_lines: int, vocab_size: int, eos: list[int], monotonic: bool = True) -> None:
+    def __init__(self, tokenizer, n_lines: int, vocab_size: int, eos: list[int], monotonic: bool = True,
+                 banned: frozenset[Copy] = frozenset()) -> None:
+        """`banned`: copy tags the program may not write (copy mode's second ask, `grammar.program.idle_copy`)."""
         import llguidance
 
         self.tokenizer = tokenizer
         self.n = n_lines
         self.monotonic = monotonic
+        self.banned = banned
         self.vocab_size = vocab_size
         self.eos = set(eos)
         # The loose grammar (any line numbers): the line rules are stated below, for any N, and
@@ -109,9 +122,11 @@ class ProgramMatcher:
             return number_can_reach(first, lo, self.n) and not rest
         if not first or not lo <= int(first) <= self.n:
             return False
+        i = int(first)
+        banned = frozenset(c.j for c in self.banned if c.i == i)
         if not rest:
-            return number_can_reach(second, int(first), self.n)
-        if not second or not int(first) <= int(second) <= self.n:
+            return number_can_reach_except(second, i, self.n, banned)
+        if not second or not i <= int(second) <= self.n or int(second) in banned:
             return False
         return CLOSING.startswith(rest) or rest == CLOSING
 

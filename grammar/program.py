@@ -100,6 +100,25 @@ def resolve(ops: list[Op], lines: list[str]) -> str:
     return "".join("".join(lines[op.i - 1 : op.j]) if isinstance(op, Copy) else op.text for op in ops)
 
 
+def idle_copy(ops: list[Op], lines: list[str]) -> Copy | None:
+    """The copy right before the first gen span that only writes again the input lines it stands in for.
+
+    A gen span is new text: the oracle copies every line an edit keeps, so it never writes one that repeats
+    the input. A model that does has misread its line numbers. The span selector's commonest miss is of this
+    kind: it copies a line too far or too few, then writes the next line as it was, so the fix it meant
+    never comes. Copy mode then asks again without that copy (`editor.copymode.run_copy`). None when every
+    gen span changes something (or when an idle one has no copy before it)."""
+    end = 0
+    for k, op in enumerate(ops):
+        if isinstance(op, Copy):
+            end = op.j
+            continue
+        following = next((o.i for o in ops[k + 1:] if isinstance(o, Copy)), len(lines) + 1)
+        if k and isinstance(ops[k - 1], Copy) and following > end + 1 and op.text == "".join(lines[end:following - 1]):
+            return ops[k - 1]
+    return None
+
+
 def oracle(before: str, after: str) -> list[Op]:
     """The program a perfect model would write: equal line runs copied, everything else generated.
 

@@ -120,7 +120,8 @@ def server(gguf: str, invariant: bool, tokens: int) -> dict:
             prompt, resolver, stats = copy_parts(remote, name, text, lines, "Fix the bug.")
 
             def local(name=name, text=text, lines=lines) -> str:
-                return run_copy(lm, name, text, "Fix the bug.", tokens, lines=lines)[1].program
+                return run_copy(lm, name, text, "Fix the bug.", tokens, lines=lines,
+                                retries=0)[1].program  # the server loop asks once
 
             def loop(prompt=prompt, resolver=resolver, stats=stats) -> str:
                 run_copy_loop(remote, prompt, resolver, stats, tokens)

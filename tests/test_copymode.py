@@ -85,6 +85,42 @@ def test_failed_program_falls_back_to_spec(monkeypatch, scripted_lm):
     assert result.stats.mode == "spec" and result.new_text == body.replace("1", "2")
 
 
+def test_an_idle_gen_span_asks_the_model_again_without_the_copy_before_it(tiny_lm, monkeypatch):
+    """A program whose gen span writes its lines as they were is asked again, on the prompt already read, with
+    that copy banned; the asks' costs add up, the programs set aside are kept, and a failed ask keeps the one
+    before it."""
+    from editllm.editor.copymode import run_copy
+    from editllm.grammar import Copy, Gen, render
+
+    text = "a\nb\nc\nd\n"
+    answers = {  # what the model writes under each set of banned copies
+        frozenset(): [Copy(1, 2), Gen("c\n"), Copy(4, 4)],  # one line short: c written as it was
+        frozenset({Copy(1, 2)}): [Copy(1, 1), Gen("b\n"), Copy(3, 4)],  # idle again
+        frozenset({Copy(1, 2), Copy(1, 1)}): [Gen("A\n"), Copy(2, 4)],
+    }
+    asked = []
+
+    def run_model(self, max_tokens, cached=False):
+        asked.append((self.matcher.banned, cached))
+        ops = answers[self.matcher.banned]
+        if ops is None:
+            raise ProgramFailed("the program exceeded 5 tokens")
+        self.stats.program, self.stats.forwards, self.stats.decode_seconds = render(ops), 3, 0.5
+        return self.source.text(ops), ops
+
+    monkeypatch.setattr(CopyRun, "run_model", run_model)
+    new, stats = run_copy(tiny_lm, "m.py", text, "fix it", 64)
+    assert new == "A\nb\nc\nd\n" and [cached for _, cached in asked] == [False, True, True]
+    assert stats.retries == 2 and stats.forwards == 9 and stats.set_aside == [render(answers[frozenset()]),
+                                                                            render(answers[frozenset({Copy(1, 2)})])]
+    asked.clear()
+    assert run_copy(tiny_lm, "m.py", text, "fix it", 64, retries=1)[0] == text  # the last ask stands, idle too
+    assert run_copy(tiny_lm, "m.py", text, "fix it", 64, retries=0)[1].retries == 0
+    answers[frozenset({Copy(1, 2)})] = None
+    new, stats = run_copy(tiny_lm, "m.py", text, "fix it", 64)
+    assert new == text and stats.retries == 0 and stats.program == render(answers[frozenset()])
+
+
 def test_oracle_without_copy_prefill_resolves_the_same_text_with_a_shorter_cache(tiny_lm):
     before, after = "a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n"
     ops = oracle(before, after)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 import torch
 from editllm.editor.decode import Decoder, Free
 from editllm.editor.drafter import CopyDrafter, DraftSchedule
@@ -73,6 +74,21 @@ def test_spec_equals_rewrite_on_an_engine_without_a_model():
         assert engine.tokens[: len(prompt) + len(fast) - 1] == prompt + fast[:-1]
         copied, forwards, tokens = copied + stats.copied_tokens, forwards + stats.forwards, tokens + len(fast)
     assert copied > 100 and forwards < tokens  # drafts were accepted (and rejected ones truncated)
+
+
+def test_a_run_on_the_cached_prompt_reads_only_its_last_token_again():
+    """`cached`: the cache still begins with the prompt (a run on it just ended), so a second run cuts it back
+    and reads the prompt's last token alone, and decodes what a fresh run decodes."""
+    prompt = [3, 7, 11, 2, 5]
+    engine = TableEngine()
+    decoder = Decoder(engine)
+    first, _ = decoder.run(prompt, 12)
+    engine.forwarded.clear()
+    again, stats = decoder.run(prompt, 12, cached=True)
+    assert again == first and engine.forwarded[0] == prompt[-1:] and stats.forwards == 1 + len(first) - 1
+    engine.reset()
+    with pytest.raises(ValueError, match="fewer than the prompt"):
+        decoder.run(prompt, 12, cached=True)
 
 
 def test_steer_picks_and_feeds():

@@ -251,3 +251,45 @@ def test_ll_tokenizer_cache_is_keyed_by_the_tokenizer_object(tokenizer):
     del other
     gc.collect()
     assert len(_LL_TOKENIZERS) == before and ll_tokenizer(tokenizer, 151936, [151645]) is first
+
+
+def test_idle_copy_finds_the_copy_before_a_gen_that_repeats_its_lines():
+    from editllm.grammar.program import idle_copy
+
+    lines = [f"line {k}\n" for k in range(1, 7)]
+    idle = [Copy(1, 2), Gen("line 3\n"), Copy(4, 6)]  # a line copied too few: the gen writes line 3 as it was
+    assert idle_copy(idle, lines) == Copy(1, 2)
+    assert idle_copy([Copy(1, 2), Gen("line 3\nline 4\n"), Copy(5, 6)], lines) == Copy(1, 2)
+    assert idle_copy([Copy(1, 3), Gen("line 4\n")], lines[:4]) == Copy(1, 3)  # the gen ends the file
+    assert idle_copy([Copy(1, 2), Gen("line 3 fixed\n"), Copy(4, 6)], lines) is None
+    assert idle_copy([Copy(1, 2), Gen("line 3\n"), Copy(3, 6)], lines) is None  # an insertion, not a repeat
+    assert idle_copy([Gen("line 1\n"), Copy(2, 6)], lines) is None  # no copy before it to ban
+    assert idle_copy([Copy(1, 6)], lines) is None  # no gen: the model says nothing needs changing
+    assert idle_copy(oracle("".join(lines), "".join(lines).replace("line 3\n", "line 3!\n")), lines) is None
+
+
+def test_number_can_reach_except_the_banned_values():
+    from editllm.grammar.matcher import number_can_reach_except
+
+    assert number_can_reach_except("1", 10, 19, frozenset({16}))
+    assert not number_can_reach_except("16", 10, 19, frozenset({16}))
+    assert not number_can_reach_except("1", 10, 11, frozenset({10, 11}))
+    assert number_can_reach_except("1", 1, 120, frozenset({1, 10, 11, 12}))  # 13.. and 100..
+    assert not number_can_reach_except("", 5, 5, frozenset({5})) and number_can_reach_except("", 5, 6, frozenset({5}))
+
+
+def test_a_banned_copy_tag_cannot_be_written(tokenizer):
+    m = ProgramMatcher(tokenizer, 40, 151936, [151645], banned=frozenset({Copy(1, 16)}))
+    for t in tokenizer('<copy lines="1-1', add_special_tokens=False)["input_ids"]:
+        m.advance(t)
+    six, five = (tokenizer(d, add_special_tokens=False)["input_ids"][0] for d in "65")
+    assert not m.allowed(six) and m.allowed(five)  # 16 is banned (160+ is past the 40 lines); 15 is not
+    assert not m.mask()[six] and m.mask()[five]
+    free = ProgramMatcher(tokenizer, 40, 151936, [151645])
+    for t in tokenizer('<copy lines="1-1', add_special_tokens=False)["input_ids"]:
+        free.advance(t)
+    assert free.allowed(six)
+    other = ProgramMatcher(tokenizer, 40, 151936, [151645], banned=frozenset({Copy(2, 16)}))
+    for t in tokenizer('<copy lines="1-1', add_special_tokens=False)["input_ids"]:
+        other.advance(t)
+    assert other.allowed(six)  # the ban is of lines 2-16, not of every copy ending at 16

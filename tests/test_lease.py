@@ -164,3 +164,25 @@ def test_a_whole_run_on_the_cpu(tiny_model_dir, tokenizer, tokenizer_dir, tmp_pa
     assert f"training on {2 + 2 * (1 + kept_now)} sequences (1 distilled earlier and {kept_now} now" in log
     base = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     assert isinstance(PeftModel.from_pretrained(base, adapter), PeftModel)
+
+
+def test_distilling_here_leaves_out_what_was_distilled_before(tiny_model_dir, tokenizer, tmp_path, monkeypatch):
+    """`lease.py distill`: the drawn tasks less those of an earlier distillation, decoded here by spec mode;
+    every attempt logged, so a second call does nothing again."""
+    from editllm.training import lease
+
+    tasks = [Task("bug", INSTRUCTION, MUTATED, None, "total", ORIGINAL),
+             Task("docstring", "Add a docstring to `mean`.", ORIGINAL, None, "mean")]
+    monkeypatch.setattr(lease, "draw_tasks", lambda n, seed: [{"label": "pkg/stats.py", "path": "stats.py",
+                                                               **t.to_json()} for t in tasks][:n])
+    earlier = Example("stats.py", INSTRUCTION, MUTATED, ORIGINAL, "distill:bug:pkg/stats.py").finish()
+    write_jsonl([earlier], tmp_path / "earlier.jsonl.gz", tokenizer)
+    out = tmp_path / "here.jsonl.gz"
+    said = []
+    counts = lease.distill_here(2, 0, [tmp_path / "earlier.jsonl.gz"], out, 1.0, model=str(tiny_model_dir),
+                                log=said.append)
+    assert sum(counts.values()) == 1 and said[0].startswith("1 of 1 tasks (2 drawn, less 1 distilled before)")
+    [attempt] = (tmp_path / "here.jsonl.gz.attempts").read_text().splitlines()
+    assert "Add a docstring to `mean`." in attempt
+    assert lease.distill_here(2, 0, [tmp_path / "earlier.jsonl.gz"], out, 1.0, model=str(tiny_model_dir),
+                              log=said.append) == {}

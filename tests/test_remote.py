@@ -328,7 +328,8 @@ def test_the_copy_loop_writes_local_copy_modes_program(remote, llama_lm):
         prompt, resolver, stats = copy_parts(remote, src.path, src.text, src.lines, instruction)
         max_tokens = min(64, budget(llama_lm, src, len(prompt), None))
         try:
-            local_text, local = run_copy(llama_lm, name, src.text, instruction, max_tokens, lines=src.lines)
+            local_text, local = run_copy(llama_lm, name, src.text, instruction, max_tokens, lines=src.lines,
+                                         retries=0)  # the server loop asks once
             local_program = local.program
         except ProgramFailed as exc:
             local_text, local_program = None, str(exc)

@@ -30,3 +30,21 @@ def test_a_runs_outputs_are_tallied_per_mode(tmp_path, capsys):
     assert counts["spec"]["unchanged"] == 1 and counts["copy"]["at the fix"] == 1 and sum(counts["copy"].values()) == 1
     main([str(tmp_path), "--cases", str(cases)])
     assert capsys.readouterr().out.splitlines()[2:] == ["| spec | 1 | 0 | 0 | 0 |", "| copy | 0 | 1 | 0 | 0 |"]
+
+
+def test_copy_programs_are_read_for_idle_gen_spans_and_the_first_copys_distance(tmp_path, capsys):
+    """The selector's commonest miss: a first copy one line off, then the next line written as it was."""
+    from editllm.bench.where_edited import program_misses
+
+    case = {"id": "a", "instruction": "the result is one too small", "before": BEFORE, "after": GOLD}
+    idle = '<copy lines="1-2"/><gen>    return y\n</gen><copy lines="4-7"/>'
+    right = '<copy lines="1-1"/><gen>    y = x + 1\n</gen><copy lines="3-7"/>'
+    outputs = [{"id": "a", "mode": "copy", "program": idle}, {"id": "a", "mode": "copy", "program": right},
+               {"id": "a", "mode": "spec", "text": BEFORE}]  # no program: not in this table
+    counts = program_misses({"a": case}, outputs)
+    assert counts == {"copy": {"programs": 2, "idle gen": 1, "1 off": 1, "same": 1}}
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    (tmp_path / "outputs.jsonl").write_text("".join(json.dumps(o | {"text": BEFORE}) + "\n" for o in outputs))
+    main([str(tmp_path), "--cases", str(cases)])
+    assert capsys.readouterr().out.splitlines()[-1] == "| copy | 2 | 1 | 1 | 1 | 0 | 0 |"
