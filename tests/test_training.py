@@ -328,6 +328,8 @@ def test_a_batch_that_runs_out_of_memory_is_done_in_parts_with_the_same_gradient
     tried.clear()
     backward(model, params, batch, "cpu")
     assert tried == [2, 2]  # split up front: no second failure
+    # one sequence at a time, every sequence's graph is held until the backward: a part costs their sum
+    assert Backward(padded=False).cost([a, c]) == len(a[0]) + len(c[0]) < Backward(padded=True).cost([a, c])
     single = Backward(padded=True)
     single.loss = lambda *args: (_ for _ in ()).throw(torch.OutOfMemoryError("CUDA out of memory"))
     with pytest.raises(torch.OutOfMemoryError):

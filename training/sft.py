@@ -168,7 +168,9 @@ class Backward:
         return value
 
     def cost(self, part) -> int:
-        return len(part) * max(len(ids) for ids, _ in part) if self.padded else max(len(ids) for ids, _ in part)
+        """What a part's activations grow with: rows × the longest row padded; one sequence at a time, the
+        sum of their lengths (their graphs are all held until the backward)."""
+        return len(part) * max(len(ids) for ids, _ in part) if self.padded else sum(len(ids) for ids, _ in part)
 
     @staticmethod
     def split(batch, parts: int) -> list:
