@@ -151,9 +151,9 @@ def test_copy_mode_writes_with_the_adapter_and_falls_back_without_it(tiny_lm, ad
     seen = []
     run_model = CopyRun.run_model
 
-    def unusable(self, max_tokens):
+    def unusable(self, max_tokens, cached=False):
         try:
-            run_model(self, max_tokens)
+            run_model(self, max_tokens, cached)
         except (ProgramFailed, EditError):
             pass
         seen.append(self.engine.adapter_on)

@@ -401,9 +401,9 @@ def test_copy_mode_rows_switch_the_adapter_on_for_their_programs(static_lm, adap
     written: dict[tuple, list[int]] = {}  # prompt ids -> the program tokens the model wrote
     run_model = CopyRun.run_model
 
-    def recorded(self, max_tokens):
+    def recorded(self, max_tokens, cached=False):
         try:
-            return run_model(self, max_tokens)
+            return run_model(self, max_tokens, cached)
         finally:
             written[tuple(self.prompt)] = list(self.program)
 
