@@ -19,6 +19,9 @@ edit and passes the same checks.
 
     python -m editllm.training.lease pack --synthetic syn.jsonl.gz --tasks 1500 --out pack/
     python -m editllm.training.lease run --gguf model.gguf --pack pack/ --out run/ --minutes 8
+
+`distill` does the distilling here instead, on a CPU (spec mode on the torch engine), and `pack --distilled`
+carries what it kept, so that the lease only trains (`gpu_lease.sh`'s header has that plan).
 """
 
 from __future__ import annotations
@@ -118,18 +121,20 @@ def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path,
 
 def distill_here(tasks: int, seed: int, exclude: list[Path], out: Path, minutes: float, model: str = "bundled:1.5b",
                  max_prompt: int = 2500, log=print) -> dict:
-    """Distil on this machine what a lease would (session 16: 160 examples in 38 minutes on 2 AVX-512 cores),
-    so that a lease can spend all its time training: the tasks `pack` draws, less those of earlier
-    distillations (`exclude`), shortest prompt first (as the lease's batches take them), decoded by spec
-    mode on the torch engine in bf16, which is rewrite mode's output there (lossless) for a fraction of its
-    forwards: a distilled file is mostly the file again, which spec drafts. Resumes like `distill.distill`."""
+    """Distil on this machine what a lease would (session 16: 232 examples in 64 minutes on 2 AVX-512 cores
+    shared with other jobs), so that a lease can spend all its time training: the tasks `pack` draws, less
+    those of earlier distillations (`exclude`), shortest prompt first (as the lease's batches take them),
+    decoded by spec mode on the torch engine in bf16, which is rewrite mode's output there (lossless) for a
+    fraction of its forwards: a distilled file is mostly the file again, which spec drafts. Resumes like
+    `distill.distill`."""
     from editllm import api
     from editllm.editor.edit import EditOptions
     from editllm.training.data import read_jsonl
     from editllm.training.distill import Task, distill, prompt_of
 
     seen = {(ex.source.split(":", 2)[-1], ex.instruction) for path in exclude for ex in read_jsonl(path)}
-    drawn = [d for d in draw_tasks(tasks, seed) if (d["label"], d["instruction"]) not in seen]
+    every = draw_tasks(tasks, seed)
+    drawn = [d for d in every if (d["label"], d["instruction"]) not in seen]
     lm = api.load_model(model, "cpu", "bfloat16", None, False, log=lambda m: None, engine="torch")
     opts = EditOptions(mode="spec")
     sized = []
@@ -138,8 +143,8 @@ def distill_here(tasks: int, seed: int, exclude: list[Path], out: Path, minutes:
         prompt = prompt_of(lm, d["path"], task, opts)
         if prompt is not None and len(prompt[0]) <= max_prompt:
             sized.append((len(prompt[0]), len(sized), (d["label"], d["path"], task)))
-    log(f"{len(sized)} of {len(drawn)} tasks ({tasks} drawn, less {tasks - len(drawn)} distilled before) have a "
-        f"prompt of at most {max_prompt} tokens")
+    log(f"{len(sized)} of {len(drawn)} tasks ({len(every)} drawn, less {len(every) - len(drawn)} distilled before) "
+        f"have a prompt of at most {max_prompt} tokens")
     ordered = [t for _, _, t in sorted(sized)]
     counts = distill(lm, len(ordered), out, seed, opts=opts, tasks=ordered, deadline=time.time() + 60 * minutes,
                      on_attempt=lambda key, reason: log(f"{key[:100]}: {reason or 'kept'}"))
