@@ -29,35 +29,33 @@ KINDS = ("copy tag", "gen markup", "gen, as the input", "gen, changed", "eos")
 
 
 def labelled(tokenizer, ex, eos: int) -> tuple[list[int], list[str | None]]:
-    """A gold program's training sequence and, per token, its kind (None: prompt and copied lines, untrained).
-    The same ids as `sft.encode_example` (tested)."""
-    from editllm.editor.prompt import copy_prompt
-    from editllm.grammar.program import Copy, parse
-    from editllm.resolver.resolve import CopySource
+    """A gold program's training sequence (`sft.encode_example`'s ids) and, per token, its kind (None: prompt
+    and copied lines, untrained)."""
+    from editllm.grammar.program import Copy, replaced
+    from editllm.training.sft import program_tokens
 
-    shown, _ = ex.shown()
-    ids = tokenizer(copy_prompt(tokenizer, ex.path, shown, ex.instruction), add_special_tokens=False)["input_ids"]
-    kinds: list[str | None] = [None] * len(ids)
-    source, lines = CopySource(tokenizer, shown), shown.splitlines(True)
-    ops, end = parse(ex.program), 0
-    for k, op in enumerate(ops):
-        enc = tokenizer(op.render(), add_special_tokens=False, return_offsets_mapping=True)
-        ids = ids + enc["input_ids"]
+    prompt, pieces = program_tokens(tokenizer, ex)
+    lines = ex.shown()[0].splitlines(True)
+    ops = [op for op, _, _ in pieces]
+    ids, kinds = list(prompt), [None] * len(prompt)
+    for k, (op, op_ids, copied) in enumerate(pieces):
+        ids += op_ids + copied
         if isinstance(op, Copy):
-            kinds += ["copy tag"] * len(enc["input_ids"])
-            copied = source.tokens(op)
-            ids, kinds, end = ids + copied, kinds + [None] * len(copied), op.j
+            kinds += ["copy tag"] * len(op_ids) + [None] * len(copied)
             continue
-        following = next((o.i for o in ops[k + 1:] if isinstance(o, Copy)), len(lines) + 1)
-        old, same = "".join(lines[end:following - 1]), [False] * len(op.text)
-        for _, b, size in difflib.SequenceMatcher(None, old, op.text, autojunk=False).get_matching_blocks():
+        start, end = replaced(ops, k, len(lines))
+        same = [False] * len(op.text)
+        for _, b, size in difflib.SequenceMatcher(None, "".join(lines[start:end]), op.text,
+                                                  autojunk=False).get_matching_blocks():
             same[b:b + size] = [True] * size
-        start = len("<gen>")  # the text's offset in the rendered op
-        for s, e in enc["offset_mapping"]:
-            if e <= start or s >= start + len(op.text):
+        text_at = len("<gen>")  # the text's offset in the rendered op, whose character spans come from here
+        spans = tokenizer(op.render(), add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+        for s, e in spans:
+            if e <= text_at or s >= text_at + len(op.text):
                 kinds.append("gen markup")
             else:
-                kinds.append("gen, as the input" if all(same[max(s, start) - start:e - start]) else "gen, changed")
+                kinds.append("gen, as the input" if all(same[max(s, text_at) - text_at:e - text_at])
+                             else "gen, changed")
     return ids + [eos], kinds + ["eos"]
 
 

@@ -293,6 +293,7 @@ def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens
         return run, new_text, ops
 
     run, new_text, ops = ask(frozenset(), cached=False)
+    prompt_ids = run.prompt  # built once: the later asks run on the same prompt, already in the cache
     banned: frozenset[Copy] = frozenset()
     for _ in range(retries):
         idle = idle_copy(ops, run.source.lines)

@@ -46,22 +46,8 @@ def ll_tokenizer(tokenizer, vocab_size: int, eos: list[int]):
     return built[key]
 
 
-def number_can_reach(prefix: str, lo: int, hi: int) -> bool:
-    """Whether some number written as `prefix` + more digits lies in [lo, hi]."""
-    if not prefix:
-        return lo <= hi
-    base = int(prefix)
-    for extra in range(0, max(0, len(str(hi)) - len(prefix)) + 1):
-        low, high = base * 10**extra, (base + 1) * 10**extra - 1
-        if high >= lo and low <= hi:
-            return True
-    return False
-
-
-def number_can_reach_except(prefix: str, lo: int, hi: int, banned: frozenset[int]) -> bool:
-    """`number_can_reach`, some number not in `banned` (a few values) being needed."""
-    if not banned:
-        return number_can_reach(prefix, lo, hi)
+def number_can_reach(prefix: str, lo: int, hi: int, banned: frozenset[int] = frozenset()) -> bool:
+    """Whether some number written as `prefix` + more digits lies in [lo, hi] and not in `banned` (a few values)."""
     spans = [(lo, hi)] if not prefix else \
         [(max(lo, int(prefix) * 10**e), min(hi, (int(prefix) + 1) * 10**e - 1))
          for e in range(max(0, len(str(hi)) - len(prefix)) + 1)]
@@ -125,7 +111,7 @@ class ProgramMatcher:
         i = int(first)
         banned = frozenset(c.j for c in self.banned if c.i == i)
         if not rest:
-            return number_can_reach_except(second, i, self.n, banned)
+            return number_can_reach(second, i, self.n, banned)
         if not second or not i <= int(second) <= self.n or int(second) in banned:
             return False
         return CLOSING.startswith(rest) or rest == CLOSING

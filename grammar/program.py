@@ -100,6 +100,14 @@ def resolve(ops: list[Op], lines: list[str]) -> str:
     return "".join("".join(lines[op.i - 1 : op.j]) if isinstance(op, Copy) else op.text for op in ops)
 
 
+def replaced(ops: list[Op], k: int, n_lines: int) -> tuple[int, int]:
+    """The input lines gen op `k` stands in for, as a slice (0-based start, end): those after the last copy
+    before it and before the first copy after it."""
+    start = next((o.j for o in reversed(ops[:k]) if isinstance(o, Copy)), 0)
+    end = next((o.i - 1 for o in ops[k + 1:] if isinstance(o, Copy)), n_lines)
+    return start, end
+
+
 def idle_copy(ops: list[Op], lines: list[str]) -> Copy | None:
     """The copy right before the first gen span that only writes again the input lines it stands in for.
 
@@ -108,14 +116,11 @@ def idle_copy(ops: list[Op], lines: list[str]) -> Copy | None:
     kind: it copies a line too far or too few, then writes the next line as it was, so the fix it meant
     never comes. Copy mode then asks again without that copy (`editor.copymode.run_copy`). None when every
     gen span changes something (or when an idle one has no copy before it)."""
-    end = 0
     for k, op in enumerate(ops):
-        if isinstance(op, Copy):
-            end = op.j
-            continue
-        following = next((o.i for o in ops[k + 1:] if isinstance(o, Copy)), len(lines) + 1)
-        if k and isinstance(ops[k - 1], Copy) and following > end + 1 and op.text == "".join(lines[end:following - 1]):
-            return ops[k - 1]
+        if isinstance(op, Gen) and k and isinstance(ops[k - 1], Copy):
+            start, end = replaced(ops, k, len(lines))
+            if end > start and op.text == "".join(lines[start:end]):
+                return ops[k - 1]
     return None
 
 

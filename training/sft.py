@@ -18,28 +18,30 @@ from pathlib import Path
 
 import torch
 from editllm.editor.prompt import copy_prompt
-from editllm.grammar.program import Copy, parse
+from editllm.grammar.program import Copy, Op, parse
 from editllm.resolver.resolve import CopySource
 from editllm.training.data import Example
 
 IGNORE = -100
 
 
+def program_tokens(tokenizer, ex: Example) -> tuple[list[int], list[tuple[Op, list[int], list[int]]]]:
+    """The copy prompt's ids, then per op of the program: the op, its own ids, and the ids of the lines a
+    copy appends after it (none after a gen)."""
+    shown, _ = ex.shown()  # the focused definitions when copy mode focuses (its program is over them)
+    prompt = tokenizer(copy_prompt(tokenizer, ex.path, shown, ex.instruction), add_special_tokens=False)["input_ids"]
+    source = CopySource(tokenizer, shown)
+    return prompt, [(op, tokenizer(op.render(), add_special_tokens=False)["input_ids"],
+                     source.tokens(op) if isinstance(op, Copy) else []) for op in parse(ex.program)]
+
+
 def encode_example(tokenizer, ex: Example, eos_id: int) -> tuple[list[int], list[int]]:
     """(input_ids, labels) for one example; labels are IGNORE on the prompt and on copied text."""
-    shown, _ = ex.shown()  # the focused definitions when copy mode focuses (its program is over them)
-    text = copy_prompt(tokenizer, ex.path, shown, ex.instruction)
-    prompt = tokenizer(text, add_special_tokens=False)["input_ids"]
+    prompt, ops = program_tokens(tokenizer, ex)
     ids, labels = list(prompt), [IGNORE] * len(prompt)
-    source = CopySource(tokenizer, shown)
-    for op in parse(ex.program):
-        op_ids = tokenizer(op.render(), add_special_tokens=False)["input_ids"]
-        ids += op_ids
-        labels += op_ids
-        if isinstance(op, Copy):
-            copied = source.tokens(op)
-            ids += copied
-            labels += [IGNORE] * len(copied)
+    for _, op_ids, copied in ops:
+        ids += op_ids + copied
+        labels += op_ids + [IGNORE] * len(copied)
     ids.append(eos_id)
     labels.append(eos_id)
     return ids, labels
