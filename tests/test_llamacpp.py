@@ -204,3 +204,29 @@ def test_two_engines_freed_in_any_order_do_not_crash(tiny_gguf):
     )
     res = subprocess.run([sys.executable, "-c", code, str(tiny_gguf)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip() == "ok", (res.returncode, res.stderr[-2000:])
+
+
+@pytest.mark.parametrize("fixture", ["llama_lm", "tiny_lm"])
+def test_asking_again_on_the_cached_prompt_writes_what_a_fresh_ask_writes(fixture, request):
+    """Copy mode's second ask (`run_copy`) cuts the cache back to the prompt and reads only its last token;
+    on either engine it must write the program a fresh ask with the same banned copy writes."""
+    from editllm.editor.copymode import CopyRun, ProgramFailed
+    from editllm.grammar import Copy
+
+    lm = request.getfixturevalue(fixture)
+    text = FILES["stats.py"]
+
+    def ask(banned: frozenset, cached: bool):
+        run = CopyRun(lm, "stats.py", text, "Fix the bug in average.", banned=banned)
+        try:
+            _, ops = run.run_model(48, cached=cached)
+        except ProgramFailed:  # a random model's program may be unusable: its tokens still compare
+            ops = []
+        return run, ops, run.program
+
+    _, ops, _ = ask(frozenset(), cached=False)
+    banned = frozenset([op for op in ops if isinstance(op, Copy)][:1] or [Copy(1, 3)])
+    again, _, again_program = ask(banned, cached=True)
+    fresh, _, fresh_program = ask(banned, cached=False)
+    assert len(again_program) > 8 and again_program == fresh_program
+    assert again.stats.forwards == fresh.stats.forwards and again.stats.prompt_tokens == fresh.stats.prompt_tokens
