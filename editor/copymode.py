@@ -10,6 +10,7 @@ next tag is drafted. The resolver turns the finished program into text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -280,33 +281,45 @@ def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens
              lines: list[str] | None = None, copy_kv: str = "reread",
              retries: int = RETRIES) -> tuple[str, CopyStats]:
     """Copy mode for one file; ProgramFailed when the model's program is unusable. `lines`:
-    `split_lines(text)`, when the caller has it (`SourceFile.lines`).
+    `split_lines(text)`, when the caller has it (`SourceFile.lines`). An idle program is asked again
+    (`ask_again`) on the prompt still in the cache."""
+    prompt = prompt_ids
+    source = Resolver(None, text, lines)
+
+    def ask(banned: frozenset[Copy]) -> tuple[str, list[Op], CopyStats]:
+        nonlocal prompt
+        run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies,
+                      prompt_ids=prompt, lines=source.lines, copy_kv=copy_kv, banned=banned)
+        new_text, ops = run.run_model(max_tokens, cached=bool(banned))  # a later ask: the prompt is cached
+        prompt = run.prompt  # built once: the later asks run on the same prompt
+        return new_text, ops, run.stats
+
+    return ask_again(ask, source.lines, retries)
+
+
+def ask_again(ask: Callable[[frozenset[Copy]], tuple[str, list[Op], CopyStats]], lines: list[str],
+              retries: int = RETRIES) -> tuple[str, CopyStats]:
+    """Ask for a program (`ask(banned copies)` gives its text, ops and stats) and ask again while it is idle.
 
     A program with an idle gen span (one that writes its lines as they were: `grammar.program.idle_copy`)
     misread a line number, so the model is asked again, up to `retries` times, with the copy before that
-    span banned: its next choice of line under the same rules, the prompt still in the cache. The last
-    program stands (an idle one too: it is valid); a later ask that fails keeps the one before it."""
-    def ask(banned: frozenset[Copy], cached: bool) -> tuple[CopyRun, str, list[Op]]:
-        run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies,
-                      prompt_ids=prompt_ids, lines=lines, copy_kv=copy_kv, banned=banned)
-        new_text, ops = run.run_model(max_tokens, cached=cached)
-        return run, new_text, ops
-
-    run, new_text, ops = ask(frozenset(), cached=False)
-    prompt_ids = run.prompt  # built once: the later asks run on the same prompt, already in the cache
+    span banned: its next choice of line under the same rules. The last program stands (an idle one too: it
+    is valid); a later ask that fails keeps the one before it. Local copy mode and the server's copy loop
+    both ask this way."""
+    new_text, ops, stats = ask(frozenset())
     banned: frozenset[Copy] = frozenset()
     for _ in range(retries):
-        idle = idle_copy(ops, run.source.lines)
+        idle = idle_copy(ops, lines)
         if idle is None:
             break
         banned |= {idle}
         try:
-            again, again_text, again_ops = ask(banned, cached=True)
+            again_text, again_ops, again = ask(banned)
         except ProgramFailed:
             break
-        again.stats.follow(run.stats)
-        run, new_text, ops = again, again_text, again_ops
-    return new_text, run.stats
+        again.follow(stats)
+        new_text, ops, stats = again_text, again_ops, again
+    return new_text, stats
 
 
 def run_oracle(lm: LoadedModel, path: str, text: str, instruction: str, ops: list[Op],

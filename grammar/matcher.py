@@ -66,6 +66,9 @@ class ProgramMatcher:
         self.n = n_lines
         self.monotonic = monotonic
         self.banned = banned
+        # first lines whose every copy is banned: a tag may not begin with them (it could not be finished)
+        self.closed_starts = frozenset(i for i in {c.i for c in banned}
+                                       if all(Copy(i, j) in banned for j in range(i, n_lines + 1)))
         self.vocab_size = vocab_size
         self.eos = set(eos)
         # The loose grammar (any line numbers): the line rules are stated below, for any N, and
@@ -98,15 +101,15 @@ class ProgramMatcher:
     def _tail_ok(self, partial: str, last_j: int) -> bool:
         """Line-range rules for an unfinished op (`partial` may end mid-tag)."""
         lo = last_j + 1 if self.monotonic else 1
-        if partial.startswith("<c") and lo > self.n:
-            return False  # every line is copied already: no copy tag can be finished
+        if partial.startswith("<c") and not number_can_reach("", lo, self.n, self.closed_starts):
+            return False  # every line is copied already (or banned): no copy tag can be finished
         m = TAG_RE.match(partial)
         if not m:
             return True
         first, dash, second, rest = m.groups()
         if not dash:
-            return number_can_reach(first, lo, self.n) and not rest
-        if not first or not lo <= int(first) <= self.n:
+            return number_can_reach(first, lo, self.n, self.closed_starts) and not rest
+        if not first or not lo <= int(first) <= self.n or int(first) in self.closed_starts:
             return False
         i = int(first)
         banned = frozenset(c.j for c in self.banned if c.i == i)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from editllm.editor.copymode import CopyStats, ProgramFailed, copy_prompt_ids
 from editllm.resolver.resolve import Resolver
 
-__all__ = ["ProgramFailed", "RemoteCopyStats", "copy_parts"]
+__all__ = ["ProgramFailed", "RemoteCopyStats", "copy_parts", "fresh_stats"]
 
 
 @dataclass
@@ -22,12 +22,21 @@ class RemoteCopyStats(CopyStats):
     requests: int = 0
     cuts: int = 0  # answers cut where the model left the tokens copy mode forces (the client appended them)
 
+    def follow(self, earlier: CopyStats) -> None:
+        super().follow(earlier)
+        self.requests += getattr(earlier, "requests", 0)
+        self.cuts += getattr(earlier, "cuts", 0)
+
 
 def copy_parts(lm, path: str, text: str, lines: list[str], instruction: str
                ) -> tuple[list[int], Resolver, RemoteCopyStats]:
     """Local copy mode's prompt ids for the text it shows (the file or its focus, `edit.copy_shown`), its
     resolver (the copied lines' token ids) and empty stats."""
     prompt = copy_prompt_ids(lm, path, text, instruction)
-    stats = RemoteCopyStats(mode="copy", prompt_tokens=len(prompt), server=lm.info.url,
-                            speculative=lm.info.speculative)
-    return prompt, Resolver(lm.tokenizer, text, lines), stats
+    return prompt, Resolver(lm.tokenizer, text, lines), fresh_stats(lm, prompt)
+
+
+def fresh_stats(lm, prompt: list[int]) -> RemoteCopyStats:
+    """Empty stats for one ask of a copy program on `prompt`."""
+    return RemoteCopyStats(mode="copy", prompt_tokens=len(prompt), server=lm.info.url,
+                           speculative=lm.info.speculative)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from editllm.grammar.program import Copy
+
 EXACT_PAIRS = 5_000  # (I, J) alternatives stated one by one (about 100 remaining lines)
 
 # `<gen>`, then any text up to the first `</gen>`: the states of a matcher for `</gen>` (k characters of it
@@ -59,23 +61,45 @@ def _same_width(a: str, b: str) -> str:
     return "(" + " | ".join(alts) + ")"
 
 
-def copy_body(n_lines: int, after: int, monotonic: bool = True) -> str | None:
-    """What follows `<copy lines="` in a tag that may come next: `I-J"/>` (None when no line is left)."""
+def int_ranges(lo: int, hi: int, skip: frozenset[int] | set[int] = frozenset()) -> str | None:
+    """The integers lo..hi except those in `skip`, as one GBNF expression (None when none is left)."""
+    gaps, start = [], lo
+    for k in sorted(x for x in skip if lo <= x <= hi) + [hi + 1]:
+        if start < k:
+            gaps.append(int_range(start, k - 1))
+        start = k + 1
+    return None if not gaps else gaps[0] if len(gaps) == 1 else "(" + " | ".join(gaps) + ")"
+
+
+def copy_body(n_lines: int, after: int, monotonic: bool = True, banned: frozenset[Copy] = frozenset()
+              ) -> str | None:
+    """What follows `<copy lines="` in a tag that may come next: `I-J"/>` (None when no line is left).
+    `banned`: copies copy mode's matcher refuses (an ask again: `editor.copymode.ask_again`)."""
     first = after + 1 if monotonic else 1
     if first > n_lines:
         return None
+    ends: dict[int, set[int]] = {}  # I -> the J it may not take
+    for c in banned:
+        ends.setdefault(c.i, set()).add(c.j)
     m = n_lines - first + 1
-    if m * (m + 1) // 2 <= EXACT_PAIRS:
-        pairs = [f'"{i}-" {int_range(i, n_lines)}' for i in range(first, n_lines + 1)]
-        body = "(" + " | ".join(pairs) + ")"
-    else:
-        body = f'{int_range(first, n_lines)} "-" {int_range(first, n_lines)}'
-    return body + ' "\\"/>"'
+    exact = range(first, n_lines + 1) if m * (m + 1) // 2 <= EXACT_PAIRS else sorted(i for i in ends if i >= first)
+    pairs = []
+    for i in exact:
+        js = int_ranges(i, n_lines, ends.get(i, set()))
+        if js is not None:
+            pairs.append(f'"{i}-" {js}')
+    if len(exact) < m:  # past EXACT_PAIRS: the other I and J each an exact range
+        starts = int_ranges(first, n_lines, set(exact))
+        if starts is not None:
+            pairs.append(f'{starts} "-" {int_range(first, n_lines)}')
+    if not pairs:
+        return None
+    return "(" + " | ".join(pairs) + ')' + ' "\\"/>"'
 
 
-def copy_rule(n_lines: int, after: int, monotonic: bool = True) -> str | None:
+def copy_rule(n_lines: int, after: int, monotonic: bool = True, banned: frozenset[Copy] = frozenset()) -> str | None:
     """The `copy` rule for a tag that may come next (None when no line is left to copy)."""
-    body = copy_body(n_lines, after, monotonic)
+    body = copy_body(n_lines, after, monotonic, banned)
     return None if body is None else f'copy ::= "<copy lines=\\"" {body}'
 
 
@@ -93,24 +117,26 @@ def rest(text: str, begun: str) -> str:
     return literal(text[len(begun):]) + " " if len(begun) < len(text) else ""
 
 
-def program_grammar(n_lines: int) -> str:
+def program_grammar(n_lines: int, banned: frozenset[Copy] = frozenset()) -> str:
     """The whole program in one request (`copy_requests="one"`): gen spans and copy tags of any lines of the
     file, in any order. Which ranges may follow which (monotonic) is not stated: that needs a rule per last
     line used, which the copy loop gets by sending the next one with each request; here the resolver refuses
     a program whose ranges go back (it falls back to spec, as an unusable local program does)."""
-    copy = copy_rule(n_lines, 0, monotonic=False)
+    copy = copy_rule(n_lines, 0, monotonic=False, banned=banned)
     if copy is None:
         return "\n".join(["root ::= gen+", GEN_RULES])
     return "\n".join(["root ::= (gen | copy)+", copy, GEN_RULES])
 
 
-def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True, partial: str = "") -> str:
+def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True, partial: str = "",
+                    banned: frozenset[Copy] = frozenset()) -> str:
     """What one request may write for a file of `n_lines` lines once the program has copied up to line
     `after`: gen spans, then at most one copy tag (the request ends there: the grammar is complete).
 
     `partial`: the unfinished op the client ended with itself (after copy mode's forced tokens: `<gen`,
-    `<copy lines="`, `<copy lines="2-3"/`...); the request then starts with the rest of that op."""
-    copy = copy_rule(n_lines, after, monotonic)
+    `<copy lines="`, `<copy lines="2-3"/`...); the request then starts with the rest of that op.
+    `banned`: copies the program may not use (`copy_body`)."""
+    copy = copy_rule(n_lines, after, monotonic, banned)
     then = "gen* copy?" if copy is not None else "gen*"
     rules = [copy] if copy is not None else []
     if not partial:
@@ -124,7 +150,7 @@ def request_grammar(n_lines: int, after: int = 0, monotonic: bool = True, partia
     starts = []
     if GEN_OPEN.startswith(partial):
         starts.append(f"{rest(GEN_OPEN, partial)}g0 {then}")
-    body = copy_body(n_lines, after, monotonic)
+    body = copy_body(n_lines, after, monotonic, banned)
     if COPY_OPEN.startswith(partial) and body is not None:
         starts.append(f"{rest(COPY_OPEN, partial)}{body}")
     tail = TAIL_RE.match(partial[len(COPY_OPEN):]) if partial.startswith(COPY_OPEN) else None

@@ -208,8 +208,10 @@ def edit_remote(lm: RemoteModel, src, instruction: str, opts):
 def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
     """Copy mode through the server; an unusable program falls back to spec (the reason kept), as local
     copy mode does. Server errors are not a program's fault: they propagate (the runner retries them)."""
+    from editllm.editor.copymode import ask_again
     from editllm.editor.edit import budget, copy_shown, edit_file, finish_copy
-    from editllm.remote.copyloop import ProgramFailed, copy_parts
+    from editllm.grammar.program import Copy, Op, parse
+    from editllm.remote.copyloop import ProgramFailed, RemoteCopyStats, copy_parts, fresh_stats
 
     if opts.copy_requests not in COPY_REQUESTS:
         raise EditError(f"unknown --copy-requests {opts.copy_requests!r}; choose one of {', '.join(COPY_REQUESTS)}")
@@ -217,13 +219,17 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
         reason = "the file or instruction contains </gen>, which a copy program cannot write"
     else:
         focus, shown, lines = copy_shown(src, instruction, opts)  # focused as local copy mode is
-        prompt, resolver, stats = copy_parts(lm, src.path, shown, lines, instruction)
+        prompt, resolver, first = copy_parts(lm, src.path, shown, lines, instruction)
+        loop = run_copy_one if opts.copy_requests == "one" else run_copy_loop
+
+        def ask(banned: frozenset[Copy]) -> tuple[str, list[Op], RemoteCopyStats]:
+            stats = first if not banned else fresh_stats(lm, prompt)
+            text = loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic, banned)
+            return text, parse(stats.program), stats
+
         try:
             max_tokens = budget(lm, src, len(prompt), opts.max_new_tokens, shown)
-            if opts.copy_requests == "one":
-                text = run_copy_one(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
-            else:
-                text = run_copy_loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic)
+            text, stats = ask_again(ask, resolver.lines)  # asks again after an idle gen span, as local copy mode
             return finish_copy(src, text, instruction, stats, focus, opts)
         except ServerError:
             raise
@@ -245,20 +251,21 @@ def _count_program_request(stats, answer: dict) -> None:
 
 
 def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
-                  monotonic: bool = True) -> str:
+                  monotonic: bool = True, banned: frozenset = frozenset()) -> str:
     """Write the program one copy tag per request; return the new text (ProgramFailed when unusable).
 
     Each answer is replayed through local copy mode's matcher (`grammar.matcher`): where local copy mode
     would have forced a tag's fixed tokens and the model chose others, the answer is cut there, the client
     appends the forced tokens and the next request starts inside the op, so the program's tokens are the
-    ones local copy mode writes."""
+    ones local copy mode writes. `banned`: copies neither the matcher nor the grammar lets the program use (an
+    ask again)."""
     from editllm.grammar.matcher import ProgramMatcher
     from editllm.grammar.program import ProgramError, parse
     from editllm.remote.copyloop import ProgramFailed
 
     tok = lm.tokenizer
     n = len(resolver.lines)
-    matcher = ProgramMatcher(tok, n, lm.engine.vocab_size, sorted(lm.engine.eos), monotonic)
+    matcher = ProgramMatcher(tok, n, lm.engine.vocab_size, sorted(lm.engine.eos), monotonic, banned)
     seq, program = list(prompt), []
     slot = lm.slot()
     started = time.perf_counter()
@@ -268,7 +275,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
             raise ProgramFailed(f"the program exceeded {max_tokens} tokens")
         after = matcher.last_j if monotonic else 0
         try:
-            grammar = request_grammar(n, after, monotonic, matcher.partial)
+            grammar = request_grammar(n, after, monotonic, matcher.partial, banned)
         except ValueError as exc:  # forced tokens that end elsewhere than at a decision point
             raise ProgramFailed(f"the copy loop cannot continue: {exc}") from exc
         answer = lm.client.complete(seq, room, slot=slot, grammar=grammar, lora=lm.scale(True), ban=lm.banned)
@@ -302,7 +309,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
 
 
 def run_copy_one(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
-                  monotonic: bool = True) -> str:
+                  monotonic: bool = True, banned: frozenset = frozenset()) -> str:
     """The whole program in one request (`copy_requests="one"`); return the new text (ProgramFailed when
     unusable). The model writes every tag without the copied lines in its context (the loop's continuations
     carry them), so this is a different, weaker program than the loop's and local copy mode's: one request
@@ -311,8 +318,9 @@ def run_copy_one(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens
     from editllm.grammar.program import Copy, ProgramError, parse
     from editllm.remote.copyloop import ProgramFailed
 
-    answer = lm.client.complete(prompt, max_tokens, slot=lm.slot(), grammar=program_grammar(len(resolver.lines)),
-                                lora=lm.scale(True), ban=lm.banned)
+    grammar = program_grammar(len(resolver.lines), banned)
+    answer = lm.client.complete(prompt, max_tokens, slot=lm.slot(), grammar=grammar, lora=lm.scale(True),
+                                ban=lm.banned)
     _count_program_request(stats, answer)
     if answer.get("stop_type") == "limit":
         raise ProgramFailed(f"the program exceeded {max_tokens} tokens")

@@ -121,7 +121,7 @@ def server(gguf: str, invariant: bool, tokens: int) -> dict:
 
             def local(name=name, text=text, lines=lines) -> str:
                 return run_copy(lm, name, text, "Fix the bug.", tokens, lines=lines,
-                                retries=0)[1].program  # the server loop asks once
+                                retries=0)[1].program  # one ask, as run_copy_loop is
 
             def loop(prompt=prompt, resolver=resolver, stats=stats) -> str:
                 run_copy_loop(remote, prompt, resolver, stats, tokens)

@@ -291,3 +291,21 @@ def test_a_banned_copy_tag_cannot_be_written(tokenizer):
     for t in tokenizer('<copy lines="1-1', add_special_tokens=False)["input_ids"]:
         other.advance(t)
     assert other.allowed(six)  # the ban is of lines 2-16, not of every copy ending at 16
+
+
+def test_a_copy_tag_that_only_banned_ranges_could_finish_is_not_begun(tokenizer):
+    """With every copy from line 2 of a 2-line file banned, a tag may not begin `2` (it would reach a dead end
+    at its second number), and once line 1 is copied no copy tag may open at all: the model writes gen text or
+    ends. The server's grammar (`remote.gbnf.copy_body`) leaves out the same tags."""
+    ids = {d: tokenizer(d, add_special_tokens=False)["input_ids"][0] for d in "12"}
+    banned = frozenset({Copy(1, 2), Copy(2, 2)})
+    m = ProgramMatcher(tokenizer, 2, 151936, [151645], banned=banned)
+    for t in tokenizer('<copy lines="', add_special_tokens=False)["input_ids"]:
+        m.advance(t)
+    assert m.allowed(ids["1"]) and not m.allowed(ids["2"]) and not m.mask()[ids["2"]]
+    for t in tokenizer('1-1"/>', add_special_tokens=False)["input_ids"]:
+        m.advance(t)
+    opener = tokenizer("<c", add_special_tokens=False)["input_ids"][0]
+    assert m.last_j == 1 and not m.allowed(opener) and m.allowed(tokenizer("<gen>", add_special_tokens=False)[
+        "input_ids"][0])
+    assert ProgramMatcher(tokenizer, 3, 151936, [151645], banned=banned).closed_starts == frozenset()

@@ -4,6 +4,7 @@ client-driven copy loop writes local copy mode's program, and many files survive
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -50,6 +51,64 @@ def test_request_grammar_offers_only_lines_after_the_last_copy():
     assert request_grammar(12, after=12).startswith("root ::= gen*\n")  # nothing left to copy
     big = request_grammar(400, after=10)  # past EXACT_PAIRS: I and J each an exact range
     assert "copy ::=" in big and len(big) < 5000
+
+
+@pytest.mark.parametrize("skip", [set(), {5}, {1, 9}, {10, 11, 12}, set(range(1, 13))])
+def test_int_ranges_leave_out_exactly_the_skipped_integers(skip):
+    from editllm.remote.gbnf import int_ranges
+
+    expr = int_ranges(1, 12, skip)
+    if expr is None:
+        assert skip >= set(range(1, 13))
+        return
+    as_regex = expr.replace('"', "").replace(" ", "")
+    assert {n for n in range(200) if re.fullmatch(as_regex, str(n))} == set(range(1, 13)) - skip
+
+
+@pytest.mark.parametrize("n,after", [(6, 0), (6, 2), (150, 0), (150, 40)])
+def test_a_banned_copy_is_the_only_range_the_grammar_takes_away(n, after):
+    """An ask again bans copies (`editor.copymode.ask_again`); the request grammar states the ban exactly, in
+    the exact pairs and past them (where the banned I get their own rows)."""
+    from editllm.remote.gbnf import EXACT_PAIRS, copy_body
+
+    banned = frozenset({Copy(after + 1, after + 3), Copy(after + 1, after + 5), Copy(after + 4, after + 4)})
+    suffix = ' "\\"/>"'
+    body = copy_body(n, after, banned=banned)
+    assert body.endswith(suffix) and copy_body(n, after) != body
+    as_regex = body[: -len(suffix)].replace('"', "").replace(" ", "")
+    exact = (n - after) * (n - after + 1) // 2 <= EXACT_PAIRS
+    first, rows = after + 1, {c.i for c in banned}
+    expected = {(i, j) for i in range(first, n + 1) for j in range(first, n + 1)
+                if (j >= i or (not exact and i not in rows)) and Copy(i, j) not in banned}
+    taken = {(i, j) for i in range(1, n + 1) for j in range(1, n + 1) if re.fullmatch(as_regex, f"{i}-{j}")}
+    assert taken == expected
+    everything = copy_body(6, 0, banned=frozenset(Copy(i, j) for i in range(1, 7) for j in range(i, 7)))
+    assert everything is None and "copy ::=" not in request_grammar(6, 0, banned=frozenset(
+        Copy(i, j) for i in range(1, 7) for j in range(i, 7)))
+
+
+def test_an_idle_program_through_the_server_is_asked_again_without_its_copy(tokenizer):
+    """The server's copy loop asks again as local copy mode does: a program whose gen span writes its lines as
+    they were is set aside and the model asked again with the copy before that span banned, in the matcher and
+    in the grammar each request carries; the asks' requests add up."""
+    from editllm.editor.edit import EditOptions
+
+    text = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    idle = [('<copy lines="1-2"/>', "eos"), ('<gen>c = 3\n</gen><copy lines="4-4"/>', "eos"), ("", "eos")]
+    fixed = [('<copy lines="1-1"/>', "eos"), ('<gen>b = 2\nC = 3\n</gen><copy lines="4-4"/>', "eos"), ("", "eos")]
+    client = ScriptedClient(tokenizer, idle + fixed)
+    lm = RemoteModel(client, tokenizer, "scripted")
+    res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Capitalise c.", EditOptions(mode="copy"))
+    assert res.fallback is None and res.new_text == "a = 1\nb = 2\nC = 3\nd = 4\n"
+    assert res.stats.retries == 1 and res.stats.requests == 6 and res.stats.set_aside == [
+        '<copy lines="1-2"/><gen>c = 3\n</gen><copy lines="4-4"/>']
+    assert '"1-" ([1-4])' in client.sent[0]["grammar"] and '"1-" (("1") | ([3-4]))' in client.sent[3]["grammar"]
+    assert client.sent[3]["ids"] == client.sent[0]["ids"]  # the same prompt: the slot's cache holds it
+
+    client = ScriptedClient(tokenizer, idle + idle)  # the server writes the banned copy anyway: refused,
+    lm = RemoteModel(client, tokenizer, "scripted")  # and the first program stands
+    res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Capitalise c.", EditOptions(mode="copy"))
+    assert res.fallback is None and res.new_text == text and res.stats.retries == 0
 
 
 # --- the client's loops against a scripted server (what each request carries) ----------------------------
@@ -317,24 +376,24 @@ def test_the_copy_loop_writes_local_copy_modes_program(remote, llama_lm):
     ids, the ones local copy mode feeds, so the server sees what the local engine saw: the same program,
     which resolves. (Without the forced tokens the random model spells `<copy lines="` its own way on the
     server, `<c` `op` `y` ` ` `li`..., and then picks other lines: `1-1` where local copy mode wrote `2-2`.)"""
-    from editllm.editor.copymode import ProgramFailed, run_copy
+    from editllm.editor.copymode import CopyRun, ProgramFailed
     from editllm.editor.edit import budget
     from editllm.remote.copyloop import copy_parts
     from editllm.remote.modes import run_copy_loop
 
-    for name in ("stats.py", "empty_end.py"):
-        src = source_from_text(FILES[name].encode(), name)
+    for name, banned in itertools.product(("stats.py", "empty_end.py"), (frozenset(), frozenset({Copy(1, 2), Copy(2, 2)}))):
+        src = source_from_text(FILES[name].encode(), name)  # one ask, and one asked again without a copy
         instruction = INSTRUCTION.get(name, "Fix the typo.")
         prompt, resolver, stats = copy_parts(remote, src.path, src.text, src.lines, instruction)
         max_tokens = min(64, budget(llama_lm, src, len(prompt), None))
+        local = CopyRun(llama_lm, name, src.text, instruction, lines=src.lines, banned=banned)
         try:
-            local_text, local = run_copy(llama_lm, name, src.text, instruction, max_tokens, lines=src.lines,
-                                         retries=0)  # the server loop asks once
-            local_program = local.program
+            local_text, _ = local.run_model(max_tokens)
+            local_program = local.stats.program
         except ProgramFailed as exc:
             local_text, local_program = None, str(exc)
         try:
-            text = run_copy_loop(remote, prompt, resolver, stats, max_tokens)
+            text = run_copy_loop(remote, prompt, resolver, stats, max_tokens, banned=banned)
             program = stats.program
         except ProgramFailed as exc:
             text, program = None, str(exc)
@@ -345,12 +404,14 @@ def test_the_copy_loop_writes_local_copy_modes_program(remote, llama_lm):
             assert stats.requests == stats.spans + 1 + stats.cuts
 
 
-@pytest.mark.parametrize("after", [0, 3, 9])
-def test_what_the_server_writes_under_a_request_grammar_obeys_it(remote, after):
+@pytest.mark.parametrize("n,after,banned", [(12, 0, ()), (12, 3, ()), (12, 9, ()), (12, 0, ((1, 1), (1, 2))),
+                                             (150, 0, ((1, 3), (2, 2)))])
+def test_what_the_server_writes_under_a_request_grammar_obeys_it(remote, n, after, banned):
     """Whatever the model picks, the server's grammar lets through only gen spans and one copy of lines
-    after `after` (the request's rule); the copy loop relies on that."""
+    after `after` (the request's rule), never a banned one (an ask again); the copy loop relies on that."""
+    banned = frozenset(Copy(i, j) for i, j in banned)
     ids = remote.tokenizer("Write a program.\n", add_special_tokens=False)["input_ids"]
-    answer = remote.client.complete(ids, 48, grammar=request_grammar(12, after))
+    answer = remote.client.complete(ids, 48, grammar=request_grammar(n, after, banned=banned))
     text = remote.tokenizer.decode(answer["tokens"], skip_special_tokens=False)
     text = text.replace("<|im_end|>", "").replace("<|endoftext|>", "")
     if answer["stop_type"] == "limit":  # cut mid-span: what was written is a prefix of a legal program
@@ -358,7 +419,9 @@ def test_what_the_server_writes_under_a_request_grammar_obeys_it(remote, after):
         return
     ops = parse(text)
     copies = [op for op in ops if isinstance(op, Copy)]
-    assert len(copies) <= 1 and all(after < c.i <= c.j <= 12 for c in copies)
+    exact = n - after <= 99  # past EXACT_PAIRS, J < I is refused by the client, not the grammar
+    assert len(copies) <= 1 and all(after < c.i <= n and after < c.j <= n and c not in banned for c in copies)
+    assert all(c.i <= c.j for c in copies) or not exact
     assert not copies or ops[-1] == copies[0]
 
 
