@@ -309,3 +309,30 @@ def test_a_copy_tag_that_only_banned_ranges_could_finish_is_not_begun(tokenizer)
     assert m.last_j == 1 and not m.allowed(opener) and m.allowed(tokenizer("<gen>", add_special_tokens=False)[
         "input_ids"][0])
     assert ProgramMatcher(tokenizer, 3, 151936, [151645], banned=banned).closed_starts == frozenset()
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 14), after=st.integers(0, 14), monotonic=st.booleans(),
+       bans=st.lists(st.tuples(st.integers(1, 14), st.integers(0, 3)), max_size=4))
+def test_the_matcher_and_the_servers_grammar_allow_the_same_tags_and_never_a_dead_end(
+        tokenizer, n, after, monotonic, bans):
+    """Copy mode's line rules live twice: in the matcher (local copy mode, and the replay of a server's answers)
+    and in the GBNF each server request carries (`remote.gbnf`). For any file, last line copied and banned
+    copies both allow the same finished tags, and every unfinished tag the matcher lets through can still be
+    finished (a dead end would fail the program)."""
+    from editllm.remote.gbnf import copy_body
+
+    after = min(after, n) if monotonic else 0
+    banned = frozenset(Copy(i, min(i + d, n)) for i, d in bans if i <= n)
+    m = ProgramMatcher(tokenizer, n, 151936, [151645], monotonic=monotonic, banned=banned)
+    tags = {(i, j): f'<copy lines="{i}-{j}"/>' for i in range(1, n + 3) for j in range(1, n + 3)}
+    allowed = {ij for ij, tag in tags.items() if m._tail_ok(tag, after)}
+    assert allowed == {(i, j) for i in range(after + 1, n + 1) for j in range(i, n + 1) if Copy(i, j) not in banned}
+    body = copy_body(n, after, monotonic, banned)
+    suffix = ' "\\"/>"'
+    as_regex = body[: -len(suffix)].replace('"', "").replace(" ", "") if body else None
+    assert {ij for ij in tags if as_regex and re.fullmatch(as_regex, f"{ij[0]}-{ij[1]}")} == allowed
+    for tag in tags.values():
+        for k in range(len("<c"), len(tag)):
+            if m._tail_ok(tag[:k], after):
+                assert any(tags[ij].startswith(tag[:k]) for ij in allowed), tag[:k]

@@ -381,8 +381,9 @@ def test_the_copy_loop_writes_local_copy_modes_program(remote, llama_lm):
     from editllm.remote.copyloop import copy_parts
     from editllm.remote.modes import run_copy_loop
 
-    for name, banned in itertools.product(("stats.py", "empty_end.py"), (frozenset(), frozenset({Copy(1, 2), Copy(2, 2)}))):
-        src = source_from_text(FILES[name].encode(), name)  # one ask, and one asked again without a copy
+    asks = (frozenset(), frozenset({Copy(1, 2), Copy(2, 2)}))  # one ask, and one asked again without those copies
+    for name, banned in itertools.product(("stats.py", "empty_end.py"), asks):
+        src = source_from_text(FILES[name].encode(), name)
         instruction = INSTRUCTION.get(name, "Fix the typo.")
         prompt, resolver, stats = copy_parts(remote, src.path, src.text, src.lines, instruction)
         max_tokens = min(64, budget(llama_lm, src, len(prompt), None))
