@@ -10,6 +10,7 @@ next tag is drafted. The resolver turns the finished program into text.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,6 +34,11 @@ class ProgramFailed(Exception):
     """The model's program cannot be used (caps, empty, dead end); the caller falls back to spec."""
 
 
+class IdleStop(Exception):
+    """The program just closed the copy after an idle gen span (`grammar.program.idle_copy`): it will be set
+    aside, so the rest of it is not written (`CopyRun(stop_idle=True)`)."""
+
+
 @dataclass
 class CopyStats(DecodeStats):
     """DecodeStats plus what copy mode spends where."""
@@ -46,7 +52,9 @@ class CopyStats(DecodeStats):
     reused_tokens: int = 0  # of those, taken from the prompt's cache entries (--copy-kv reuse)
     program: str = ""
     retries: int = 0  # asks again after an idle gen span (`grammar.program.idle_copy`)
-    set_aside: list[str] = field(default_factory=list)  # the programs those asks replaced, first ask first
+    # the programs those asks replaced, first ask first; one that stopped at its idle span ends with the copy
+    # after that span (`CopyRun(stop_idle=True)`)
+    set_aside: list[str] = field(default_factory=list)
     # the program's token ids: two programs of the same text may differ in tokens (the bench compares
     # these); left out of `as_dict`, which `--stats` prints
     program_ids: list[int] = field(default_factory=list, repr=False)
@@ -89,7 +97,9 @@ class CopyRun:
                  draft: str = DEFAULT_DRAFT, mode: str = "copy", prefill_copies: bool = True,
                  prompt_ids: list[int] | None = None, engine: Engine | None = None,
                  lines: list[str] | None = None, copy_kv: str = "reread", tail: int = DEFAULT_TAIL,
-                 prefix: bool = True, banned: frozenset[Copy] = frozenset()) -> None:
+                 prefix: bool = True, banned: frozenset[Copy] = frozenset(), stop_idle: bool = False) -> None:
+        """`banned`: copies the program may not use; `stop_idle`: stop once an idle gen span is known (the
+        copy after it closes) instead of writing the rest of a program that will be asked again."""
         self.engine = engine if engine is not None else lm.engine
         self.tokenizer = self.engine.tokenizer
         self.prefill_copies = prefill_copies  # False: the ablation where the model sees only the tags
@@ -97,6 +107,7 @@ class CopyRun:
         self.eos = sorted(self.engine.eos)
         self.matcher = ProgramMatcher(self.tokenizer, len(self.source.lines), self.engine.vocab_size, self.eos,
                                       monotonic, banned)
+        self.stop_idle = stop_idle
         self.decoder = Decoder(self.engine)
         self.prompt = prompt_ids if prompt_ids is not None else copy_prompt_ids(lm, path, text, instruction)
         self.stats = CopyStats(mode=mode, prompt_tokens=len(self.prompt))
@@ -144,6 +155,8 @@ class CopyRun:
             extra += forced
         if self.matcher.closed is not None:
             copy = self.matcher.closed
+            if self.stop_idle and idle_copy(self.matcher.ops(), self.source.lines) is not None:
+                raise IdleStop  # before the copy's lines are read: they would serve a program set aside
             self.stats.spans += 1
             self.stats.copied_lines += copy.j - copy.i + 1
             if self.prefill_copies:
@@ -229,13 +242,25 @@ class CopyRun:
             raise ProgramFailed(f"the program does not resolve: {exc}") from exc
         return text, ops
 
-    def run_model(self, max_tokens: int, cached: bool = False) -> tuple[str, list[Op]]:
+    def run_model(self, max_tokens: int, cached: bool = False) -> tuple[str | None, list[Op]]:
         """Let the model write the program under the FSM (`cached`: the engine holds the prompt from the
-        ask before this one)."""
+        ask before this one). With `stop_idle`, a program stopped at its idle span gives no text (None) and
+        its ops up to the copy after that span."""
         self.max_tokens = max_tokens
         set_adapter(self.engine, True)  # the span selector writes programs (spec, the fallback, switches it off)
-        self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats, prefix=self.prefix,
-                         cached=cached)
+        started = time.perf_counter()
+        try:
+            self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats, prefix=self.prefix,
+                             cached=cached)
+        except IdleStop:
+            s = self.stats
+            s.stop_reason = "idle"
+            s.decode_seconds = time.perf_counter() - started - s.prefill_seconds
+            s.output_tokens = s.program_tokens + s.prefilled_tokens
+            s.program = self.tokenizer.decode(self.program, skip_special_tokens=False,
+                                              clean_up_tokenization_spaces=False)
+            s.program_ids = list(self.program)
+            return None, self.matcher.ops()
         if self.stats.stop_reason == "dead_end":
             raise ProgramFailed("the grammar left no legal token")
         if not self.program:
@@ -275,6 +300,7 @@ class OracleSteer:
         raise AssertionError("the oracle drafts nothing")
 
 
+
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
              monotonic: bool = True, draft: str = DEFAULT_DRAFT,
              prefill_copies: bool = True, prompt_ids: list[int] | None = None,
@@ -285,40 +311,53 @@ def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens
     (`ask_again`) on the prompt still in the cache."""
     prompt = prompt_ids
     source = Resolver(None, text, lines)
+    asked = 0
 
-    def ask(banned: frozenset[Copy]) -> tuple[str, list[Op], CopyStats]:
-        nonlocal prompt
+    def ask(banned: frozenset[Copy], last: bool) -> tuple[str | None, list[Op], CopyStats]:
+        nonlocal prompt, asked
         run = CopyRun(lm, path, text, instruction, monotonic, draft, prefill_copies=prefill_copies,
-                      prompt_ids=prompt, lines=source.lines, copy_kv=copy_kv, banned=banned)
-        new_text, ops = run.run_model(max_tokens, cached=bool(banned))  # a later ask: the prompt is cached
+                      prompt_ids=prompt, lines=source.lines, copy_kv=copy_kv, banned=banned, stop_idle=not last)
+        cached, asked = asked > 0, asked + 1  # a later ask: the prompt is in the cache
+        new_text, ops = run.run_model(max_tokens, cached=cached)
         prompt = run.prompt  # built once: the later asks run on the same prompt
         return new_text, ops, run.stats
 
     return ask_again(ask, source.lines, retries)
 
 
-def ask_again(ask: Callable[[frozenset[Copy]], tuple[str, list[Op], CopyStats]], lines: list[str],
-              retries: int = RETRIES) -> tuple[str, CopyStats]:
-    """Ask for a program (`ask(banned copies)` gives its text, ops and stats) and ask again while it is idle.
+Ask = Callable[[frozenset[Copy], bool], tuple[str | None, list[Op], CopyStats]]
+
+
+def ask_again(ask: Ask, lines: list[str], retries: int = RETRIES) -> tuple[str, CopyStats]:
+    """Ask for a program and ask again while it is idle. `ask(banned copies, last)` gives the program's text,
+    ops and stats; unless it is the `last` ask, it may stop at its first idle span (text None, ops up to the
+    copy after that span), since that program will be set aside.
 
     A program with an idle gen span (one that writes its lines as they were: `grammar.program.idle_copy`)
     misread a line number, so the model is asked again, up to `retries` times, with the copy before that
     span banned: its next choice of line under the same rules. The last program stands (an idle one too: it
-    is valid); a later ask that fails keeps the one before it. Local copy mode and the server's copy loop
-    both ask this way."""
-    new_text, ops, stats = ask(frozenset())
+    is valid); a later ask that fails keeps the one before it (written whole if it had stopped at its idle
+    span: the same program, as decoding is deterministic). Local copy mode and the server's copy loop both
+    ask this way."""
     banned: frozenset[Copy] = frozenset()
-    for _ in range(retries):
+    new_text, ops, stats = ask(banned, retries == 0)
+    for k in range(retries):
         idle = idle_copy(ops, lines)
-        if idle is None:
+        if idle is None:  # (a program that stopped has an idle span)
+            break
+        try:
+            again_text, again_ops, again = ask(banned | {idle}, k + 1 == retries)
+        except ProgramFailed:
+            if new_text is None:
+                new_text, ops, whole = ask(banned, True)
+                whole.follow(stats)
+                whole.retries, whole.set_aside = stats.retries, stats.set_aside  # the same ask, written whole
+                stats = whole
             break
         banned |= {idle}
-        try:
-            again_text, again_ops, again = ask(banned)
-        except ProgramFailed:
-            break
         again.follow(stats)
         new_text, ops, stats = again_text, again_ops, again
+    assert new_text is not None  # the last ask, or a whole one, wrote the program to its end
     return new_text, stats
 
 

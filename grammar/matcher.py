@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 import torch
 from editllm.grammar.cfg import lark_grammar
-from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy
+from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy, Op, parse
 
 # Weakly keyed by the tokenizer object itself: an `id()` can be reused by a new object once the old
 # one is collected, which would hand it another tokenizer's vocabulary.
@@ -90,6 +90,10 @@ class ProgramMatcher:
     @property
     def partial(self) -> str:
         return self.text[self.op_start:]
+
+    def ops(self) -> list[Op]:
+        """The program's finished ops (a token may also have begun the next one: `partial`)."""
+        return parse(self.text[: self.op_start])
 
     def in_gen(self) -> bool:
         return self.partial.startswith(GEN_OPEN)

@@ -222,9 +222,9 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
         prompt, resolver, first = copy_parts(lm, src.path, shown, lines, instruction)
         loop = run_copy_one if opts.copy_requests == "one" else run_copy_loop
 
-        def ask(banned: frozenset[Copy]) -> tuple[str, list[Op], RemoteCopyStats]:
-            stats = first if not banned else fresh_stats(lm, prompt)
-            text = loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic, banned)
+        def ask(banned: frozenset[Copy], last: bool) -> tuple[str | None, list[Op], RemoteCopyStats]:
+            stats = first if first.requests == 0 else fresh_stats(lm, prompt)
+            text = loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic, banned, stop_idle=not last)
             return text, parse(stats.program), stats
 
         try:
@@ -251,16 +251,16 @@ def _count_program_request(stats, answer: dict) -> None:
 
 
 def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
-                  monotonic: bool = True, banned: frozenset = frozenset()) -> str:
+                  monotonic: bool = True, banned: frozenset = frozenset(), stop_idle: bool = False) -> str | None:
     """Write the program one copy tag per request; return the new text (ProgramFailed when unusable).
 
     Each answer is replayed through local copy mode's matcher (`grammar.matcher`): where local copy mode
     would have forced a tag's fixed tokens and the model chose others, the answer is cut there, the client
     appends the forced tokens and the next request starts inside the op, so the program's tokens are the
     ones local copy mode writes. `banned`: copies neither the matcher nor the grammar lets the program use (an
-    ask again)."""
+    ask again); `stop_idle`: return None once the program has an idle gen span (`CopyRun(stop_idle=True)`)."""
     from editllm.grammar.matcher import ProgramMatcher
-    from editllm.grammar.program import ProgramError, parse
+    from editllm.grammar.program import ProgramError, idle_copy, parse
     from editllm.remote.copyloop import ProgramFailed
 
     tok = lm.tokenizer
@@ -286,6 +286,10 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         seq += written
         stats.program_tokens += len(written)
         if copy is not None:
+            if stop_idle and idle_copy(matcher.ops(), resolver.lines) is not None:
+                stats.program = tok.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+                stats.program_ids, stats.stop_reason = list(program), "idle"
+                return None  # the program will be asked again: its copy's lines need not be sent
             ids = resolver.tokens(copy)
             stats.spans += 1
             stats.copied_lines += copy.j - copy.i + 1
@@ -309,11 +313,12 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
 
 
 def run_copy_one(lm: RemoteModel, prompt: list[int], resolver, stats, max_tokens: int,
-                  monotonic: bool = True, banned: frozenset = frozenset()) -> str:
+                  monotonic: bool = True, banned: frozenset = frozenset(), stop_idle: bool = False) -> str:
     """The whole program in one request (`copy_requests="one"`); return the new text (ProgramFailed when
     unusable). The model writes every tag without the copied lines in its context (the loop's continuations
     carry them), so this is a different, weaker program than the loop's and local copy mode's: one request
-    instead of one per copy, for servers where a round trip costs more than the loop saves. The grammar
+    instead of one per copy, for servers where a round trip costs more than the loop saves (`stop_idle` does
+    not apply: the program comes whole). The grammar
     (`gbnf.program_grammar`) states the tags and line ranges; the resolver refuses ranges that go back."""
     from editllm.grammar.program import Copy, ProgramError, parse
     from editllm.remote.copyloop import ProgramFailed

@@ -12,7 +12,8 @@ import torch
 from editllm.editor.copymode import CopyRun, ProgramFailed, run_oracle
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.source import SourceFile
-from editllm.grammar import check, oracle, parse
+from editllm.grammar import Copy, check, oracle
+from editllm.grammar.program import idle_copy
 from transformers import DynamicCache
 
 CASES = Path(__file__).resolve().parents[1] / "benchmarks" / "cases"
@@ -66,7 +67,7 @@ def test_model_loop_writes_only_valid_programs(tiny_lm, seed):
         new_text, ops = run.run_model(max_tokens=40)
         check(ops, len(text.splitlines()), monotonic=True)
     except ProgramFailed:
-        ops = parse(run.matcher.text[: run.matcher.op_start])
+        ops = run.matcher.ops()
         check(ops, len(text.splitlines()), monotonic=True)
     s = run.stats
     assert run.cache.get_seq_length() == s.prompt_tokens + s.program_tokens + s.prefilled_tokens
@@ -101,7 +102,7 @@ def test_an_idle_gen_span_asks_the_model_again_without_the_copy_before_it(tiny_l
     asked = []
 
     def run_model(self, max_tokens, cached=False):
-        asked.append((self.matcher.banned, cached))
+        asked.append((self.matcher.banned, cached, self.stop_idle))
         ops = answers[self.matcher.banned]
         if ops is None:
             raise ProgramFailed("the program exceeded 5 tokens")
@@ -110,7 +111,8 @@ def test_an_idle_gen_span_asks_the_model_again_without_the_copy_before_it(tiny_l
 
     monkeypatch.setattr(CopyRun, "run_model", run_model)
     new, stats = run_copy(tiny_lm, "m.py", text, "fix it", 64)
-    assert new == "A\nb\nc\nd\n" and [cached for _, cached in asked] == [False, True, True]
+    assert new == "A\nb\nc\nd\n" and [cached for _, cached, _ in asked] == [False, True, True]
+    assert [stop for _, _, stop in asked] == [True, True, False]  # the last ask writes its program whole
     assert stats.retries == 2 and stats.forwards == 9 and stats.set_aside == [render(answers[frozenset()]),
                                                                             render(answers[frozenset({Copy(1, 2)})])]
     asked.clear()
@@ -119,6 +121,28 @@ def test_an_idle_gen_span_asks_the_model_again_without_the_copy_before_it(tiny_l
     answers[frozenset({Copy(1, 2)})] = None
     new, stats = run_copy(tiny_lm, "m.py", text, "fix it", 64)
     assert new == text and stats.retries == 0 and stats.program == render(answers[frozenset()])
+
+
+
+def test_an_ask_stops_once_its_idle_span_is_known_and_reads_no_more(tiny_lm, monkeypatch):
+    """`stop_idle`: when the copy after an idle gen span closes, the program is known to be set aside, so the
+    ask stops there, before that copy's lines are read; its ops so far name the same copy to ban. Whole, the
+    same program (the same picks) reads every copy. The "model" here picks a fixed program's tokens."""
+    text = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6\n"
+    program = '<copy lines="1-2"/><gen>c = 3\n</gen><copy lines="4-6"/>'
+    eos = sorted(tiny_lm.engine.eos)[0]
+    script = tiny_lm.tokenizer(program, add_special_tokens=False)["input_ids"] + [eos]
+    monkeypatch.setattr(CopyRun, "pick", lambda self, logits, best: script[min(len(self.program), len(script) - 1)])
+    runs = {}
+    for stop in (False, True):
+        run = CopyRun(tiny_lm, "m.py", text, "fix it", stop_idle=stop)
+        runs[stop] = run, *run.run_model(64)
+    (whole, whole_text, whole_ops), (stopped, stopped_text, stopped_ops) = runs[False], runs[True]
+    assert whole_text == text and whole.stats.program == program and whole.stats.stop_reason == "eos"
+    assert stopped_text is None and stopped_ops == whole_ops and stopped.stats.program == program
+    assert idle_copy(stopped_ops, text.splitlines(keepends=True)) == Copy(1, 2) and stopped.stats.stop_reason == "idle"
+    assert stopped.stats.prefilled_tokens == len(stopped.source.tokens(Copy(1, 2)))  # lines 4-6 never read
+    assert whole.stats.prefilled_tokens == stopped.stats.prefilled_tokens + len(whole.source.tokens(Copy(4, 6)))
 
 
 def test_oracle_without_copy_prefill_resolves_the_same_text_with_a_shorter_cache(tiny_lm):

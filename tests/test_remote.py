@@ -89,26 +89,29 @@ def test_a_banned_copy_is_the_only_range_the_grammar_takes_away(n, after):
 
 def test_an_idle_program_through_the_server_is_asked_again_without_its_copy(tokenizer):
     """The server's copy loop asks again as local copy mode does: a program whose gen span writes its lines as
-    they were is set aside and the model asked again with the copy before that span banned, in the matcher and
-    in the grammar each request carries; the asks' requests add up."""
+    they were is set aside once the copy after that span is written (its lines are not sent) and the model
+    asked again with the copy before that span banned, in the matcher and in the grammar each request carries;
+    the asks' requests add up. Where a later ask fails, the first program is asked for whole and stands."""
     from editllm.editor.edit import EditOptions
 
     text = "a = 1\nb = 2\nc = 3\nd = 4\n"
     idle = [('<copy lines="1-2"/>', "eos"), ('<gen>c = 3\n</gen><copy lines="4-4"/>', "eos"), ("", "eos")]
     fixed = [('<copy lines="1-1"/>', "eos"), ('<gen>b = 2\nC = 3\n</gen><copy lines="4-4"/>', "eos"), ("", "eos")]
-    client = ScriptedClient(tokenizer, idle + fixed)
+    client = ScriptedClient(tokenizer, idle[:2] + fixed)  # the first ask stops at `4-4`: no third request
     lm = RemoteModel(client, tokenizer, "scripted")
     res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Capitalise c.", EditOptions(mode="copy"))
     assert res.fallback is None and res.new_text == "a = 1\nb = 2\nC = 3\nd = 4\n"
-    assert res.stats.retries == 1 and res.stats.requests == 6 and res.stats.set_aside == [
+    assert res.stats.retries == 1 and res.stats.requests == len(client.sent) == 5 and res.stats.set_aside == [
         '<copy lines="1-2"/><gen>c = 3\n</gen><copy lines="4-4"/>']
-    assert '"1-" ([1-4])' in client.sent[0]["grammar"] and '"1-" (("1") | ([3-4]))' in client.sent[3]["grammar"]
-    assert client.sent[3]["ids"] == client.sent[0]["ids"]  # the same prompt: the slot's cache holds it
+    assert '"1-" ([1-4])' in client.sent[0]["grammar"] and '"1-" (("1") | ([3-4]))' in client.sent[2]["grammar"]
+    assert client.sent[2]["ids"] == client.sent[0]["ids"]  # the same prompt: the slot's cache holds it
 
-    client = ScriptedClient(tokenizer, idle + idle)  # the server writes the banned copy anyway: refused,
-    lm = RemoteModel(client, tokenizer, "scripted")  # and the first program stands
+    # the server writes the banned copy anyway: refused; the first program, written whole, stands
+    client = ScriptedClient(tokenizer, idle[:2] + idle[:1] + idle)
+    lm = RemoteModel(client, tokenizer, "scripted")
     res = edit_remote(lm, source_from_text(text.encode(), "m.py"), "Capitalise c.", EditOptions(mode="copy"))
-    assert res.fallback is None and res.new_text == text and res.stats.retries == 0
+    assert res.fallback is None and res.new_text == text and res.stats.retries == 0 and not client.script
+    assert res.stats.program == '<copy lines="1-2"/><gen>c = 3\n</gen><copy lines="4-4"/>' and len(client.sent) == 6
 
 
 # --- the client's loops against a scripted server (what each request carries) ----------------------------
