@@ -300,7 +300,6 @@ class OracleSteer:
         raise AssertionError("the oracle drafts nothing")
 
 
-
 def run_copy(lm: LoadedModel, path: str, text: str, instruction: str, max_tokens: int,
              monotonic: bool = True, draft: str = DEFAULT_DRAFT,
              prefill_copies: bool = True, prompt_ids: list[int] | None = None,

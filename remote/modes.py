@@ -287,7 +287,7 @@ def run_copy_loop(lm: RemoteModel, prompt: list[int], resolver, stats, max_token
         stats.program_tokens += len(written)
         if copy is not None:
             if stop_idle and idle_copy(matcher.ops(), resolver.lines) is not None:
-                stats.program = tok.decode(program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+                stats.program = matcher.text[: matcher.op_start]  # its finished ops: a request ends at its copy
                 stats.program_ids, stats.stop_reason = list(program), "idle"
                 return None  # the program will be asked again: its copy's lines need not be sent
             ids = resolver.tokens(copy)
