@@ -178,10 +178,28 @@ def test_rows_on_llamacpp_give_each_prompt_its_own_tokens(llama_lm):
         rows.close()
 
 
-@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy"])
+@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy", "copy-asking-again"])
 def test_jobs_on_llamacpp_edit_each_file_as_one_at_a_time(llama_lm, tmp_path, monkeypatch, mode):
     """`edit_many(jobs=3)` decodes the files together; every file's output tokens and outcome equal its
-    one-at-a-time run (the random model rarely finishes a file: its failures must match too)."""
+    one-at-a-time run (the random model rarely finishes a file: its failures must match too). "asking
+    again": every program that copies is taken for idle, so each ask stops at its first copy and the model is
+    asked again on its row's cached prompt while the other files decode."""
+    asks: list[tuple] = []  # copy mode's asks, each: (prompt, banned, cached, program so far)
+    if mode == "copy-asking-again":
+        from editllm.editor.copymode import CopyRun
+        from editllm.grammar import Copy
+
+        mode, ask = "copy", CopyRun.run_model
+
+        def recorded(self, max_tokens, cached=False):
+            try:
+                return ask(self, max_tokens, cached)
+            finally:
+                asks.append((tuple(self.prompt), self.matcher.banned, cached, tuple(self.program)))
+
+        monkeypatch.setattr(CopyRun, "run_model", recorded)
+        monkeypatch.setattr("editllm.editor.copymode.idle_copy",
+                            lambda ops, lines: next((op for op in ops if isinstance(op, Copy)), None))
     monkeypatch.chdir(tmp_path)
     paths = []
     for k in range(4):
@@ -198,14 +216,18 @@ def test_jobs_on_llamacpp_edit_each_file_as_one_at_a_time(llama_lm, tmp_path, mo
             per_batch = dict(session._rows.stats.per_batch) if session._rows else {}
         finally:
             session.close_rows()
-        programs = [getattr(o.edit.stats, "program", None) if o.edit else None for o in report.outcomes]
+        programs = [(getattr(o.edit.stats, "program", None), getattr(o.edit.stats, "set_aside", None))
+                    if o.edit else None for o in report.outcomes]
         return outputs, [(o.error, o.diff) for o in report.outcomes], programs, per_batch
 
     alone, alone_outcomes, alone_programs, _ = run(1)
+    alone_asks, asks[:] = sorted(asks), []
     together, outcomes, programs, per_batch = run(3)
     assert together == alone and (mode == "copy" or len(alone) == 4)
     assert outcomes == alone_outcomes and programs == alone_programs
     assert max(per_batch) >= 2  # files did share batches
+    assert sorted(asks) == alone_asks  # the same asks, bans and programs (or their stops and failures)
+    assert not asks or any(cached for _, _, cached, _ in asks)  # asked again on a cached row
 
 
 def test_jobs_on_a_torch_model_say_why_they_run_one_at_a_time(tiny_lm, tmp_path, monkeypatch):
