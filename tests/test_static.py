@@ -277,12 +277,31 @@ def test_edits_are_the_torch_engines_token_for_token(torch_lm, static_lm, mode):
         assert [v[1] for v in ours.values()] == [v[1] for v in run(static_lm, "rewrite").values()]
 
 
-@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy"])
+@pytest.mark.parametrize("mode", ["rewrite", "spec", "copy", "copy-asking-again"])
 def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monkeypatch, mode, graphs):
     """`EditSession.edit(paths)` on the static engine decodes the files together (rows of one cache); each
     file's output ids and diff equal its one-at-a-time edit, and the batches did hold several files. Padded:
-    the rows' forwards take the graphs' padded shapes (emulated), one file's forwards too."""
+    the rows' forwards take the graphs' padded shapes (emulated), one file's forwards too. "asking again":
+    every program that copies is taken for idle, so copy mode stops each ask at its first copy and asks again
+    on its row's cached prompt while the other files decode: the same asks as one file at a time."""
     from dataclasses import replace
+
+    asks: list[tuple] = []  # copy mode's asks, each: (prompt, banned, cached, program so far)
+    if mode == "copy-asking-again":
+        from editllm.editor.copymode import CopyRun
+        from editllm.grammar import Copy
+
+        mode, ask = "copy", CopyRun.run_model
+
+        def recorded(self, max_tokens, cached=False):
+            try:
+                return ask(self, max_tokens, cached)
+            finally:
+                asks.append((tuple(self.prompt), self.matcher.banned, cached, tuple(self.program)))
+
+        monkeypatch.setattr(CopyRun, "run_model", recorded)
+        monkeypatch.setattr("editllm.editor.copymode.idle_copy",
+                            lambda ops, lines: next((op for op in ops if isinstance(op, Copy)), None))
 
     static_lm = replace(static_lm, _engine=StaticEngine(static_lm.model, static_lm.tokenizer, graphs=graphs))
     monkeypatch.chdir(tmp_path)
@@ -317,9 +336,12 @@ def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monk
         return outputs, got, per_batch
 
     alone = run(False)
+    alone_asks, asks[:] = sorted(asks), []
     together = run(True)
-    assert together[:2] == alone[:2] and len(alone[0]) >= 2  # focused files may share a prompt: one key
+    assert together[:2] == alone[:2]
+    assert len(alone[0]) >= 2 or alone_asks  # spec's decodes (focused files may share a prompt) or the asks
     assert not alone[2] and max(together[2]) >= 2  # files did share batches
+    assert sorted(asks) == alone_asks and (not asks or any(cached for _, _, cached, _ in asks))
 
 
 @pytest.fixture(scope="module")
