@@ -62,6 +62,28 @@ def scripted_model(tokenizer, text: str) -> LoadedModel:
     return LoadedModel(model, tokenizer, "scripted", "cpu", torch.float32, 0.0)
 
 
+def ask_again_on_every_copy(monkeypatch) -> list[tuple]:
+    """Copy mode taking every program that copies for idle (the copy before its first gen, else its first
+    copy): each ask stops at its first copy and the model is asked again, so a random model exercises the
+    asks. Returns the list the asks are recorded in: (prompt, banned, cached, program so far) each."""
+    from editllm.editor.copymode import CopyRun
+    from editllm.grammar import Copy
+
+    asks: list[tuple] = []
+    ask = CopyRun.run_model
+
+    def recorded(self, max_tokens, cached=False):
+        try:
+            return ask(self, max_tokens, cached)
+        finally:
+            asks.append((tuple(self.prompt), self.matcher.banned, cached, tuple(self.program)))
+
+    monkeypatch.setattr(CopyRun, "run_model", recorded)
+    monkeypatch.setattr("editllm.editor.copymode.idle_copy",
+                        lambda ops, lines: next((op for op in ops if isinstance(op, Copy)), None))
+    return asks
+
+
 class FakeHttp:
     """Answers `HttpClient._fetch` from a table of path -> JSON (or text, or an HTTP status) and keeps the
     bodies sent; the generation paths (vLLM's `/v1/completions`, SGLang's `/generate`) answer from a script,

@@ -12,6 +12,7 @@ from editllm.api.session import EditSession
 from editllm.editor.batched import Rows, row_model
 from editllm.editor.decode import Decoder
 from editllm.editor.errors import EditError
+from fakes import ask_again_on_every_copy
 
 VOCAB = 50
 
@@ -186,20 +187,7 @@ def test_jobs_on_llamacpp_edit_each_file_as_one_at_a_time(llama_lm, tmp_path, mo
     asked again on its row's cached prompt while the other files decode."""
     asks: list[tuple] = []  # copy mode's asks, each: (prompt, banned, cached, program so far)
     if mode == "copy-asking-again":
-        from editllm.editor.copymode import CopyRun
-        from editllm.grammar import Copy
-
-        mode, ask = "copy", CopyRun.run_model
-
-        def recorded(self, max_tokens, cached=False):
-            try:
-                return ask(self, max_tokens, cached)
-            finally:
-                asks.append((tuple(self.prompt), self.matcher.banned, cached, tuple(self.program)))
-
-        monkeypatch.setattr(CopyRun, "run_model", recorded)
-        monkeypatch.setattr("editllm.editor.copymode.idle_copy",
-                            lambda ops, lines: next((op for op in ops if isinstance(op, Copy)), None))
+        mode, asks = "copy", ask_again_on_every_copy(monkeypatch)
     monkeypatch.chdir(tmp_path)
     paths = []
     for k in range(4):

@@ -23,6 +23,7 @@ from editllm.editor.static import (
     supported,
     unsupported_adapter,
 )
+from fakes import ask_again_on_every_copy
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
 IDS = list(range(1000, 1400))
@@ -288,20 +289,7 @@ def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monk
 
     asks: list[tuple] = []  # copy mode's asks, each: (prompt, banned, cached, program so far)
     if mode == "copy-asking-again":
-        from editllm.editor.copymode import CopyRun
-        from editllm.grammar import Copy
-
-        mode, ask = "copy", CopyRun.run_model
-
-        def recorded(self, max_tokens, cached=False):
-            try:
-                return ask(self, max_tokens, cached)
-            finally:
-                asks.append((tuple(self.prompt), self.matcher.banned, cached, tuple(self.program)))
-
-        monkeypatch.setattr(CopyRun, "run_model", recorded)
-        monkeypatch.setattr("editllm.editor.copymode.idle_copy",
-                            lambda ops, lines: next((op for op in ops if isinstance(op, Copy)), None))
+        mode, asks = "copy", ask_again_on_every_copy(monkeypatch)
 
     static_lm = replace(static_lm, _engine=StaticEngine(static_lm.model, static_lm.tokenizer, graphs=graphs))
     monkeypatch.chdir(tmp_path)
