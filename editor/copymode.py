@@ -64,11 +64,12 @@ class CopyStats(DecodeStats):
         d.pop("program_ids", None)
         return d
 
-    def follow(self, earlier: CopyStats) -> None:
+    def follow(self, earlier: CopyStats, again: bool = True) -> None:
         """This run asked again after `earlier`'s idle program: its costs join this run's (the prompt was read
-        once, in the first ask)."""
-        self.retries = earlier.retries + 1
-        self.set_aside = [*earlier.set_aside, earlier.program]
+        once, in the first ask). `again` False: this run is `earlier`'s own ask written whole (it had stopped
+        at its idle span), so it counts no new ask and sets nothing aside."""
+        self.retries = earlier.retries + again
+        self.set_aside = [*earlier.set_aside, earlier.program] if again else list(earlier.set_aside)
         self.forwards += earlier.forwards
         self.decode_seconds += self.prefill_seconds + earlier.decode_seconds
         self.prefill_seconds = earlier.prefill_seconds
@@ -229,12 +230,17 @@ class CopyRun:
         return ids[: self.matcher.validate_tag(ids)]
 
     # --- runs -------------------------------------------------------------------------------------
-    def finish(self) -> tuple[str, list[Op]]:
+    def record_program(self) -> str:
+        """The program so far into the stats (its text, ids and output counts); returns its text."""
         s = self.stats
         s.output_tokens = s.program_tokens + s.prefilled_tokens
         s.copied_tokens += s.prefilled_tokens
         program = self.tokenizer.decode(self.program, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         s.program, s.program_ids = program, list(self.program)
+        return program
+
+    def finish(self) -> tuple[str, list[Op]]:
+        program = self.record_program()
         try:
             ops = parse(program)
             text = self.source.text(ops, monotonic=self.matcher.monotonic)
@@ -253,13 +259,9 @@ class CopyRun:
             self.decoder.run(self.prompt, None, drafter=self, steer=self, stats=self.stats, prefix=self.prefix,
                              cached=cached)
         except IdleStop:
-            s = self.stats
-            s.stop_reason = "idle"
-            s.decode_seconds = time.perf_counter() - started - s.prefill_seconds
-            s.output_tokens = s.program_tokens + s.prefilled_tokens
-            s.program = self.tokenizer.decode(self.program, skip_special_tokens=False,
-                                              clean_up_tokenization_spaces=False)
-            s.program_ids = list(self.program)
+            self.stats.stop_reason = "idle"
+            self.stats.decode_seconds = time.perf_counter() - started - self.stats.prefill_seconds
+            self.record_program()
             return None, self.matcher.ops()
         if self.stats.stop_reason == "dead_end":
             raise ProgramFailed("the grammar left no legal token")
@@ -349,8 +351,7 @@ def ask_again(ask: Ask, lines: list[str], retries: int = RETRIES) -> tuple[str, 
         except ProgramFailed:
             if new_text is None:
                 new_text, ops, whole = ask(banned, True)
-                whole.follow(stats)
-                whole.retries, whole.set_aside = stats.retries, stats.set_aside  # the same ask, written whole
+                whole.follow(stats, again=False)
                 stats = whole
             break
         banned |= {idle}

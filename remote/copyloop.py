@@ -22,8 +22,8 @@ class RemoteCopyStats(CopyStats):
     requests: int = 0
     cuts: int = 0  # answers cut where the model left the tokens copy mode forces (the client appended them)
 
-    def follow(self, earlier: CopyStats) -> None:
-        super().follow(earlier)
+    def follow(self, earlier: CopyStats, again: bool = True) -> None:
+        super().follow(earlier, again)
         self.requests += getattr(earlier, "requests", 0)
         self.cuts += getattr(earlier, "cuts", 0)
 

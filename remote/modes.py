@@ -219,11 +219,11 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
         reason = "the file or instruction contains </gen>, which a copy program cannot write"
     else:
         focus, shown, lines = copy_shown(src, instruction, opts)  # focused as local copy mode is
-        prompt, resolver, first = copy_parts(lm, src.path, shown, lines, instruction)
+        prompt, resolver, _ = copy_parts(lm, src.path, shown, lines, instruction)
         loop = run_copy_one if opts.copy_requests == "one" else run_copy_loop
 
         def ask(banned: frozenset[Copy], last: bool) -> tuple[str | None, list[Op], RemoteCopyStats]:
-            stats = first if first.requests == 0 else fresh_stats(lm, prompt)
+            stats = fresh_stats(lm, prompt)  # each ask's own; ask_again adds them up
             text = loop(lm, prompt, resolver, stats, max_tokens, opts.monotonic, banned, stop_idle=not last)
             return text, parse(stats.program), stats
 
