@@ -234,12 +234,18 @@ class EditSession:
         """
         sources = read_sources(paths, instruction, stdin_path)
         self.prepare()
-        if len(sources) > 1 and self.server is None and self._rows is None and self.lm.engine_name == "static":
-            from editllm.editor.batched import room_for_rows
+        if len(sources) > 1 and self.server is None and self.lm.engine_name == "static":
+            # rows left open by an earlier call are used again (a second call used to go one file at a time on
+            # them); fewer rows than this call could use are given back first, so their memory counts as room
+            if self._rows is None or self._rows.size < min(len(sources), BATCH_FILES):
+                from editllm.editor.batched import room_for_rows
 
-            room = room_for_rows(self.lm)
-            size = min(len(sources), BATCH_FILES, room if room is not None else BATCH_FILES)
-            if size > 1 and self.open_rows(size) is None:
+                self.close_rows()
+                room = room_for_rows(self.lm)
+                size = min(len(sources), BATCH_FILES, room if room is not None else BATCH_FILES)
+                if size > 1:
+                    self.open_rows(size)
+            if self._rows is not None:
                 return self._edit_together(sources, instruction)
         return [self.edit_source(src, instruction) for src in sources]
 

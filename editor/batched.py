@@ -35,6 +35,12 @@ PREFIXES = 2  # fixed prompt prefixes kept at once (copy mode's and its spec fal
 PREFIX_ROOM = 1024  # the most tokens a kept prefix may have (the fixed parts are ~70-300); longer ones are read
 
 
+def _held_lock() -> threading.Lock:
+    lock = threading.Lock()
+    lock.acquire()
+    return lock
+
+
 @dataclass
 class _Request:
     """One file's forward, waiting for the batch it will ride in."""
@@ -45,7 +51,9 @@ class _Request:
     keep: int
     rows: object = None
     error: BaseException | None = None
-    done: bool = False
+    # held until the answer is in: each file waits on its own lock, so a batch wakes each file once, and no file
+    # wakes to find its answer missing or queues behind the others for a shared lock to check
+    ready: threading.Lock = field(default_factory=_held_lock)
 
 
 @dataclass
@@ -71,7 +79,7 @@ class Rows:
         self.one = one
         self._costs = None
         self._costs_lock = threading.Lock()
-        self.cv = threading.Condition()
+        self.lock = threading.Lock()  # the rows, the pending requests and the engine: one thread at a time
         self.free = list(range(size - 1, -1, -1))
         self.active = 0
         self.pending: list[_Request] = []
@@ -82,7 +90,7 @@ class Rows:
     @contextlib.contextmanager
     def row(self) -> Iterator[RowEngine]:
         """A sequence for one file, emptied and given back when the file is done (or failed)."""
-        with self.cv:
+        with self.lock:
             if not self.free:
                 raise RuntimeError(f"more than {self.size} files in flight on {self.size} rows")
             seq = self.free.pop()
@@ -91,7 +99,7 @@ class Rows:
         try:
             yield RowEngine(self, seq)
         finally:
-            with self.cv:
+            with self.lock:
                 self.engine.seq_keep(seq, 0)
                 self.adapter(seq, False)
                 self.free.append(seq)
@@ -102,11 +110,10 @@ class Rows:
         """Decode `ids` into sequence `seq` from position `pos` with the other files' waiting forwards; the
         logits of the last `keep` (copied: the next batch overwrites llama.cpp's buffer)."""
         req = _Request(seq, ids, pos, keep)
-        with self.cv:
+        with self.lock:
             self.pending.append(req)
             self._run_if_ready()
-            while not req.done:
-                self.cv.wait()
+        req.ready.acquire()  # at once when this file's forward completed the batch
         if isinstance(req.error, EditError):
             raise EditError(str(req.error)) from req.error  # each file's own error object: threads raise it
         if req.error is not None:
@@ -126,14 +133,13 @@ class Rows:
         else:
             for r, rows in zip(reqs, answers, strict=True):
                 r.rows = rows
-        for r in reqs:
-            r.done = True
         s = self.stats
         s.batches += 1
         s.requests += len(reqs)
         s.tokens += sum(len(r.ids) for r in reqs)
         s.per_batch[len(reqs)] = s.per_batch.get(len(reqs), 0) + 1
-        self.cv.notify_all()
+        for r in reqs:
+            r.ready.release()
 
     def costs(self):
         """The draft schedule's costs (`editor.costs`), of the one-file engine: measured there once (or loaded),
@@ -158,14 +164,14 @@ class Rows:
 
     def keep(self, seq: int, n: int) -> None:
         """Keep the first `n` cache entries of sequence `seq` (a row's truncate and reset)."""
-        with self.cv:
+        with self.lock:
             self.engine.seq_keep(seq, n)
 
     def share_prefix(self, seq: int, ids: tuple[int, ...]) -> str:
         """Put the fixed prefix `ids` at the head of sequence `seq` (emptied first); where it came from:
         "memory" (another file read it), "disk" (a saved state) or "read" (decoded now, and saved). The
         lock is held throughout, so no batch runs while a prefix is read."""
-        with self.cv:
+        with self.lock:
             source = "memory"
             key = (ids, self.adapter_of(seq))
             if key in self.prefixes:
@@ -249,14 +255,11 @@ def open_rows(lm, size: int) -> Rows:
     static engine (a GPU): a second static cache over the same weights, a sequence per row and prefix."""
     one = lm.engine
     if lm.engine_name == "static":
-        from editllm.editor.static import StaticEngine
-
         room = room_for_rows(lm)
         if room is not None and size > room:
             raise EditError(f"{size} files at once need {size + PREFIXES} cache sequences of {one.n_ctx} tokens; "
                             f"the GPU's free memory holds {room + PREFIXES}: lower --jobs")
-        engine = StaticEngine(lm.model, lm.tokenizer, seqs=size + PREFIXES, n_ctx=one.n_ctx, graphs=one.graphs)
-        return Rows(engine, size, one.n_ctx, one)
+        return Rows(one.with_seqs(size + PREFIXES), size, one.n_ctx, one)
     from editllm.editor.llamacpp import LlamaCppEngine
 
     engine = LlamaCppEngine(one.gguf, one.tokenizer, n_ctx=one.n_ctx * size + PREFIX_ROOM * PREFIXES,

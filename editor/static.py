@@ -273,6 +273,11 @@ class StaticEngine:
 
         return torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext()
 
+    def with_seqs(self, seqs: int) -> StaticEngine:
+        """A second cache, of `seqs` sequences, over the same weights, context length and graph setting: the rows
+        `editor.batched` decodes files on."""
+        return StaticEngine(self.model, self.tokenizer, seqs=seqs, n_ctx=self.n_ctx, graphs=self.graphs)
+
     def seq_adapter(self, seq: int, on: bool) -> bool:
         """Run sequence `seq` with the adapter on or off (a no-op without one); whether that switched it, in
         which case its entries are stale (computed under the other weights) and its owner empties it."""
@@ -300,8 +305,13 @@ class StaticEngine:
         return "read"
 
     def close(self) -> None:
-        """Free the cache and the graphs (a second engine's memory on the GPU)."""
+        """Free the cache and the graphs (a second engine's memory on the GPU), and hand that memory back to the
+        driver: `fitting_seqs` reads the driver's free memory when the next rows are sized."""
         self.keys, self.values, self._graphs = [], [], {}
+        if self.device.type == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()
 
     # --- the forward ---------------------------------------------------------------------------------------
 

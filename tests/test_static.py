@@ -332,6 +332,40 @@ def test_several_files_in_one_batch_edit_as_each_alone(static_lm, tmp_path, monk
     assert sorted(asks) == alone_asks and (not asks or any(cached for _, _, cached, _ in asks))
 
 
+def test_later_calls_on_one_session_batch_their_files_too(static_lm, tmp_path, monkeypatch):
+    """A session's rows stay open after `edit(paths)`; a later call with several files decodes them together
+    on those rows (it used to edit them one at a time there), and one with more files than the rows opens
+    more. Each call's diffs are the first call's."""
+    from dataclasses import replace
+
+    static_lm = replace(static_lm, _engine=StaticEngine(static_lm.model, static_lm.tokenizer, graphs=False))
+    monkeypatch.chdir(tmp_path)
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    names = list(FILES)
+    session = EditSession(static_lm, mode="spec", max_new_tokens=40)
+
+    def run(files: list[str]) -> list[str] | str:
+        """The diffs, or the error the call raised (the tiny model may not finish a file)."""
+        try:
+            return [e.diff for e in session.edit(files, "rename g1 to h1")]
+        except EditError as exc:
+            return str(exc)
+
+    try:
+        first = run(names[:2])
+        assert session._rows.size == 2
+        for _ in range(2):
+            session._rows.stats = type(session._rows.stats)()
+            assert run(names[:2]) == first
+            assert max(session._rows.stats.per_batch) == 2  # both files rode in the same forwards
+        every = run(names)
+        assert session._rows.size == len(names) and max(session._rows.stats.per_batch) >= 3
+        assert every[:2] == first if isinstance(first, list) else every == first
+    finally:
+        session.close_rows()
+
+
 @pytest.fixture(scope="module")
 def adapted_static(varied_dir, tmp_path_factory):
     """The tiny model with a random LoRA (B not zero: it changes the logits), on the static engine."""
