@@ -69,8 +69,8 @@ class TailStop:
     """
 
     def __init__(self, tokenizer, matches: Callable[[str], bool], window: int = 16, chars: str | None = None) -> None:
-        """`chars`: the marker's characters (the closing fence's newline and fence character), when only a
-        token whose text holds one of them can complete it. Other tokens then skip the decode: a verified
+        """`chars`: characters one of which any token that completes the marker holds (the closing fence's
+        character: "\n" + fence ends in it). Other tokens then skip the decode: a verified
         draft emits tens of tokens a forward, each checked, and on a GPU those decodes cost as much as a
         good part of the forward. Each token id's text is decoded once."""
         self.tokenizer = tokenizer

@@ -188,9 +188,10 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
         max_new = min(max_new + 64, lm.context_length - len(ids))  # room for the model's own fence line
     set_adapter(lm.engine, False)  # lossless modes run the base model: a selector adapter never changes them
     if prompt.prefilled:
-        # only a token with a newline or the fence's character can complete "\n" + fence (or begin with it)
+        # "\n" + fence ends in the fence's character, so only a token holding one can complete it: the tail is
+        # decoded at those tokens alone (a newline too used to count: a decode at every line of the file)
         stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None,
-                        chars="\n" + prompt.fence[0])
+                        chars=prompt.fence[0])
     else:  # the opening fence is in the output too: look at all of it (slower; bench layouts only)
         def stop(ids: list[int]) -> bool:
             text = lm.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)

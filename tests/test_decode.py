@@ -168,6 +168,16 @@ def test_tail_stop_skips_tokens_that_cannot_complete_the_fence_and_stops_at_the_
     assert not matches(tokenizer.decode(ids[:every - 1]))
     assert first_stop(TailStop(Counting(), matches, chars="\n`")) == every
     assert len(decodes) < every / 3  # a newline or a backtick in a few tokens of each line; each id once
+    decodes.clear()
+    assert first_stop(TailStop(Counting(), matches, chars="`")) == every  # the fence ends in its character
+    assert len(decodes) < every / 3
+    # without backticks in its lines, the file's tokens are decoded once each and its tail only at the fence
+    plain = tokenizer(text.replace(" `x`", ""), add_special_tokens=False)["input_ids"]
+    decodes.clear()
+    stop = TailStop(Counting(), matches, chars="`")
+    at = next(n for n in range(1, len(plain) + 1) if stop(plain[:n]))
+    assert "\n```" in tokenizer.decode(plain[:at]) and not matches(tokenizer.decode(plain[:at - 1]))
+    assert len([d for d in decodes if len(d) > 1]) <= 2  # the tail at the fence's own tokens alone
 
 
 def test_tail_stop_finds_a_fence_inside_several_tokens_added_at_once(tokenizer):
