@@ -18,6 +18,8 @@
 #       --cases benchmarks/cases/humaneval_bugfix.jsonl --min-lines 80 --limit 8 \
 #       --mode rewrite,hf-greedy,hf-pld,spec,copy,oracle --kernel --repeat 3
 #   training/gpu_lease.sh throughput 240 --files 32 --min-lines 80 --max-lines 300 --slots 1,32 --mode spec --rounds 3
+# (`throughput` first spends ~15 s of its seconds on `editllm.bench.host_overhead`: the host's share of decoding on
+# that machine's CPU, no GPU used, so that the batch's seconds can be split into the device's and the host's.)
 # (session 13's lease: start and 21 small calls took ~166 s of the 900, so these two fill the rest; the first
 # call's CUDA tests come before the uploads, so a failure there costs ~1 minute, not the lease.)
 # The bench writes its report after each case, so the time limit cuts it after a whole case (the report says
@@ -187,10 +189,15 @@ bench)  # the GPU path (issue 15), in stages that each leave their results in $O
     ;;
 throughput)  # the batch target: 32 modules in one batch against one by one (benchmarks/throughput.py)
     seconds=$1; shift
+    start=$SECONDS
     install
     export EDITLLM_CACHE=$store/cache
     out=${OUT:-$store/out}
     mkdir -p "$out"
+    # the host's share first (CPU only, ~15 s): the same files' pipeline on a null engine
+    timeout 60 python3 -m editllm.bench.host_overhead --files 32 --rounds 3 --out "$store/host" >"$out/host.log" 2>&1 || true
+    cp "$store/host/results.json" "$out/host.json" 2>/dev/null || true
+    seconds=$(( seconds - (SECONDS - start) ))
     timeout "$seconds" python3 -m editllm.bench.throughput --local --engine static --device "${DEVICE:-cuda}" --modules \
         --out "$store/throughput" "$@" 2>&1 | tee "$out/throughput.log" || true
     cp "$store/throughput/results.json" "$out/throughput.json" 2>/dev/null || true
