@@ -38,6 +38,8 @@ import threading
 import time
 from pathlib import Path
 
+from editllm.editor.static import StaticEngine
+
 IM_START = "<|im_start|>"  # every prompt's last turn opens with it, no output holds it
 INSTRUCTION = "Add type hints to every function."
 
@@ -70,73 +72,41 @@ class NullRows:
         return len(self.ids)
 
 
-class NullEngine:
-    """The engine interface (one sequence) and the sequence interface (`editor.batched.Rows`) over scripts:
-    `scripts` maps a line of each file (found in its prompt) to the ids that file's output is."""
+class NullEngine(StaticEngine):
+    """The static engine with its model taken out: its Engine interface (one sequence: forward, truncate, reset,
+    start) and sequence interface (`editor.batched.Rows`) as they are, but each forward answered from scripts:
+    `scripts` maps a line of each file (found in its prompt) to the ids that file's output is. No cache, no
+    adapter."""
 
-    def __init__(self, tokenizer, scripts: dict[str, list[int]], seqs: int = 1,
-                 n_ctx: int = 32768, wait: float = 0.0) -> None:
+    def __init__(self, tokenizer, scripts: dict[str, list[int]], seqs: int = 1, n_ctx: int = 32768,
+                 wait: float = 0.0) -> None:
         """`wait`: seconds each decode sleeps, the GIL released, as a device step would (0: none; the tests
         use a little, so that the files of a batch surely overlap)."""
         import torch
         from editllm.editor.costs import Costs
+
         self.tokenizer, self.scripts, self.seqs, self.n_ctx, self.wait = tokenizer, scripts, seqs, n_ctx, wait
         self.eos = frozenset({tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("<|im_end|>")} - {None})
         self.end = min(self.eos)
         self.vocab_size = self.n_vocab = len(tokenizer)
         self.im_start = tokenizer.convert_tokens_to_ids(IM_START)
-        self.graphs = False
+        self.graphs, self.has_adapter = False, False
+        self.adapter_seqs = [False] * seqs
         self.row = torch.zeros(1)
         # a GPU's forward costs nearly the same for 1 token as for 128: drafts as long as the match
         self._costs = Costs(1e-3, 0.0, ((1, 1e-3), (128, 1e-3)))
         self.head = [0] * seqs  # tokens in a sequence before its prompt's rest (a kept prefix)
         self.prompt_end = [0] * seqs
         self.script: list[list[int]] = [[] for _ in range(seqs)]
-        self.adapter_seqs = [False] * seqs
         self.lock = threading.Lock()
-        self.forwards = 0
         self.held: tuple[int, ...] = ()
         self._length = 0
 
     identity = {"engine": "null"}
     calls_to_warm = 0
-    adapter_on = False
-
-    @property
-    def length(self) -> int:
-        return self._length
-
-    def use_adapter(self, on: bool) -> None:
-        pass
-
-    def forward(self, tokens: list[int], keep: int) -> NullRows:
-        rows = self.decode_seqs([(0, list(tokens), self._length, keep)])[0]
-        self._length += len(tokens)
-        return rows
-
-    def truncate(self, n: int) -> None:
-        if n > 0:
-            self._length -= n
-            if self._length < len(self.held):
-                self.held = ()
-
-    def reset(self) -> None:
-        self._length = 0
-        self.held = ()
-
-    def start(self, prefix_ids: list[int]) -> tuple[int, str]:
-        from editllm.editor.engine import start_in_memory
-
-        return start_in_memory(self, prefix_ids)
 
     def with_seqs(self, seqs: int) -> NullEngine:
         return NullEngine(self.tokenizer, self.scripts, seqs, self.n_ctx, self.wait)
-
-    def seq_adapter(self, seq: int, on: bool) -> bool:
-        return False
-
-    def seq_keep(self, seq: int, n: int) -> None:
-        pass
 
     def seq_share(self, src: int, dst: int, n: int) -> None:
         self.head[dst] = n
@@ -150,8 +120,6 @@ class NullEngine:
 
     def decode_seqs(self, requests: list[tuple[int, list[int], int, int]]) -> list[NullRows]:
         """Each request's rows: the script's token after each of its last `keep` positions."""
-        with self.lock:
-            self.forwards += 1
         if self.wait:
             time.sleep(self.wait)
         out = []

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from editllm.editor.engine import Engine, Reuse, TorchEngine, eos_ids
+from editllm.grammar.tokens import token_text
 
 if TYPE_CHECKING:  # rows are torch tensors or numpy arrays; torch is imported only to sample
     import numpy as np
@@ -72,7 +73,7 @@ class TailStop:
         """`chars`: characters one of which any token that completes the marker holds (the closing fence's
         character: "\n" + fence ends in it). Other tokens then skip the decode: a verified
         draft emits tens of tokens a forward, each checked, and on a GPU those decodes cost as much as a
-        good part of the forward. Each token id's text is decoded once."""
+        good part of the forward. Each token id's text is decoded once (`grammar.tokens`)."""
         self.tokenizer = tokenizer
         self.matches = matches
         self.window = window
@@ -86,8 +87,12 @@ class TailStop:
         n = len(output_ids)
         fresh = n - self._checked if n > self._checked else n
         self._checked = n
-        if self.chars is not None and not any(self.may_complete(t) for t in output_ids[n - fresh:]):
-            return False  # no marker before these tokens, and they add none of its characters
+        if self.chars is not None:  # no marker came before these tokens: only one holding its characters adds it
+            if fresh == 1:  # our decoder checks every token: no generator for the one
+                if not self.may_complete(output_ids[-1]):
+                    return False
+            elif not any(self.may_complete(t) for t in output_ids[n - fresh:]):
+                return False
         tail = output_ids[-(self.window + fresh - 1):]
         text = self.tokenizer.decode(tail, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         if len(tail) < n:  # the tail's first line may be cut: look from its first newline on
@@ -99,7 +104,7 @@ class TailStop:
         show in its text decoded alone, whatever multi-byte pieces they sit beside)."""
         known = self._may_complete.get(token)
         if known is None:
-            piece = self.tokenizer.decode([token], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            piece = token_text(self.tokenizer, token)
             known = self._may_complete[token] = any(c in piece for c in self.chars)
         return known
 

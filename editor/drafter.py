@@ -165,12 +165,13 @@ class CopyDrafter:
 
     def reset(self, prompt_ids: list[int], source_start: int = 0) -> None:
         """Index the prompt; `source_start` is where the input file begins (the first cursor)."""
-        self.seq = []
-        self.index = {}
+        self.seq = seq = list(prompt_ids)
+        self.index = index = {}
         self.cursor = source_start
         self.schedule.restart()
-        for token in prompt_ids:
-            self.append(token)
+        g = self.gamma
+        for n in range(g, len(seq) + 1):  # as `append` token by token, without a call a token (prompts are long)
+            index.setdefault(tuple(seq[n - g:n]), []).append(n)
 
     def append(self, token: int) -> None:
         """Add one token of the sequence and the γ-gram it completes."""

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from editllm.grammar.cfg import lark_grammar
 from editllm.grammar.program import COPY_RE, GEN_CLOSE, GEN_OPEN, Copy, Op, parse
+from editllm.grammar.tokens import token_text
 
 # Weakly keyed by the tokenizer object itself: an `id()` can be reused by a new object once the old
 # one is collected, which would hand it another tokenizer's vocabulary.
@@ -85,7 +86,7 @@ class ProgramMatcher:
 
     # --- state -----------------------------------------------------------------------------------
     def piece(self, token: int) -> str:
-        return self.tokenizer.decode([token], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        return token_text(self.tokenizer, token)
 
     @property
     def partial(self) -> str:

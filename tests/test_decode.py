@@ -205,3 +205,46 @@ def test_default_draft_spec_is_the_schedule_defaults():
     costs it means DraftSchedule(), whose defaults ADAPTIVE_DRAFT spells out."""
     assert DraftSchedule.parse(DEFAULT_DRAFT) == DraftSchedule() == DraftSchedule.parse(ADAPTIVE_DRAFT)
     assert DraftSchedule.parse("fixed:10") != DraftSchedule()
+
+
+def test_a_tokens_text_is_decoded_once_for_every_edit_on_a_tokenizer(tokenizer):
+    """The stop check of each edit (and copy mode's FSM) looks at token texts through `grammar.tokens`: a
+    second edit on the same tokenizer decodes no token alone again, and another tokenizer object has its own."""
+    from editllm.editor.prompt import end_of_file
+    from editllm.grammar.tokens import token_text
+
+    ids = tokenizer("x = f(`a`)\n" * 20 + "```\n", add_special_tokens=False)["input_ids"]
+    alone: list[int] = []
+
+    class Counting:
+        def decode(self, ids, **kwargs):
+            if len(ids) == 1:
+                alone.append(ids[0])
+            return tokenizer.decode(ids, **kwargs)
+
+    counting = Counting()
+    stops = []
+    for _ in range(2):
+        stop = TailStop(counting, lambda t: end_of_file(t, "```") is not None, chars="`")
+        stops.append(next(n for n in range(1, len(ids) + 1) if stop(ids[:n])))
+    assert stops[0] == stops[1] and alone and set(alone) <= set(ids)
+    assert len(alone) == len(set(alone))  # each id alone once, over both edits
+    assert token_text(Counting(), ids[0]) == tokenizer.decode([ids[0]]) and alone.count(ids[0]) == 2
+
+
+def test_a_drafters_reset_indexes_the_prompt_as_appending_it_token_by_token():
+    """`CopyDrafter.reset` builds the γ-gram index in one pass; it is the index `append` builds, so drafts
+    from the prompt are the same."""
+    rng = random.Random(5)
+    for gamma in (1, 3):
+        for n in (0, 2, 3, 50):
+            prompt = [rng.randrange(6) for _ in range(n)]
+            fast, slow = CopyDrafter(gamma), CopyDrafter(gamma)
+            fast.reset(prompt, source_start=1)
+            slow.reset([], source_start=1)
+            for t in prompt:
+                slow.append(t)
+            assert fast.seq == slow.seq == prompt and fast.index == slow.index and fast.cursor == slow.cursor
+            fast.append(4)
+            slow.append(4)
+            assert fast.propose() == slow.propose()
