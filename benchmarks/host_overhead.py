@@ -174,24 +174,25 @@ def run(lm, folder: Path, mode: str, jobs: int, rounds: int) -> dict:
     paths = sorted(folder.glob("*.py"))
     if mode == "oracle" and jobs != 1:
         raise SystemExit("oracle runs one file at a time (--jobs 1)")
-    session = EditSession(lm, mode="spec" if mode == "oracle" else mode, focus=False)
-    session.prepare()
-    if jobs > 1:
+    session = None if mode == "oracle" else EditSession(lm, mode=mode, focus=False)
+    if session is not None and jobs > 1:
         session.open_rows(jobs)
+    rows = session._rows if session is not None else None
     timed = []
     for _ in range(rounds):
-        batches = session._rows.stats.batches if session._rows is not None else 0
+        batches = rows.stats.batches if rows is not None else 0
         started = time.perf_counter()
-        if mode == "oracle":
+        if session is None:
             outs = [oracle_one(lm, path) for path in paths]
         else:
             report = session.edit_many(paths, INSTRUCTION, jobs=jobs, retries=0)
             outs = [(o.edit.old_text, o.edit.new_text, o.edit.stats.forwards) for o in report.outcomes if o.edit]
         seconds = time.perf_counter() - started
         forwards = sum(f for *_, f in outs)  # each file's, its prompt's included
-        decodes = session._rows.stats.batches - batches if session._rows is not None else forwards
+        decodes = rows.stats.batches - batches if rows is not None else forwards
         timed.append((seconds, outs, forwards, decodes))
-    session.close_rows()
+    if session is not None:
+        session.close_rows()
     seconds, outs, forwards, decodes = sorted(timed, key=lambda t: t[0])[(rounds - 1) // 2]
     right = sum(new == edited(old) for old, new, _ in outs)
     tokens = sum(len(lm.tokenizer(edited(path.read_text()), add_special_tokens=False)["input_ids"]) for path in paths)
@@ -240,6 +241,8 @@ def main(argv: list[str] | None = None) -> None:
                     "(transformers': the static engine's)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.rounds < 1 or args.files < 1:
+        ap.error("--rounds and --files must be at least 1")
     from editllm.bench.throughput import stdlib_modules
 
     tokenizer = load_tokenizer(args.model)
