@@ -187,7 +187,7 @@ def test_tail_stop_finds_a_fence_inside_several_tokens_added_at_once(tokenizer):
 
     head = tokenizer("".join(f"x{i} = {i}\n" for i in range(10)), add_special_tokens=False)["input_ids"]
     chunk = tokenizer("y = 1\n```\n" + "".join(f"# note {i}\n" for i in range(12)), add_special_tokens=False)
-    for chars in (None, "\n`"):
+    for chars in (None, "\n`", "`"):
         stop = TailStop(tokenizer, lambda t: end_of_file(t, "```") is not None, chars=chars)
         assert not stop(head)
         assert stop(head + chunk["input_ids"])  # the fence is 30-odd tokens before the end
