@@ -34,7 +34,6 @@ import argparse
 import json
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -98,7 +97,6 @@ class NullEngine(StaticEngine):
         self.head = [0] * seqs  # tokens in a sequence before its prompt's rest (a kept prefix)
         self.prompt_end = [0] * seqs
         self.script: list[list[int]] = [[] for _ in range(seqs)]
-        self.lock = threading.Lock()
         self.held: tuple[int, ...] = ()
         self._length = 0
 
