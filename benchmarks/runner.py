@@ -37,7 +37,10 @@ from editllm.editor.models import LoadedModel
 from editllm.editor.source import SourceFile
 from editllm.grammar.program import ProgramError, oracle
 
-ALL_MODES = ("rewrite", "spec", "copy", "oracle", "hf-pld", "hf-greedy", *PEER_MODES)
+ALL_MODES = ("rewrite", "spec", "copy", "copy-reuse", "oracle", "hf-pld", "hf-greedy", *PEER_MODES)
+# Bench modes that are copy mode with a setting fixed, so that both settings pair case by case in one run (the
+# run's `--copy-kv` applies to `copy` and `oracle`).
+COPY_VARIANTS = {"copy-reuse": {"copy_kv": "reuse"}}
 SERVER_MODES = ("rewrite", "spec", "copy")  # what `bench --server URL` runs through that server
 # The modes that must reproduce rewrite's text (copy and oracle do not; server-ngram-whole reads another prompt).
 LOSSLESS = ("rewrite", "spec", "hf-pld", "hf-greedy", "server", "server-ngram", "llamacpp-greedy")
@@ -180,6 +183,8 @@ def mode_options(lm: LoadedModel, mode: str, opts: EditOptions, peers: Peers | N
         if peers is None:
             raise EditError(f"mode {mode} needs the llama.cpp peers (editllm bench starts them)")
         loop = peers.hook(mode, lm.engine.eos)
+    elif mode in COPY_VARIANTS:
+        return replace(opts, mode="copy", on_ids=record, **COPY_VARIANTS[mode])
     else:
         return replace(opts, mode=mode, on_ids=record)
     focus = False if mode == "server-ngram-whole" else opts.focus

@@ -425,8 +425,8 @@ def check(
 
 @app.command()
 def bench(
-    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,oracle,hf-pld,"
-                             "hf-greedy, and llama.cpp's peers "
+    mode: str = typer.Option("rewrite,spec,hf-pld", "--mode", help="Comma list of rewrite,spec,copy,copy-reuse (copy "
+                             "with --copy-kv reuse, paired with copy),oracle,hf-pld,hf-greedy, and llama.cpp's peers "
                              "server,server-ngram,server-ngram-whole,llamacpp-greedy."),
     cases: list[Path] = typer.Option(None, "--cases", help="JSONL case file(s); default: the repo's benchmarks/cases."),
     limit: int = typer.Option(None, "--limit", min=1, help="Run N cases, spread over file sizes."),
@@ -481,7 +481,7 @@ def bench(
         conf = settings(None, model, device, dtype)
         if adapter is not None and no_adapter:
             raise EditError("--adapter and --no-adapter contradict each other: give one")
-        if not server and any(m.strip() == "copy" for m in mode.split(",")):  # as `fix --mode copy` would load
+        if not server and any(m.strip() in ("copy", "copy-reuse") for m in mode.split(",")):  # as `fix --mode copy`
             from editllm.selector import default_adapter
 
             adapter = default_adapter(conf.get("model"), "copy", adapter, not no_adapter)

@@ -614,3 +614,27 @@ def test_server_copy_match_finds_the_parting_and_scores_an_end_by_its_best_id(to
     scores = {3: 1.0, 5: 2.5, 9: 2.0}
     assert gap(scores, [3, 5], [9]) == 0.5 and gap(scores, [3], [9]) == -1.0 and gap(scores, [4], [9]) is None
     assert gap(torch.tensor([0.0, 1.0, 3.0]), [1, 2], [0]) == 3.0
+
+
+def test_copy_reuse_is_copy_mode_reusing_copied_lines_paired_with_copy(tmp_path, tiny_lm, monkeypatch):
+    """`copy-reuse` runs copy mode with `copy_kv="reuse"` beside `copy` (the run's own setting) in one run,
+    case by case, so that the two pair as issue 13's bench compares them; its records and summary name it."""
+    from editllm.bench import runner
+
+    seen = []
+    real = runner.edit_file
+
+    def spy(lm, src, instruction, opts):
+        seen.append((opts.mode, opts.copy_kv))
+        return real(lm, src, instruction, opts)
+
+    monkeypatch.setattr(runner, "edit_file", spy)
+    cases = [Case(f"c{i}", "m.py", "fix add", BUGGY, GOLD, TESTS, "bugfix") for i in range(2)]
+    results = run_bench(tiny_lm, cases, ["copy-reuse", "copy"], EditOptions(copy_kv="reread"))
+    warm_up = seen.pop(0)
+    assert warm_up[0] == "rewrite"
+    assert seen == [("copy", "reread"), ("copy", "reuse")] * 2  # ALL_MODES' order, case by case
+    assert [(r["id"], r["mode"]) for r in results["records"]] == [
+        ("c0", "copy"), ("c0", "copy-reuse"), ("c1", "copy"), ("c1", "copy-reuse")]
+    assert results["summary"]["code"]["copy-reuse"]["cases"] == 2
+    assert "| copy-reuse |" in write_report(results, tmp_path, draw=False)
