@@ -40,7 +40,10 @@ class Journal:
 
     def __init__(self, folder: str | Path) -> None:
         self.path = Path(folder).expanduser() / JOURNAL_NAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where the folder should be, a read-only parent
+            raise EditError(f"--journal {folder}: cannot make the folder ({exc.strerror or exc})") from exc
         self._lock = threading.Lock()
         self.records: dict[str, list[dict]] = {}
         if self.path.exists():

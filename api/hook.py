@@ -3,8 +3,10 @@ proposed change. A hook editllm did not write is never replaced or removed witho
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 from editllm.editor.errors import EditError
@@ -24,32 +26,57 @@ def hook_path(start: Path | None = None) -> Path:
     return base / "pre-commit"
 
 
+def _hook_text(path: Path) -> str | None:
+    """The hook's text; None when there is none (a dangling symlink counts as none: git cannot run it)."""
+    if path.is_dir():
+        raise EditError(f"{path} is a directory, not a hook; move it away first")
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise EditError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+
+
 def install_hook(instruction: str | None = None, force: bool = False, start: Path | None = None) -> Path:
-    """Write the hook (with this interpreter, so it runs the same editllm); returns its path."""
+    """Write the hook (with this interpreter, so it runs the same editllm); returns its path. It replaces
+    the hook file itself, atomically: a symlinked hook (a hooks folder shared between repositories) becomes
+    editllm's own file, and the file it pointed to is left as it was."""
     path = hook_path(start)
-    if path.exists() and HOOK_MARK not in path.read_text(errors="replace") and not force:
+    old = _hook_text(path)
+    if old is not None and HOOK_MARK not in old and not force:
         raise EditError(f"{path} exists and was not written by editllm; use --force to replace it")
     command = [sys.executable, "-m", "editllm.cli.main", "check", "--staged", "--quiet"]
     if instruction:
         command += ["-i", instruction]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        "#!/bin/sh\n"
-        f"{HOOK_MARK}\n"
-        "# Blocks the commit when editllm proposes a change to the staged files (exit 1) and prints\n"
-        "# the diff; apply it with `git apply`, stage, and commit again. Skip once: git commit --no-verify\n"
-        f"exec {shlex.join(command)}\n"
-    )
-    path.chmod(0o755)
+    text = ("#!/bin/sh\n"
+            f"{HOOK_MARK}\n"
+            "# Blocks the commit when editllm proposes a change to the staged files (exit 1) and prints\n"
+            "# the diff; apply it with `git apply`, stage, and commit again. Skip once: git commit --no-verify\n"
+            f"exec {shlex.join(command)}\n")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pre-commit.", suffix=".editllm")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError as exc:
+        raise EditError(f"{path}: cannot write the hook ({exc.strerror or exc})") from exc
     return path
 
 
 def uninstall_hook(start: Path | None = None) -> Path | None:
     """Remove the hook if editllm wrote it; None when there was none. Refuses a foreign hook."""
     path = hook_path(start)
-    if not path.exists():
+    old = _hook_text(path)
+    if old is None:
         return None
-    if HOOK_MARK not in path.read_text(errors="replace"):
+    if HOOK_MARK not in old:
         raise EditError(f"{path} was not written by editllm; leaving it alone")
     path.unlink()
     return path

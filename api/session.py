@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +104,7 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
     """Read every file ('-' is stdin) before any model is loaded, so bad input fails fast."""
     if not instruction.strip():
         raise EditError("the instruction is empty")
-    sources, seen = [], set()
+    sources, seen, shown = [], set(), set()
     for path in paths:
         if isinstance(path, SourceFile):
             key = str(path.disk_path.resolve()) if path.disk_path else f"text:{path.path}"
@@ -118,7 +118,11 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
         elif str(path) == "-":
             sources.append(source_from_text(sys.stdin.buffer.read(), stdin_path))
         else:
-            sources.append(read_source(path, display_path(path)))
+            src = read_source(path)  # its checks first: `display_path` resolves the path, which may be a loop
+            sources.append(replace(src, path=display_path(path)))
+        if sources[-1].path in shown:  # `fix a.py - --path a.py`: two diffs of one path would not apply
+            raise EditError(f"{sources[-1].path}: named twice")
+        shown.add(sources[-1].path)
     return sources
 
 
@@ -334,23 +338,28 @@ class EditSession:
 
 def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
     """Write every changed file atomically; `worktree`: the edits were made on staged blobs and go
-    on top of the working tree's unstaged changes. Returns how many files were written."""
-    from editllm.editor.diff import apply_to_worktree, write_atomic
+    on top of the working tree's unstaged changes. Every refusal comes before the first write (a file
+    not on disk, one changed on disk since it was read, unstaged changes the edit conflicts with), so a
+    multi-file edit is written whole or not at all. Returns how many files were written."""
+    from editllm.editor.diff import worktree_text, write_atomic
 
-    edits = list(edits)
-    if not worktree:  # refuse before the first write, not halfway through a multi-file edit
-        for e in edits:
-            if e.changed and e.source.disk_path is not None and not _unchanged_on_disk(e.source):
-                raise EditError(f"{e.path}: changed on disk while editing; nothing written")
-    written = 0
+    planned = []
     for e in edits:
-        if e.changed:
-            try:
-                (apply_to_worktree if worktree else write_atomic)(e.source, e.new_text)
-            except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
-                raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}); not written") from exc
-            written += 1
-    return written
+        if not e.changed:
+            continue
+        if e.source.disk_path is None:
+            where = "not in the working tree" if worktree else "not a file on disk"
+            raise EditError(f"{e.path}: {where}; cannot --apply; nothing written")
+        if not _unchanged_on_disk(e.source):
+            raise EditError(f"{e.path}: changed on disk while editing; nothing written")
+        planned.append((e, worktree_text(e.source, e.new_text) if worktree else e.new_text))
+    for written, (e, text) in enumerate(planned):
+        try:
+            write_atomic(e.source, text)
+        except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
+            before = f" ({written} file(s) before it were written)" if written else "; nothing written"
+            raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}){before}") from exc
+    return len(planned)
 
 
 def _unchanged_on_disk(src: SourceFile) -> bool:

@@ -9,6 +9,7 @@ of every command becomes one line on stderr and exit 2 in one place (`Guarded`),
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import sys
 import time
@@ -220,11 +221,35 @@ def settings(mode, model, device, dtype, start: Path | None = None, engine=None,
     return config
 
 
+def check_decoding(draft: str, temperature: float) -> None:
+    """Refuse a draft schedule or temperature that cannot decode, before the model loads."""
+    from editllm.editor.drafter import DraftSchedule
+
+    try:
+        DraftSchedule.parse(draft)
+    except ValueError as exc:
+        raise EditError(f"--draft: {exc}") from exc
+    if not math.isfinite(temperature):
+        raise EditError(f"--temperature {temperature}: give a finite number (0 = greedy)")
+
+
+def refuse_unwritable(sources: list, staged: bool = False) -> None:
+    """--apply: refuse before the model loads a source that has no file to write (stdin; a staged file
+    deleted from the working tree), rather than after the edit, with other files already written."""
+    for src in sources:
+        if src.disk_path is None:
+            if staged:
+                raise EditError(f"{src.path}: staged but not in the working tree; --apply cannot write it")
+            raise EditError("--apply cannot write stdin; drop --apply to get the diff")
+
+
 def edit_session(conf, adapter: str | None, no_adapter: bool = False, **options) -> api.EditSession:
     """The session `fix` and `check` edit with: model, mode, device, dtype and engine from the
     configuration (flags applied), the rest from their own flags."""
     if adapter is not None and no_adapter:
         raise EditError("--adapter and --no-adapter contradict each other: give one")
+    if not conf.get("server"):  # before anything is made for the run (a --journal folder), not at the model's load
+        check_model(conf.get("model"), adapter)
     return api.EditSession(conf.get("model"), mode=conf.get("mode"), device=conf.get("device"),
                            dtype=conf.get("dtype"), engine=conf.get("engine"), adapter=adapter,
                            use_selector=not no_adapter,
@@ -340,9 +365,15 @@ def fix(
     if len(args) < 2:
         raise EditError("usage: editllm fix FILE... INSTRUCTION")
     *paths, instruction = args
+    check_decoding(draft, temperature)
+    if stdin_path != "stdin" and "-" not in paths:
+        raise EditError("--path names stdin's file in the diff: it needs '-' among the files")
+    if not stdin_path.strip() or stdin_path.endswith("/") or stdin_path.startswith("/") \
+            or ".." in Path(stdin_path).parts:
+        raise EditError(f"--path {stdin_path!r}: give a relative file name to show in the diff (no '..')")
     sources = api.read_sources(paths, instruction, stdin_path)
-    if apply and any(s.disk_path is None for s in sources):
-        raise EditError("--apply cannot write stdin; drop --apply to get the diff")
+    if apply:
+        refuse_unwritable(sources)
     conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
                     batch_invariant=batch_invariant)
     if copy_requests != "loop" and not conf.get("server"):
@@ -393,22 +424,27 @@ def check(
     args = list(args or [])
     conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
                     batch_invariant=batch_invariant)
-    instruction = instruction_opt or conf.get("instruction")
+    instruction = instruction_opt if instruction_opt is not None else conf.get("instruction")
     if instruction is None:
         if not args:
             raise EditError("no instruction: pass one, use -i, or set `instruction` in [tool.editllm]")
         *args, instruction = args
+        if not args and not staged and Path(instruction).is_file():  # `check app.py`: a file, no instruction
+            raise EditError(f"no instruction: {instruction} is a file; pass the instruction after the files, "
+                            "use -i, or set `instruction` in [tool.editllm]")
+    if not instruction.strip():
+        raise EditError("the instruction is empty")
     if staged:
         sources, skipped = api.staged_files(args, conf.get("include"), conf.get("exclude"),
                                             int(conf.get("max_file_size")))
         for skip in skipped:
-            err.print(f"editllm: skipped {skip.path}: {skip.reason}", markup=False)
-        if not instruction.strip():
-            raise EditError("the instruction is empty")
+            err.print(f"editllm: skipped {skip.path}: {skip.reason}", markup=False, soft_wrap=True)
     else:
         if not args:
             raise EditError("name files to check, or use --staged")
         sources = api.read_sources(args, instruction)
+    if apply:
+        refuse_unwritable(sources, staged)
     if not sources:
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
@@ -478,6 +514,7 @@ def bench(
 
     try:
         require_extra()
+        check_decoding(draft, 0.0)
         conf = settings(None, model, device, dtype)
         if adapter is not None and no_adapter:
             raise EditError("--adapter and --no-adapter contradict each other: give one")

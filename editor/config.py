@@ -65,12 +65,20 @@ def _read(path: Path) -> dict:
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise EditError(f"{path}: cannot read configuration ({exc})") from exc
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("editllm", {})
+        tool = data.get("tool", {})
+        data = tool.get("editllm", {}) if isinstance(tool, dict) else {}
+        if not isinstance(data, dict):
+            raise EditError(f"{path}: [tool.editllm] must be a table of settings")
     for key, value in data.items():
         if key not in TYPES:
             raise EditError(f"{path}: unknown editllm setting {key!r}; known: {', '.join(TYPES)}")
-        if not isinstance(value, TYPES[key]):
+        # bool is an int to Python: `max_file_size = true` is not a size
+        if not isinstance(value, TYPES[key]) or (TYPES[key] is int and isinstance(value, bool)):
             raise EditError(f"{path}: setting {key!r} must be {TYPES[key].__name__}")
+        if TYPES[key] is list and not all(isinstance(v, str) for v in value):
+            raise EditError(f"{path}: setting {key!r} must be a list of strings (glob patterns)")
+        if key == "max_file_size" and value < 1:
+            raise EditError(f"{path}: setting 'max_file_size' must be at least 1 (bytes), not {value}")
         if key in CHOICES and value not in CHOICES[key]:
             raise EditError(f"{path}: setting {key!r} must be one of {', '.join(CHOICES[key])}, not {value!r}")
     return data

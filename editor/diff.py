@@ -163,11 +163,14 @@ def write_atomic(src: SourceFile, new: str) -> None:
 
 
 def apply_to_worktree(src: SourceFile, new: str) -> None:
-    """Write an edit computed on a staged blob into the working tree file.
+    """Write an edit computed on a staged blob into the working tree file (`worktree_text`)."""
+    write_atomic(src, worktree_text(src, new))
 
-    If the file has unstaged changes, the edit's hunks are applied to them; when they do not apply
-    cleanly, nothing is written.
-    """
+
+def worktree_text(src: SourceFile, new: str) -> str:
+    """What the working tree file becomes when an edit computed on its staged blob goes on top of it: the
+    edit's hunks applied to the file's unstaged changes, if it has any. Raises EditError when they do not
+    apply cleanly, so a multi-file write can refuse before its first file."""
     if src.disk_path is None:
         raise EditError(f"{src.path}: not in the working tree; cannot --apply")
     try:
@@ -181,4 +184,4 @@ def apply_to_worktree(src: SourceFile, new: str) -> None:
             new = apply_diff(current, patch[0])
         except EditError as exc:
             raise EditError(f"{src.path}: the edit conflicts with unstaged changes; nothing written") from exc
-    write_atomic(src, new)
+    return new

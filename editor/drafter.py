@@ -54,12 +54,16 @@ class DraftSchedule:
                 cost_maximum(spec)
                 return cls()
             if kind == "fixed":
-                return cls.fixed(int(args or 10))
+                k = int(args or 10)
+                if k >= 1:
+                    return cls.fixed(k)
             if kind == "adaptive":
                 if not args:
                     return cls()
                 start, grow, maximum, after = args.split(",")
-                return cls(int(start), float(grow), int(maximum), int(after))
+                schedule = cls(int(start), float(grow), int(maximum), int(after))
+                if min(schedule.start, schedule.maximum, schedule.after_miss) >= 1 and 1.0 <= schedule.grow < 1e6:
+                    return schedule
         except ValueError:
             pass
         raise ValueError(f"bad draft schedule {spec!r}: use cost, cost:MAX, fixed:K or "

@@ -96,6 +96,8 @@ def check_model_spec(spec: str) -> str:
     imported, so a mistyped path fails in a moment and not after seconds of imports."""
     if bundled_for(spec):
         return "bundled"
+    if not spec.strip():
+        raise EditError("--model is empty: name bundled:1.5b, a .gguf file, a model directory or a hub id")
     path = Path(spec).expanduser()
     if path.is_file() and path.suffix == ".gguf":
         return "gguf"

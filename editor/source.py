@@ -72,10 +72,17 @@ def decode_bytes(data: bytes, name: str) -> tuple[str, bool]:
 
 def read_source(path: str | Path, display: str | None = None) -> SourceFile:
     """Read one file from disk for editing; errors name the path as the user gave it."""
-    p = Path(path)
     name = str(path)
-    if not p.exists():
-        raise EditError(f"{name}: no such file")
+    try:
+        # a symlink is edited where it points, as editors write through one: the link stays a link, and the
+        # diff names the file that changes (`display_path` resolves it too)
+        p = Path(path).resolve(strict=True)
+    except FileNotFoundError as exc:
+        raise EditError(f"{name}: no such file") from exc
+    except RuntimeError as exc:  # Python 3.11's word for a symlink loop
+        raise EditError(f"{name}: symlink loop") from exc
+    except OSError as exc:  # a name too long, a loop (ELOOP), a folder we may not enter
+        raise EditError(f"{name}: cannot read ({exc.strerror or exc})") from exc
     if p.is_dir():
         raise EditError(f"{name}: is a directory; name files to edit")
     if not p.is_file():

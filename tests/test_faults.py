@@ -96,7 +96,7 @@ def test_a_fault_at_any_stage_is_one_line_and_exit_2(repo, monkeypatch, command,
     before = snapshot(repo)
     line = assert_failed_cleanly(runner.invoke(app, COMMANDS[command]), repo, before)
     if stage == "write (--apply)":
-        assert "m.py: cannot write (Input/output error); not written" in line
+        assert "m.py: cannot write (Input/output error); nothing written" in line
     else:
         assert f"internal error: {type(fault).__name__}" in line and "--debug" in line
 

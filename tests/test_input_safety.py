@@ -1,0 +1,181 @@
+"""Bad input and awkward files: one line on stderr and exit 2 before anything is made or written, and a
+multi-file --apply written whole or not at all. Each case here was found by driving the command line as a
+user would (session 19's audit); the model, where one is reached, is the scripted fake."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from editllm.api import EditError, EditSession, write_edits
+from editllm.cli.main import app
+from typer.testing import CliRunner
+
+BUGGY = "def average(xs):\n    return sum(xs) / (len(xs) - 1)\n"
+FIXED = "def average(xs):\n    return sum(xs) / len(xs)\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def loads(monkeypatch, scripted_lm) -> list:
+    """The CLI's model is the scripted fake writing FIXED; the list records every load."""
+    seen: list = []
+
+    def load(*args, **kwargs):
+        seen.append(args)
+        return scripted_lm(FIXED + "```\n")
+
+    monkeypatch.setattr("editllm.editor.models.load_model", load)
+    return seen
+
+
+def run(cwd: Path, *args: str, input: str | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(app, list(args), input=input)
+    finally:
+        os.chdir(old)
+
+
+def one_line_error(res, expected: str) -> None:
+    assert res.exit_code == 2, (res.stdout, res.stderr)
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and expected in lines[0], res.stderr
+
+
+def test_check_apply_with_stdin_is_refused_before_any_file_is_written(tmp_path, loads):
+    (tmp_path / "a.py").write_text(BUGGY)
+    res = run(tmp_path, "check", "a.py", "-", "-i", "fix average", "--apply", input="y = 2\n")
+    one_line_error(res, "--apply cannot write stdin")
+    assert (tmp_path / "a.py").read_text() == BUGGY and loads == []
+
+
+def test_check_staged_apply_refuses_a_staged_file_gone_from_the_worktree(tmp_path, loads):
+    git(tmp_path, "init", "-q")
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(BUGGY)
+    git(tmp_path, "add", "a.py", "b.py")
+    (tmp_path / "b.py").unlink()
+    res = run(tmp_path, "check", "--staged", "-i", "fix average", "--apply")
+    one_line_error(res, "b.py: staged but not in the working tree; --apply cannot write it")
+    assert (tmp_path / "a.py").read_text() == BUGGY and loads == []
+
+
+def test_a_conflict_in_a_later_file_stops_every_worktree_write(tmp_path, monkeypatch, scripted_lm):
+    """Edits made on staged blobs: the second file's unstaged changes conflict with its edit, so the first
+    file is not written either."""
+    from editllm.api import staged_files
+
+    git(tmp_path, "init", "-q")
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(BUGGY)
+    git(tmp_path, "add", "a.py", "b.py")
+    (tmp_path / "b.py").write_text(BUGGY.replace("(len(xs) - 1)", "(len(xs) - 2)"))  # the edited line, unstaged
+    monkeypatch.chdir(tmp_path)
+    sources, _ = staged_files()
+    edits = EditSession(scripted_lm(FIXED + "```\n")).edit(sources, "fix average")
+    with pytest.raises(EditError, match="b.py: the edit conflicts with unstaged changes; nothing written"):
+        write_edits(edits, worktree=True)
+    assert (tmp_path / "a.py").read_text() == BUGGY
+
+
+def test_a_symlink_is_edited_where_it_points_and_stays_a_link(tmp_path, loads):
+    (tmp_path / "target.py").write_text(BUGGY)
+    (tmp_path / "link.py").symlink_to("target.py")
+    res = run(tmp_path, "fix", "link.py", "fix average")
+    assert res.exit_code == 0 and res.stdout.startswith("diff --git a/target.py b/target.py\n"), res.stderr
+    res = run(tmp_path, "fix", "link.py", "fix average", "--apply")
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "link.py").is_symlink() and os.readlink(tmp_path / "link.py") == "target.py"
+    assert (tmp_path / "target.py").read_text() == FIXED
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda d: (d / "loop1").symlink_to("loop2") or (d / "loop2").symlink_to("loop1") or "loop1", "loop1: "),
+    (lambda d: "a" * 300 + ".py", "cannot read (File name too long)"),
+], ids=["symlink loop", "name too long"])
+def test_unreadable_paths_are_one_clear_line(tmp_path, loads, make, expected):
+    res = run(tmp_path, "fix", make(tmp_path), "fix average")
+    one_line_error(res, expected)
+    assert "internal error" not in res.stderr and loads == []
+
+
+def test_hook_install_over_a_symlink_replaces_the_link_not_the_file_it_points_to(tmp_path):
+    git(tmp_path, "init", "-q")
+    shared = tmp_path / "shared-hook"
+    shared.write_text("#!/bin/sh\necho shared\n")
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.symlink_to(shared)
+    assert run(tmp_path, "hook", "install").exit_code == 2  # foreign: refused without --force
+    res = run(tmp_path, "hook", "install", "--force", "-i", "fix it")
+    assert res.exit_code == 0, res.stderr
+    assert shared.read_text() == "#!/bin/sh\necho shared\n"
+    assert not hook.is_symlink() and "check --staged" in hook.read_text() and os.access(hook, os.X_OK)
+    assert run(tmp_path, "hook", "uninstall").exit_code == 0 and not hook.exists() and shared.exists()
+
+
+def test_hook_over_a_dangling_link_or_a_folder(tmp_path):
+    git(tmp_path, "init", "-q")
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.symlink_to(tmp_path / "gone")
+    assert run(tmp_path, "hook", "uninstall").exit_code == 0 and hook.is_symlink()  # no hook git could run
+    assert run(tmp_path, "hook", "install").exit_code == 0 and "check --staged" in hook.read_text()
+    hook.unlink()
+    hook.mkdir()
+    for args in (["install", "--force"], ["uninstall"]):
+        one_line_error(run(tmp_path, "hook", *args), "is a directory, not a hook")
+    assert hook.is_dir()
+
+
+def test_a_journal_that_cannot_be_a_folder_and_a_bad_model_make_nothing(tmp_path, loads):
+    (tmp_path / "m.py").write_text(BUGGY)
+    one_line_error(run(tmp_path, "fix", "m.py", "fix average", "--journal", "m.py"), "--journal m.py: cannot make")
+    one_line_error(run(tmp_path, "fix", "m.py", "fix average", "--model", "nope", "--journal", "jdir"),
+                   "model not found: nope")
+    assert not (tmp_path / "jdir").exists() and (tmp_path / "m.py").read_text() == BUGGY
+    one_line_error(run(tmp_path, "fix", "m.py", "fix average", "--model", ""), "--model is empty")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["check", "m.py", "-i", ""], "the instruction is empty"),
+    (["check", "m.py"], "no instruction: m.py is a file"),
+    (["check", "--staged", "-i", "   "], "the instruction is empty"),
+    (["fix", "m.py", "fix average", "--draft", "bogus"], "--draft: bad draft schedule 'bogus'"),
+    (["fix", "m.py", "fix average", "--draft", "fixed:-1"], "--draft: bad draft schedule"),
+    (["fix", "m.py", "fix average", "--draft", "adaptive:4,0.5,64,4"], "--draft: bad draft schedule"),
+    (["fix", "m.py", "fix average", "--temperature", "inf"], "--temperature inf: give a finite number"),
+    (["fix", "m.py", "fix average", "--path", "x.py"], "--path names stdin's file in the diff: it needs '-'"),
+    (["fix", "-", "fix average", "--path", ""], "give a relative file name"),
+    (["fix", "-", "fix average", "--path", "../../etc/x"], "give a relative file name"),
+    (["fix", "m.py", "-", "fix average", "--path", "m.py"], "m.py: named twice"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_bad_flags_and_instructions_fail_before_the_model(tmp_path, loads, args, expected):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "m.py").write_text(BUGGY)
+    git(tmp_path, "add", "m.py")
+    one_line_error(run(tmp_path, *args, input=BUGGY), expected)
+    assert loads == [] and (tmp_path / "m.py").read_text() == BUGGY
+
+
+@pytest.mark.parametrize(("file", "text", "expected"), [
+    ("pyproject.toml", "[tool]\neditllm = 5\n", "[tool.editllm] must be a table"),
+    (".editllm.toml", "include = [1]\n", "setting 'include' must be a list of strings"),
+    (".editllm.toml", "max_file_size = -5\n", "setting 'max_file_size' must be at least 1"),
+    (".editllm.toml", "max_file_size = true\n", "setting 'max_file_size' must be int"),
+])
+def test_config_values_of_the_wrong_kind_are_one_line(tmp_path, loads, file, text, expected):
+    git(tmp_path, "init", "-q")
+    (tmp_path / file).write_text(text)
+    (tmp_path / "m.py").write_text(BUGGY)
+    git(tmp_path, "add", "m.py")
+    one_line_error(run(tmp_path, "check", "--staged", "-i", "fix average"), expected)
+    assert loads == []
