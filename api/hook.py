@@ -28,6 +28,8 @@ def hook_path(start: Path | None = None) -> Path:
 
 def _hook_text(path: Path) -> str | None:
     """The hook's text; None when there is none (a dangling symlink counts as none: git cannot run it)."""
+    if path.is_symlink() and path.is_dir():
+        return ""  # a link to a folder: not editllm's hook, and replacing the link (with --force) is safe
     if path.is_dir():
         raise EditError(f"{path} is a directory, not a hook; move it away first")
     try:
@@ -60,6 +62,8 @@ def install_hook(instruction: str | None = None, force: bool = False, start: Pat
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
             os.chmod(tmp, 0o755)
             os.replace(tmp, path)
         finally:

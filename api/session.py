@@ -104,7 +104,8 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
     """Read every file ('-' is stdin) before any model is loaded, so bad input fails fast."""
     if not instruction.strip():
         raise EditError("the instruction is empty")
-    sources, seen, shown = [], set(), set()
+    paths = list(paths)
+    sources, seen = [], set()
     for path in paths:
         if isinstance(path, SourceFile):
             key = str(path.disk_path.resolve()) if path.disk_path else f"text:{path.path}"
@@ -119,11 +120,26 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
             sources.append(source_from_text(sys.stdin.buffer.read(), stdin_path))
         else:
             src = read_source(path)  # its checks first: `display_path` resolves the path, which may be a loop
+            _refuse_link_out_of_tree(path, src.disk_path)
             sources.append(replace(src, path=display_path(path)))
-        if sources[-1].path in shown:  # `fix a.py - --path a.py`: two diffs of one path would not apply
-            raise EditError(f"{sources[-1].path}: named twice")
-        shown.add(sources[-1].path)
+    stdin = [s.path for p, s in zip(paths, sources, strict=True) if str(p) == "-"]
+    if stdin and stdin[0] in {s.path for s in sources if s.disk_path is not None}:
+        raise EditError(f"{stdin[0]}: named twice (a file and stdin's --path)")  # two diffs of one path
     return sources
+
+
+def _refuse_link_out_of_tree(path: str | Path, target: Path) -> None:
+    """A symlink is edited where it points; refuse one that points out of its own repository (or, outside
+    a repository, out of the working directory): its diff could not name the file it changes in a way
+    `git apply` here would find, and the write would land outside the tree the user is working in."""
+    from editllm.editor.gitio import repo_root
+
+    link = Path(path)
+    if not link.is_symlink():
+        return
+    base = repo_root(link.absolute().parent) or Path.cwd()
+    if not target.is_relative_to(Path(base).resolve()):
+        raise EditError(f"{path}: a symlink to {target}, outside {base}; edit that file itself")
 
 
 def quiet_libraries() -> None:
@@ -359,6 +375,11 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
         except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
             before = f" ({written} file(s) before it were written)" if written else "; nothing written"
             raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}){before}") from exc
+        except EditError as exc:  # changed or gone since the check above: say what was written before it
+            if not written:
+                raise
+            msg = str(exc).removesuffix("; nothing written")
+            raise EditError(f"{msg}; not written ({written} file(s) before it were)") from exc
     return len(planned)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shlex
 import sys
 import time
@@ -429,7 +430,7 @@ def check(
         if not args:
             raise EditError("no instruction: pass one, use -i, or set `instruction` in [tool.editllm]")
         *args, instruction = args
-        if not args and not staged and Path(instruction).is_file():  # `check app.py`: a file, no instruction
+        if not args and not staged and os.path.isfile(instruction):  # `check app.py`: a file, no instruction
             raise EditError(f"no instruction: {instruction} is a file; pass the instruction after the files, "
                             "use -i, or set `instruction` in [tool.editllm]")
     if not instruction.strip():

@@ -98,7 +98,8 @@ def test_a_symlink_is_edited_where_it_points_and_stays_a_link(tmp_path, loads):
 
 
 @pytest.mark.parametrize(("make", "expected"), [
-    (lambda d: (d / "loop1").symlink_to("loop2") or (d / "loop2").symlink_to("loop1") or "loop1", "loop1: "),
+    (lambda d: (d / "loop1").symlink_to("loop2") or (d / "loop2").symlink_to("loop1") or "loop1",
+     "loop1: symlink loop"),
     (lambda d: "a" * 300 + ".py", "cannot read (File name too long)"),
 ], ids=["symlink loop", "name too long"])
 def test_unreadable_paths_are_one_clear_line(tmp_path, loads, make, expected):
@@ -129,6 +130,7 @@ def test_hook_over_a_dangling_link_or_a_folder(tmp_path):
     hook.symlink_to(tmp_path / "gone")
     assert run(tmp_path, "hook", "uninstall").exit_code == 0 and hook.is_symlink()  # no hook git could run
     assert run(tmp_path, "hook", "install").exit_code == 0 and "check --staged" in hook.read_text()
+    assert not hook.is_symlink() and not (tmp_path / "gone").exists()  # not written through the link
     hook.unlink()
     hook.mkdir()
     for args in (["install", "--force"], ["uninstall"]):
@@ -179,3 +181,62 @@ def test_config_values_of_the_wrong_kind_are_one_line(tmp_path, loads, file, tex
     git(tmp_path, "add", "m.py")
     one_line_error(run(tmp_path, "check", "--staged", "-i", "fix average"), expected)
     assert loads == []
+
+
+def test_a_hook_linked_to_a_folder_is_foreign_and_force_replaces_the_link(tmp_path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "hooks-dir").mkdir()
+    hook = tmp_path / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.symlink_to(tmp_path / "hooks-dir")
+    one_line_error(run(tmp_path, "hook", "uninstall"), "was not written by editllm")
+    one_line_error(run(tmp_path, "hook", "install"), "use --force")
+    assert run(tmp_path, "hook", "install", "--force").exit_code == 0
+    assert not hook.is_symlink() and "check --staged" in hook.read_text() and (tmp_path / "hooks-dir").is_dir()
+
+
+def test_a_symlink_out_of_its_repository_is_refused(tmp_path, loads):
+    (tmp_path / "outside.py").write_text(BUGGY)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "link.py").symlink_to(tmp_path / "outside.py")
+    one_line_error(run(repo, "fix", "link.py", "fix average", "--apply"), "link.py: a symlink to ")
+    assert (tmp_path / "outside.py").read_text() == BUGGY and loads == []
+
+
+def test_files_of_one_name_in_two_repositories_are_not_named_twice(tmp_path, loads):
+    """`display_path` shows each file relative to its own repository: a submodule's README.md and the
+    superproject's both show as README.md, and both are edited (only stdin's --path may not repeat a file)."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "sub").mkdir()
+    git(tmp_path / "sub", "init", "-q")
+    for folder in (tmp_path, tmp_path / "sub"):
+        (folder / "m.py").write_text(BUGGY)
+    res = run(tmp_path, "fix", "m.py", "sub/m.py", "fix average", "--apply")
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "m.py").read_text() == FIXED == (tmp_path / "sub" / "m.py").read_text()
+
+
+def test_a_long_instruction_without_files_is_a_usage_error(tmp_path, loads):
+    one_line_error(run(tmp_path, "check", "x" * 300), "name files to check, or use --staged")
+
+
+def test_a_file_changed_between_the_checks_and_its_write_says_what_was_written(tmp_path, monkeypatch, scripted_lm):
+    from editllm.editor import diff
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(BUGGY)
+    edits = EditSession(scripted_lm(FIXED + "```\n")).edit(["a.py", "b.py"], "fix average")
+    real = diff.write_atomic
+
+    def write(src, text):
+        if src.path == "b.py":  # changed just after write_edits checked it, before its turn came
+            raise EditError("b.py: changed on disk while editing; nothing written")
+        real(src, text)
+
+    monkeypatch.setattr(diff, "write_atomic", write)
+    with pytest.raises(EditError, match=r"^b.py: changed on disk while editing; not written \(1 file\(s\) before"):
+        write_edits(edits)
+    assert (tmp_path / "a.py").read_text() == FIXED
