@@ -364,7 +364,7 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
         if not e.changed:
             continue
         if e.source.disk_path is None:
-            where = "not in the working tree" if worktree else "not a file on disk"
+            where = "no regular file in the working tree" if worktree else "not a file on disk"
             raise EditError(f"{e.path}: {where}; cannot --apply; nothing written")
         if not _unchanged_on_disk(e.source):
             raise EditError(f"{e.path}: changed on disk while editing; nothing written")

@@ -240,7 +240,8 @@ def refuse_unwritable(sources: list, staged: bool = False) -> None:
     for src in sources:
         if src.disk_path is None:
             if staged:
-                raise EditError(f"{src.path}: staged but not in the working tree; --apply cannot write it")
+                raise EditError(f"{src.path}: staged, but the working tree holds no regular file there "
+                                  "(deleted, or a symbolic link); --apply cannot write it")
             raise EditError("--apply cannot write stdin; drop --apply to get the diff")
 
 

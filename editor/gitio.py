@@ -7,6 +7,7 @@ leak into the check. Entries a hook must not touch are skipped, each with a reas
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,15 +63,21 @@ def staged_sources(repo, only: list[str] | None, include: list[str], exclude: li
     """Staged files as SourceFiles read from their index blobs, and what was skipped and why."""
     sources, skipped = [], []
     root = Path(repo.working_tree_dir).resolve()
+    staged = staged_paths(repo)
     wanted = None
     if only:
         wanted = set()
         for p in only:
             try:
-                wanted.add(Path(p).resolve().relative_to(root).as_posix())
+                rel = Path(p).resolve().relative_to(root).as_posix()
             except ValueError as exc:
                 raise EditError(f"{p}: outside the repository {root}") from exc
-    for path in staged_paths(repo):
+            if rel not in staged:  # named by the user: say so, rather than "nothing to check"
+                if not os.path.lexists(p):
+                    raise EditError(f"{p}: no such file")
+                skipped.append(Skipped(rel, "not staged"))
+            wanted.add(rel)
+    for path in staged:
         if wanted is not None and path not in wanted:
             continue
         if not matches(path, include, exclude):
@@ -96,8 +103,10 @@ def staged_sources(repo, only: list[str] | None, include: list[str], exclude: li
             skipped.append(Skipped(path, str(exc).split(": ", 1)[-1]))
             continue
         disk = root / path
-        sources.append(SourceFile(src.path, src.raw, src.bom, disk if disk.is_file() else None,
-                                  *(_stat(disk) if disk.is_file() else (None, None, None))))
+        # --apply writes a regular file only: a symlink there (the index holds a file) is not replaced
+        writable = disk.is_file() and not disk.is_symlink()
+        sources.append(SourceFile(src.path, src.raw, src.bom, disk if writable else None,
+                                  *(_stat(disk) if writable else (None, None, None))))
     return sources, skipped
 
 

@@ -64,8 +64,46 @@ def test_check_staged_apply_refuses_a_staged_file_gone_from_the_worktree(tmp_pat
     git(tmp_path, "add", "a.py", "b.py")
     (tmp_path / "b.py").unlink()
     res = run(tmp_path, "check", "--staged", "-i", "fix average", "--apply")
-    one_line_error(res, "b.py: staged but not in the working tree; --apply cannot write it")
+    one_line_error(res, "b.py: staged, but the working tree holds no regular file there")
     assert (tmp_path / "a.py").read_text() == BUGGY and loads == []
+
+
+def test_check_staged_apply_does_not_replace_a_worktree_symlink(tmp_path, loads):
+    """The index holds a regular file, the working tree a link to another file: the staged content is
+    checked, but --apply would replace the link with a file, so it is refused and both stay as they were."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "other.py").write_text(BUGGY)
+    git(tmp_path, "add", "a.py")
+    (tmp_path / "a.py").unlink()
+    (tmp_path / "a.py").symlink_to("other.py")
+    res = run(tmp_path, "check", "--staged", "-i", "fix average", "--apply")
+    one_line_error(res, "a.py: staged, but the working tree holds no regular file there")
+    assert (tmp_path / "a.py").is_symlink() and (tmp_path / "other.py").read_text() == BUGGY and loads == []
+    res = run(tmp_path, "check", "--staged", "-i", "fix average")
+    assert res.exit_code == 1 and "+    return sum(xs) / len(xs)" in res.stdout, res.stderr
+    assert (tmp_path / "a.py").is_symlink() and (tmp_path / "other.py").read_text() == BUGGY
+
+
+def test_check_staged_names_a_missing_file(tmp_path, loads):
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text(BUGGY)
+    git(tmp_path, "add", "a.py")
+    one_line_error(run(tmp_path, "check", "--staged", "-i", "fix average", "nope.py"), "nope.py: no such file")
+    assert loads == []
+
+
+def test_check_staged_says_a_named_file_is_not_staged(tmp_path, loads):
+    """A named file with no staged change is reported as skipped, not passed over in silence."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "b.py").write_text(BUGGY)
+    git(tmp_path, "add", "a.py")
+    res = run(tmp_path, "check", "--staged", "-i", "fix average", "b.py")
+    assert res.exit_code == 0 and res.stdout == "" and loads == []
+    assert "skipped b.py: not staged" in res.stderr and "nothing to check" in res.stderr
+    res = run(tmp_path, "check", "--staged", "-i", "fix average", "a.py", "b.py")
+    assert res.exit_code == 1 and "a/a.py" in res.stdout and "skipped b.py: not staged" in res.stderr
 
 
 def test_a_conflict_in_a_later_file_stops_every_worktree_write(tmp_path, monkeypatch, scripted_lm):
