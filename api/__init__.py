@@ -20,6 +20,7 @@ from editllm.api.session import (
     display_path,
     load_model,
     quiet_libraries,
+    read_only,
     read_sources,
     staged_files,
     write_edits,
@@ -35,6 +36,6 @@ __all__ = [
     "Config", "EditError", "EditSession", "FileEdit", "SourceFile", "check_adapter",
     "check_model_spec", "display_path",
     "hook_path", "install_hook", "load_config", "load_model", "quiet_libraries",
-    "read_sources", "staged_files", "stats_record",
+    "read_only", "read_sources", "staged_files", "stats_record",
     "uninstall_hook", "write_edits",
 ]

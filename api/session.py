@@ -90,14 +90,12 @@ def display_path(path: str | Path) -> str:
     from editllm.editor.gitio import repo_root
 
     p = Path(path).resolve()
-    for base in (repo_root(p.parent), Path.cwd().resolve()):
-        if base is None:
-            continue
-        try:
-            return p.relative_to(base).as_posix()
-        except ValueError:
-            pass
-    return Path(path).as_posix().lstrip("/")
+    base = repo_root(p.parent) or Path.cwd().resolve()
+    try:
+        return p.relative_to(base).as_posix()
+    except ValueError:  # no name for it that `git apply` or `patch -p1` would take from here
+        raise EditError(f"{path}: outside the working directory and not in a git repository; run editllm "
+                        "from a folder that holds it") from None
 
 
 def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, stdin_path: str = "stdin") -> list:
@@ -134,12 +132,13 @@ def _refuse_link_out_of_tree(path: str | Path, target: Path) -> None:
     `git apply` here would find, and the write would land outside the tree the user is working in."""
     from editllm.editor.gitio import repo_root
 
-    link = Path(path)
-    if not link.is_symlink():
+    if os.path.realpath(path) == os.path.abspath(path):  # no symlink on the way
         return
+    link = Path(path)
     base = repo_root(link.absolute().parent) or Path.cwd()
     if not target.is_relative_to(Path(base).resolve()):
-        raise EditError(f"{path}: a symlink to {target}, outside {base}; edit that file itself")
+        what = "a symlink to" if link.is_symlink() else "through a symlinked folder, the file"
+        raise EditError(f"{path}: {what} {target}, outside {base}; edit that file itself")
 
 
 def quiet_libraries() -> None:
@@ -366,6 +365,8 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
         if e.source.disk_path is None:
             where = "no regular file in the working tree" if worktree else "not a file on disk"
             raise EditError(f"{e.path}: {where}; cannot --apply; nothing written")
+        if read_only(e.source):
+            raise EditError(f"{e.path}: read-only (mode {e.source.mode & 0o777:o}); nothing written")
         if not _unchanged_on_disk(e.source):
             raise EditError(f"{e.path}: changed on disk while editing; nothing written")
         planned.append((e, worktree_text(e.source, e.new_text) if worktree else e.new_text))
@@ -381,6 +382,12 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
             msg = str(exc).removesuffix("; nothing written")
             raise EditError(f"{msg}; not written ({written} file(s) before it were)") from exc
     return len(planned)
+
+
+def read_only(src: SourceFile) -> bool:
+    """A file nobody may write (no w bit): --apply leaves it alone. Its folder being writable would let the
+    atomic rename replace it anyway, and as root permissions would not stop it either."""
+    return src.disk_path is not None and src.mode is not None and not src.mode & 0o222
 
 
 def _unchanged_on_disk(src: SourceFile) -> bool:
@@ -400,4 +407,8 @@ def staged_files(only: list[str] | None = None, include: list[str] | None = None
     repo = open_repo(start)
     if repo is None:
         raise EditError("--staged: not inside a git repository")
-    return staged_sources(repo, only or None, include or [], exclude or [], max_size)
+    try:
+        return staged_sources(repo, only or None, include or [], exclude or [], max_size)
+    except UnicodeDecodeError as exc:  # GitPython reads the whole index as UTF-8 names
+        raise EditError("--staged: the git index holds a file name that is not UTF-8; GitPython cannot "
+                        "read it") from exc

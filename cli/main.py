@@ -23,6 +23,7 @@ from editllm import api
 from editllm.editor.config import DEFAULT_MODEL, CopyKV, CopyRequests, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
+from editllm.editor.source import check_name
 from rich.console import Console
 
 try:  # typer >= 0.2x ships its own copy of click
@@ -108,6 +109,7 @@ def _root(
 
 def fail(message: str, code: int = 2) -> None:
     """One line on stderr, a non-zero exit."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")  # one line, whatever a name holds
     err.print(f"editllm: error: {message}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
 
@@ -138,6 +140,18 @@ class Progress:
         if self.status:
             rate = n / seconds if seconds > 0 else 0.0
             self.status.update(f"{self.label}: {n} tokens, {rate:.1f} tok/s")
+
+
+def write_diff(text: str) -> None:
+    """The diff on stdout as UTF-8 bytes whatever the locale's encoding: `patch` and `git apply` match its
+    lines byte for byte against files that are UTF-8."""
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write(text.encode("utf-8"))
+    sys.stdout.flush()
 
 
 def note(message: str) -> None:
@@ -238,6 +252,8 @@ def refuse_unwritable(sources: list, staged: bool = False) -> None:
     """--apply: refuse before the model loads a source that has no file to write (stdin; a staged file
     deleted from the working tree), rather than after the edit, with other files already written."""
     for src in sources:
+        if api.read_only(src):
+            raise EditError(f"{src.path}: read-only (mode {src.mode & 0o777:o}); --apply will not write it")
         if src.disk_path is None:
             if staged:
                 raise EditError(f"{src.path}: staged, but the working tree holds no regular file there "
@@ -288,8 +304,7 @@ def run_batch(session: api.EditSession, sources: list, instruction: str, apply: 
                                    journal=Journal(folder), apply=apply, worktree=worktree, progress=bar,
                                    log=session.log)
     if not apply:
-        sys.stdout.write("".join(o.diff for o in report.outcomes if o.error is None))
-        sys.stdout.flush()
+        write_diff("".join(o.diff for o in report.outcomes if o.error is None))
     for o in report.failed:
         note(f"editllm: failed {o.path}: {o.error}")
     if stats:
@@ -315,8 +330,7 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
     if apply:
         api.write_edits(edits, worktree)
     else:
-        sys.stdout.write("".join(e.diff for e in edits))
-        sys.stdout.flush()
+        write_diff("".join(e.diff for e in edits))
     if record is not None:
         note(json.dumps(record))
     changed = sum(1 for e in edits if e.changed)
@@ -373,6 +387,7 @@ def fix(
     if not stdin_path.strip() or stdin_path.endswith("/") or stdin_path.startswith("/") \
             or ".." in Path(stdin_path).parts:
         raise EditError(f"--path {stdin_path!r}: give a relative file name to show in the diff (no '..')")
+    check_name(stdin_path)
     sources = api.read_sources(paths, instruction, stdin_path)
     if apply:
         refuse_unwritable(sources)

@@ -41,12 +41,13 @@ def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = 
     if old == new:
         return ""
     a, b = split_lines(old) if old_lines is None else old_lines, split_lines(new)
+    tab = "\t" if " " in path else ""  # as git writes it: `patch` ends a name at a tab, else at a space
     out = [f"diff --git a/{path} b/{path}\n"]
     if new_file:
         out += ["new file mode 100644\n", "--- /dev/null\n"]
     else:
-        out.append(f"--- a/{path}\n")
-    out.append(f"+++ b/{path}\n")
+        out.append(f"--- a/{path}{tab}\n")
+    out.append(f"+++ b/{path}{tab}\n")
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
         i1, i2 = group[0][1], group[-1][2]
@@ -154,12 +155,25 @@ def write_atomic(src: SourceFile, new: str) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        if src.mode is not None:
+        _keep_owner(tmp, st)
+        if src.mode is not None:  # after chown, which clears the set-id bits
             os.chmod(tmp, src.mode & 0o7777)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _keep_owner(tmp: str, st: os.stat_result) -> None:
+    """Give the new file the old one's owner and group where we may (the owner as root; a group of ours as
+    anyone): the rename would otherwise hand someone else's file to whoever ran the edit."""
+    if (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid()):
+        return
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except PermissionError:
+        if st.st_gid in os.getgroups():
+            os.chown(tmp, -1, st.st_gid)
 
 
 def apply_to_worktree(src: SourceFile, new: str) -> None:
@@ -178,10 +192,14 @@ def worktree_text(src: SourceFile, new: str) -> str:
     except (OSError, UnicodeDecodeError) as exc:
         raise EditError(f"{src.path}: cannot read the working tree file; nothing written") from exc
     current = current.removeprefix("\ufeff") if src.bom else current
+    # git's eol conversion (core.autocrlf, `eol=crlf`): the index holds LF, the working tree CRLF throughout
+    crlf = "\r" not in src.raw and "\n" in current and current.count("\r\n") == current.count("\n")
+    if crlf:
+        current = current.replace("\r\n", "\n")
     if current != src.raw:
         patch = PatchSet(file_diff(src.path, src.raw, new))
         try:
             new = apply_diff(current, patch[0])
         except EditError as exc:
             raise EditError(f"{src.path}: the edit conflicts with unstaged changes; nothing written") from exc
-    return new
+    return new.replace("\n", "\r\n") if crlf else new

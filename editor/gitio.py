@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from editllm.editor.errors import EditError
-from editllm.editor.source import SourceFile, source_from_text
+from editllm.editor.source import SourceFile, check_name, source_from_text
 
 SYMLINK, SUBMODULE = 0o120000, 0o160000
 
@@ -82,6 +82,11 @@ def staged_sources(repo, only: list[str] | None, include: list[str], exclude: li
             continue
         if not matches(path, include, exclude):
             skipped.append(Skipped(path, "excluded by configuration"))
+            continue
+        try:
+            check_name(path)
+        except EditError:
+            skipped.append(Skipped(path.encode("unicode_escape").decode("ascii"), "a control character in its name"))
             continue
         entry = repo.index.entries.get((path, 0))
         if entry is None:

@@ -57,6 +57,18 @@ class SourceFile:
         return "\r\n" if crlf and crlf >= self.raw.count("\n") - crlf else "\n"
 
 
+def check_name(name: str) -> None:
+    """Refuse a file name that a diff cannot carry as it is: not UTF-8 (the model's prompt and the diff are
+    text), or holding a control character such as a tab or a newline (git quotes those names, which
+    `patch` and the diff's own parser read differently; an error naming it would span lines)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EditError(f"{os.fsencode(name)!r}: the file name is not UTF-8; rename it to edit it") from exc
+    if any(ord(c) < 32 or c == "\x7f" for c in name):
+        raise EditError(f"{name!r}: a control character in the file name; rename it to edit it")
+
+
 def decode_bytes(data: bytes, name: str) -> tuple[str, bool]:
     """Decode UTF-8 text; refuse binary and other encodings with a one-line reason."""
     if b"\x00" in data[:8192]:
@@ -65,6 +77,9 @@ def decode_bytes(data: bytes, name: str) -> tuple[str, bool]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise EditError(f"{name}: not UTF-8 text (invalid byte at offset {exc.start}); refusing to edit") from exc
+    lone_cr = text.count("\r") - text.count("\r\n")
+    if lone_cr and lone_cr > text.count("\n"):  # lines end in `\n`, as the model writes them
+        raise EditError(f"{name}: lines end in CR alone (classic Mac); refusing to edit")
     if text.startswith(BOM):
         return text[1:], True
     return text, False
@@ -73,6 +88,7 @@ def decode_bytes(data: bytes, name: str) -> tuple[str, bool]:
 def read_source(path: str | Path, display: str | None = None) -> SourceFile:
     """Read one file from disk for editing; errors name the path as the user gave it."""
     name = str(path)
+    check_name(name)
     try:
         # a symlink is edited where it points, as editors write through one: the link stays a link, and the
         # diff names the file that changes (`display_path` resolves it too)
@@ -127,6 +143,6 @@ def restore_line_endings(src: SourceFile, new_text: str, new_lines: list[str] | 
         if not pieces[k].endswith("\n"):
             pieces[k] += src.newline
     result = "".join(pieces)
-    if missing_final and result.endswith("\n"):
-        result = result[:-2] if result.endswith("\r\n") else result[:-1]
+    if missing_final and result.endswith("\n"):  # the ending the model's last line was given, not a CR of its own
+        result = result[: -len(src.newline)] if result.endswith(src.newline) else result[:-1]
     return result
