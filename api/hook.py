@@ -15,15 +15,15 @@ HOOK_MARK = "# installed by editllm hook install"
 
 
 def hook_path(start: Path | None = None) -> Path:
-    """Where git looks for the pre-commit hook (honours core.hooksPath)."""
+    """Where git looks for the pre-commit hook, as git itself says (`rev-parse --git-path`): core.hooksPath
+    with its `~` expanded, and a linked worktree's hooks in the main repository's folder."""
     from editllm.editor.gitio import open_repo
 
     repo = open_repo(start)
     if repo is None:
         raise EditError("not inside a git repository")
-    hooks = repo.config_reader().get_value("core", "hooksPath", "") or str(Path(repo.git_dir) / "hooks")
-    base = Path(hooks) if Path(hooks).is_absolute() else Path(repo.working_tree_dir) / hooks
-    return base / "pre-commit"
+    where = repo.git.rev_parse("--git-path", "hooks/pre-commit")
+    return Path(where) if Path(where).is_absolute() else Path(repo.working_dir) / where
 
 
 def _hook_text(path: Path) -> str | None:
@@ -48,7 +48,9 @@ def install_hook(instruction: str | None = None, force: bool = False, start: Pat
     old = _hook_text(path)
     if old is not None and HOOK_MARK not in old and not force:
         raise EditError(f"{path} exists and was not written by editllm; use --force to replace it")
-    command = [sys.executable, "-m", "editllm.cli.main", "check", "--staged", "--quiet"]
+    # -P: the hook runs in the repository's top folder, whose own calendar.py or queue.py must not stand in
+    # for the standard library's (nor run at every commit)
+    command = [sys.executable, "-P", "-m", "editllm.cli.main", "check", "--staged", "--quiet"]
     if instruction:
         command += ["-i", instruction]
     text = ("#!/bin/sh\n"

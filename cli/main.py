@@ -381,6 +381,8 @@ def fix(
     if len(args) < 2:
         raise EditError("usage: editllm fix FILE... INSTRUCTION")
     *paths, instruction = args
+    if os.path.isfile(instruction):  # `fix a.py b.py`: a file where the instruction goes
+        raise EditError(f"no instruction: {instruction} is a file; the instruction comes after the files")
     check_decoding(draft, temperature)
     if stdin_path != "stdin" and "-" not in paths:
         raise EditError("--path names stdin's file in the diff: it needs '-' among the files")
@@ -446,7 +448,8 @@ def check(
         if not args:
             raise EditError("no instruction: pass one, use -i, or set `instruction` in [tool.editllm]")
         *args, instruction = args
-        if not args and not staged and os.path.isfile(instruction):  # `check app.py`: a file, no instruction
+        # `check app.py`, or the pre-commit framework's `check --staged a.py b.py` without `args: [-i, ...]`
+        if os.path.isfile(instruction):
             raise EditError(f"no instruction: {instruction} is a file; pass the instruction after the files, "
                             "use -i, or set `instruction` in [tool.editllm]")
     if not instruction.strip():

@@ -65,14 +65,20 @@ def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = 
     return "".join(out)
 
 
-def apply_diff(old: str, patched_file, old_lines: list[str] | None = None) -> str:
+def apply_diff(old: str, patched_file, old_lines: list[str] | None = None, offsets: bool = False) -> str:
     """Apply one unidiff PatchedFile to `old` in memory; the independent check of what we print.
-    `old_lines`: `split_lines(old)`, when the caller has it."""
+    `old_lines`: `split_lines(old)`, when the caller has it. `offsets`: a hunk whose lines moved (lines
+    added or removed above it) is applied where its context and removed lines are found, nearest first,
+    as `patch` and `git apply` do (no fuzz: every line must match)."""
     src = split_lines(old) if old_lines is None else old_lines
     out: list[str] = []
-    pos = 0
+    pos = shift = 0
     for hunk in patched_file:
         start = max(hunk.source_start - 1, 0) if hunk.source_length else hunk.source_start
+        if offsets:
+            start = _find_hunk(src, pos, start + shift, [_strip_nl(ln.value) for ln in hunk
+                                                         if ln.is_context or ln.is_removed])
+            shift = start - (max(hunk.source_start - 1, 0) if hunk.source_length else hunk.source_start)
         if start < pos or start > len(src):
             raise EditError(f"internal error: hunk at line {hunk.source_start} does not fit")
         out.extend(src[pos:start])
@@ -90,6 +96,19 @@ def apply_diff(old: str, patched_file, old_lines: list[str] | None = None) -> st
         _fix_no_newline(hunk, out)
     out.extend(src[pos:])
     return "".join(out)
+
+
+def _find_hunk(src: list[str], pos: int, guess: int, block: list[str]) -> int:
+    """Where `block` (a hunk's old lines) stands in `src` at or after `pos`, the nearest to `guess`; raises
+    EditError when it is nowhere."""
+    def fits(at: int) -> bool:
+        return at + len(block) <= len(src) and all(_strip_nl(src[at + k]) == b for k, b in enumerate(block))
+
+    for step in range(max(len(src), 1) + 1):
+        for at in (guess - step, guess + step) if step else (guess,):
+            if pos <= at <= len(src) and fits(at):
+                return at
+    raise EditError("hunk does not apply")
 
 
 def _strip_nl(line: str) -> str:
@@ -199,7 +218,7 @@ def worktree_text(src: SourceFile, new: str) -> str:
     if current != src.raw:
         patch = PatchSet(file_diff(src.path, src.raw, new))
         try:
-            new = apply_diff(current, patch[0])
+            new = apply_diff(current, patch[0], offsets=True)
         except EditError as exc:
             raise EditError(f"{src.path}: the edit conflicts with unstaged changes; nothing written") from exc
     return new.replace("\n", "\r\n") if crlf else new

@@ -156,6 +156,14 @@ def llama_server(tiny_gguf):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _no_outer_git_environment():
+    """Run from a git hook (a developer's own pre-commit), the tests would inherit GIT_DIR and GIT_INDEX_FILE,
+    which editllm honours as git does: every temp repository would then be that one."""
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY"):
+        os.environ.pop(var, None)
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _machine_state_off_the_user_cache(tmp_path_factory):
     """Engine costs and saved prompt states that tests make (keyed by tiny models in temp folders) go
     to a temp folder, not the user's cache; a test that sets its own EDITLLM_CACHE still gets that."""

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from editllm.api import HOOK_MARK
 from editllm.cli.main import app
 from editllm.editor.gitio import open_repo, staged_paths
 from typer.testing import CliRunner
@@ -205,3 +206,137 @@ def test_model_commands_read_the_config(repo):
     assert res.exit_code == 0 and '"model": "some/dir"' in res.stdout
     res = invoke(repo, "model", "info", "other/dir")
     assert res.exit_code == 0 and '"model": "other/dir"' in res.stdout
+
+
+# --- the hook in the git situations people commit from (session 20's audit) --------------------------------
+
+
+def hook_env(tmp_path_factory, tokenizer_dir, text: str = FIXED) -> dict:
+    """The environment of a real `git commit` whose hook's model is the scripted fake writing `text`."""
+    script = tmp_path_factory.mktemp("script") / "out.txt"
+    script.write_text(text + "```\n")
+    path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)  # no empty entry: the cwd
+    return {"PYTHONPATH": path, "EDITLLM_FAKE_SCRIPT": str(script), "EDITLLM_FAKE_TOKENIZER": str(tokenizer_dir)}
+
+
+@pytest.mark.parametrize("how", [["-a"], ["m.py"]])
+def test_hook_checks_what_commit_a_and_commit_path_commit(repo, tmp_path_factory, tokenizer_dir, how):
+    """`git commit -a` / `git commit PATH` hand the hook a temporary index (GIT_INDEX_FILE); .git/index still
+    holds the old, correct content, so reading it let the bug through."""
+    (repo / "m.py").write_text(FIXED)
+    git(repo, "add", "m.py")
+    git(repo, "commit", "-qm", "init")
+    assert invoke(repo, "hook", "install", "-i", "fix average").exit_code == 0
+    (repo / "m.py").write_text(BUGGY)
+    args = ["commit", "-qm", "bug", *how] if how == ["-a"] else ["commit", "-qm", "bug", "--", *how]
+    blocked = git(repo, *args, check=False, env=hook_env(tmp_path_factory, tokenizer_dir))
+    assert blocked.returncode != 0 and "+    return sum(xs) / len(xs)" in blocked.stderr, blocked.stderr
+    assert git(repo, "show", "HEAD:m.py").stdout == FIXED
+
+
+def test_check_staged_reads_git_index_file(repo, fake_model, monkeypatch):
+    """The other way round: .git/index holds a stale bug, the commit's own index the fixed file."""
+    (repo / "m.py").write_text(BUGGY)
+    git(repo, "add", "m.py")
+    (repo / "m.py").write_text(FIXED)
+    other = repo / ".git" / "next-index.lock"
+    other.write_bytes((repo / ".git" / "index").read_bytes())
+    git(repo, "add", "m.py", env={"GIT_INDEX_FILE": str(other)})
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other))
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "-i", "fix average")
+    assert res.exit_code == 0 and res.stdout == "", res.stdout
+
+
+def test_a_module_of_the_repository_does_not_shadow_the_standard_library(repo, tmp_path_factory, tokenizer_dir):
+    """The hook runs from the top folder: `python -m` would import its calendar.py instead of the stdlib's."""
+    assert invoke(repo, "hook", "install", "-i", "fix average").exit_code == 0
+    (repo / "calendar.py").write_text("EVENTS = []\n")
+    (repo / "m.py").write_text(FIXED)
+    git(repo, "add", "m.py")
+    ok = git(repo, "commit", "-qm", "clean", check=False, env=hook_env(tmp_path_factory, tokenizer_dir))
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_check_staged_in_a_dotfiles_repository(tmp_path, fake_model, monkeypatch):
+    """A bare repository with GIT_DIR and GIT_WORK_TREE (yadm, vcsh, `alias config=git --git-dir=...`)."""
+    home, dot = tmp_path / "home", tmp_path / "dot.git"
+    home.mkdir()
+    git(tmp_path, "init", "-q", "--bare", str(dot))
+    monkeypatch.setenv("GIT_DIR", str(dot))
+    monkeypatch.setenv("GIT_WORK_TREE", str(home))
+    (home / "m.py").write_text(BUGGY)
+    git(home, "add", "m.py")
+    fake_model(FIXED + "```\n")
+    res = invoke(home, "check", "--staged", "-i", "fix average")
+    assert res.exit_code == 1 and "+++ b/m.py" in res.stdout, res.stderr
+
+
+def test_check_staged_in_a_bare_repository_is_one_clear_line(tmp_path):
+    git(tmp_path, "init", "-q", "--bare", "b.git")
+    res = invoke(tmp_path / "b.git", "check", "--staged", "-i", "fix")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "bare repository" in res.stderr, res.stderr
+
+
+def test_hook_install_from_a_linked_worktree_writes_the_hook_git_runs(repo, tmp_path):
+    (repo / "a").write_text("a\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "init")
+    git(repo, "worktree", "add", "-q", str(tmp_path.parent / f"{tmp_path.name}-wt"))
+    wt = tmp_path.parent / f"{tmp_path.name}-wt"
+    assert invoke(wt, "hook", "install", "-i", "fix").exit_code == 0
+    assert HOOK_MARK in (repo / ".git" / "hooks" / "pre-commit").read_text()
+    assert invoke(wt, "hook", "uninstall").exit_code == 0
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_hook_install_expands_a_tilde_in_core_hooks_path(repo, tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    git(repo, "config", "core.hooksPath", "~/githooks")
+    assert invoke(repo, "hook", "install", "-i", "fix").exit_code == 0
+    assert (home / "githooks" / "pre-commit").is_file() and not (repo / "~").exists()
+
+
+def test_check_staged_apply_takes_unstaged_lines_above_the_edit(repo, fake_model):
+    """Partial staging: an unstaged import above the function moves the edit down a line; it still applies
+    (as with `patch` and `git apply`), and the unstaged line stays."""
+    body = "".join(f"x{i} = {i}\n" for i in range(20))
+    (repo / "m.py").write_text(body + BUGGY)
+    git(repo, "add", "m.py")
+    (repo / "m.py").write_text("import sys\n" + body + BUGGY)
+    fake_model(body + FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "--apply", "-i", "fix average", "--mode", "rewrite")
+    assert res.exit_code == 1, res.stderr
+    assert (repo / "m.py").read_text() == "import sys\n" + body + FIXED
+    assert git(repo, "show", ":m.py").stdout == body + BUGGY  # the index is not touched
+
+
+def test_check_staged_apply_still_refuses_an_unstaged_change_on_the_edited_lines(repo, fake_model):
+    (repo / "m.py").write_text(BUGGY)
+    git(repo, "add", "m.py")
+    (repo / "m.py").write_text(BUGGY.replace("xs) - 1", "xs) - 2"))
+    fake_model(FIXED + "```\n")
+    res = invoke(repo, "check", "--staged", "--apply", "-i", "fix average", "--mode", "rewrite")
+    assert res.exit_code == 2 and "conflicts with unstaged changes" in res.stderr
+    assert (repo / "m.py").read_text() == BUGGY.replace("xs) - 1", "xs) - 2")
+
+
+def test_check_staged_with_files_and_no_instruction_is_refused(repo, fake_model):
+    """The pre-commit framework passes the staged files; without `args: ["-i", ...]` the last one used to
+    become the instruction, and went unchecked."""
+    for name in ("a.py", "b.py"):
+        (repo / name).write_text(BUGGY)
+    git(repo, "add", ".")
+    res = invoke(repo, "check", "--staged", "a.py", "b.py")
+    assert res.exit_code == 2 and "no instruction: b.py is a file" in res.stderr
+    res = invoke(repo, "fix", "a.py", "b.py")
+    assert res.exit_code == 2 and "no instruction: b.py is a file" in res.stderr
+
+
+def test_a_staged_git_lfs_pointer_is_skipped(repo, fake_model):
+    (repo / "big.txt").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64
+                                  + "\nsize 123\n")
+    git(repo, "add", ".")
+    res = invoke(repo, "check", "--staged", "-i", "fix")
+    assert res.exit_code == 0 and "skipped big.txt: Git LFS pointer" in res.stderr
