@@ -31,6 +31,19 @@ def content_sha(text: str, bom: bool = False) -> str:
     return hashlib.sha256((("\ufeff" if bom else "") + text).encode("utf-8")).hexdigest()
 
 
+def _ends_a_line(path: Path) -> bool:
+    """The file is empty, missing or ends with a newline."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return True
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
+
+
 class Journal:
     """An append-only JSONL file of per-file records; a torn last line (a killed run) is ignored.
 
@@ -62,6 +75,8 @@ class Journal:
     def append(self, rec: dict) -> None:
         line = json.dumps(rec, sort_keys=True) + "\n"
         with self._lock:
+            if not _ends_a_line(self.path):  # a killed run's cut-off line: end it, so that this record is
+                line = "\n" + line            # not read as part of that one and lost
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(line)
                 f.flush()
@@ -152,6 +167,8 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     settings = session.settings_key()
     outcomes = [FileOutcome(src) for src in sources]
     lock = threading.Lock()
+    writing = threading.Lock()  # a file's write with its journal records; Ctrl-C waits for it, no longer
+    stopped = threading.Event()  # set by Ctrl-C: no write starts after it
     finished = [0, 0]
 
     def report(outcome: FileOutcome) -> None:
@@ -193,14 +210,17 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
         rec = {"key": key, "path": src.path, "sha": sha, "changed": edit.changed, "diff": edit.diff,
                "new_sha": content_sha(edit.new_text, src.bom), "applied": False}
         try:
-            if apply and edit.changed:
+            with writing:
+                if stopped.is_set():
+                    return
+                if apply and edit.changed:
+                    if journal:
+                        journal.append(rec | {"status": "pending", "applied": True, "diff": ""})
+                    (apply_to_worktree if worktree else write_atomic)(src, edit.new_text)
+                    outcome.written = True
+                    rec["applied"] = True
                 if journal:
-                    journal.append(rec | {"status": "pending", "applied": True, "diff": ""})
-                (apply_to_worktree if worktree else write_atomic)(src, edit.new_text)
-                outcome.written = True
-                rec["applied"] = True
-            if journal:
-                journal.append(rec | {"status": "done"})
+                    journal.append(rec | {"status": "done"})
         except EditError as exc:
             outcome.error = str(exc)
         except OSError as exc:
@@ -208,6 +228,16 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
         outcome.seconds = time.monotonic() - t0
         report(outcome)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         list(pool.map(one, outcomes))
+    except KeyboardInterrupt:
+        # Ctrl-C, or SIGTERM through the CLI: files not begun are dropped, a write under way finishes with its
+        # journal lines and no other starts; a file being decoded is abandoned (the CLI exits without waiting
+        # for it), and a rerun with the journal edits it and the rest
+        pool.shutdown(wait=False, cancel_futures=True)
+        stopped.set()
+        with writing:
+            raise
+    pool.shutdown()
     return BatchReport(outcomes, time.perf_counter() - started)

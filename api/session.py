@@ -115,6 +115,8 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
         if isinstance(path, SourceFile):
             sources.append(path)
         elif str(path) == "-":
+            if sys.stdin is None:  # `<&-`
+                raise EditError("stdin is closed: pipe the file in, or name it")
             sources.append(source_from_text(sys.stdin.buffer.read(), stdin_path))
         else:
             src = read_source(path)  # its checks first: `display_path` resolves the path, which may be a loop
@@ -356,7 +358,7 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
     on top of the working tree's unstaged changes. Every refusal comes before the first write (a file
     not on disk, one changed on disk since it was read, unstaged changes the edit conflicts with), so a
     multi-file edit is written whole or not at all. Returns how many files were written."""
-    from editllm.editor.diff import worktree_text, write_atomic
+    from editllm.editor.diff import uninterrupted, worktree_text
 
     planned = []
     for e in edits:
@@ -370,6 +372,14 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
         if not _unchanged_on_disk(e.source):
             raise EditError(f"{e.path}: changed on disk while editing; nothing written")
         planned.append((e, worktree_text(e.source, e.new_text) if worktree else e.new_text))
+    with uninterrupted():  # Ctrl-C now comes after the last file, not between two
+        _write_planned(planned)
+    return len(planned)
+
+
+def _write_planned(planned: list) -> None:
+    from editllm.editor.diff import write_atomic
+
     for written, (e, text) in enumerate(planned):
         try:
             write_atomic(e.source, text)
@@ -381,7 +391,6 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
                 raise
             msg = str(exc).removesuffix("; nothing written")
             raise EditError(f"{msg}; not written ({written} file(s) before it were)") from exc
-    return len(planned)
 
 
 def read_only(src: SourceFile) -> bool:

@@ -8,11 +8,14 @@ of every command becomes one line on stderr and exit 2 in one place (`Guarded`),
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import shlex
+import signal
 import sys
+import threading
 import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
@@ -35,13 +38,15 @@ except ImportError:  # pragma: no cover - older typer on the real click
 class Guarded(typer.core.TyperGroup):
     """The one place where failures become exit codes, for every command and subcommand.
 
-    EditError: its message. A bad flag value: click's message. Anything else is a bug or an
-    environment failure: "internal error: Type: message" plus a hint, never a traceback (unless
-    --debug or EDITLLM_DEBUG=1) and never exit 1. Ctrl-C: exit 130. All before anything is written,
-    since commands write only after every file's edit succeeded.
+    EditError: its message. A bad flag value: click's message. An OSError (a full disk, a read-only
+    folder): its reason and file. Anything else is a bug: "internal error: Type: message" plus a hint,
+    never a traceback (unless --debug or EDITLLM_DEBUG=1) and never exit 1. Ctrl-C: exit 130; SIGTERM and
+    SIGHUP: 143 and 129, after every `finally`. All before anything is written, since commands write only
+    after every file's edit succeeded, and the writes hold these signals back until they are done.
     """
 
     def invoke(self, ctx: typer.Context):
+        restore = catch_termination()
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, NoArgsIsHelpError):  # Exit and Abort are RuntimeErrors in typer
@@ -51,13 +56,59 @@ class Guarded(typer.core.TyperGroup):
         except EditError as exc:
             show_traceback()
             fail(str(exc))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if isinstance(exc, Terminated):
+                fail("terminated", 128 + exc.signum)
             fail("interrupted", 130)
+        except OSError as exc:  # the machine's, not a bug: a full disk, a read-only folder, a permission
+            show_traceback()
+            fail(os_message(exc))
         except Exception as exc:  # noqa: BLE001 - the point of this handler
             show_traceback()
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            if "(os error " in first:  # the same from Rust (tokenizers writing to a full disk)
+                fail(first)
             hint = "" if debug_enabled() else " (rerun with --debug for the traceback)"
             fail(f"internal error: {type(exc).__name__}{': ' + first if first else ''}{hint}")
+        finally:
+            restore()
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread as Ctrl-C is, so that every `finally` (a temp file's
+    removal) runs and the writes of `--apply` are deferred past it (`editor.diff.uninterrupted`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def catch_termination():
+    """Turn SIGTERM and SIGHUP into `Terminated` for this command; returns what puts the old handlers back
+    (nothing to do outside the main thread, where no handler can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def terminated(signum, frame):
+        raise Terminated(signum)
+
+    old = {s: signal.signal(s, terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    return lambda: [signal.signal(s, h) for s, h in old.items()]
+
+
+def os_message(exc: OSError) -> str:
+    """One line for an environment failure, with the way out where it is the cache's."""
+    from editllm.editor.modelspec import cache_dir
+
+    where = f": {exc.filename}" if exc.filename else ""
+    text = f"{exc.strerror or exc}{where}"
+    try:
+        cache = str(cache_dir())
+    except EditError:
+        return text
+    if exc.filename and str(exc.filename).startswith(cache):
+        text += "; free some space there or set EDITLLM_CACHE to a writable folder"
+    return text
 
 
 DEBUG = {"on": False}  # set by the root callback on every invocation (--debug or EDITLLM_DEBUG=1)
@@ -80,7 +131,53 @@ app.add_typer(hook_app, name="hook")
 train_app = typer.Typer(no_args_is_help=True, help="Build training data, fine-tune, evaluate (copy mode).")
 app.add_typer(train_app, name="train")
 
-err = Console(stderr=True, highlight=False)
+class _Stderr:
+    """sys.stderr, looked up at each write (tests swap it), whose failures are dropped: a full disk or a closed
+    pipe behind stderr must not turn `check`'s exit 0 ("no change") into a traceback's exit 1, which a hook
+    reads as "change proposed". After a failure the descriptor points at /dev/null, so that the interpreter's
+    own flush at exit succeeds too."""
+
+    def write(self, text: str) -> int:
+        try:
+            n = sys.stderr.write(text)
+            sys.stderr.flush()
+            return n
+        except (OSError, ValueError, AttributeError):
+            to_devnull(sys.stderr)
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        try:
+            return sys.stderr.isatty()
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(sys.stderr, "encoding", None) or "utf-8"
+
+
+def to_devnull(stream) -> None:
+    """Point a failed stream's descriptor at /dev/null and let its buffer drain there."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+    with contextlib.suppress(OSError, ValueError):
+        stream.flush()
+
+
+err = Console(file=_Stderr(), highlight=False)
 
 
 def _version() -> str:
@@ -144,14 +241,26 @@ class Progress:
 
 def write_diff(text: str) -> None:
     """The diff on stdout as UTF-8 bytes whatever the locale's encoding: `patch` and `git apply` match its
-    lines byte for byte against files that are UTF-8."""
-    sys.stdout.flush()
-    out = getattr(sys.stdout, "buffer", None)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write(text.encode("utf-8"))
-    sys.stdout.flush()
+    lines byte for byte against files that are UTF-8. A reader gone (`| true`, a pager quit early) or a full
+    disk behind it is one line and exit 2: the diff did not arrive."""
+    refuse_closed_stdout()
+    try:
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            out.write(text.encode("utf-8"))
+        sys.stdout.flush()
+    except OSError as exc:
+        to_devnull(sys.stdout)
+        raise EditError(f"cannot write the diff to stdout ({exc.strerror or exc})") from None
+
+
+def refuse_closed_stdout() -> None:
+    """Before the model loads: a diff needs somewhere to go (`>&-` closes it)."""
+    if sys.stdout is None:
+        raise EditError("stdout is closed: nowhere to print the diff (redirect it, or use --apply)")
 
 
 def note(message: str) -> None:
@@ -393,6 +502,8 @@ def fix(
     sources = api.read_sources(paths, instruction, stdin_path)
     if apply:
         refuse_unwritable(sources)
+    else:
+        refuse_closed_stdout()
     conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
                     batch_invariant=batch_invariant)
     if copy_requests != "loop" and not conf.get("server"):
@@ -465,6 +576,8 @@ def check(
         sources = api.read_sources(args, instruction)
     if apply:
         refuse_unwritable(sources, staged)
+    else:
+        refuse_closed_stdout()
     if not sources:
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
@@ -851,8 +964,18 @@ def model_prepare(model: str = MODEL_ARG) -> None:
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point. Interrupted while a many-files run's worker thread decodes a file, it exits at once
+    rather than wait for that file (the batch has let any write under way finish and started no other)."""
+    try:
+        app()
+    except SystemExit as exc:
+        others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+        if exc.code in (130, 128 + signal.SIGTERM, 128 + signal.SIGHUP) and others:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    stream.flush()
+            os._exit(exc.code)
+        raise
 
 
 if __name__ == "__main__":

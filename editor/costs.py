@@ -119,6 +119,23 @@ def measure(engine, sizes: tuple[int, ...] = SIZES, repeats: int = 2) -> Costs:
     return fit(times)
 
 
+def cpu_kind() -> str:
+    """What tells CPUs apart where the name does not (a hypervisor says `AMD EPYC` or `Intel(R) Xeon(R)
+    Processor` for several generations): family, model, stepping and a digest of the feature flags."""
+    fields: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            name, _, value = line.partition(":")
+            name = name.strip()
+            if name in ("cpu family", "model", "stepping", "flags", "Features") and name not in fields:
+                fields[name] = value.strip()
+            if not line.strip() and fields:  # the first processor's block is enough
+                break
+    flags = " ".join(sorted((fields.pop("flags", "") + " " + fields.pop("Features", "")).split()))
+    head = "/".join(fields.get(k, "") for k in ("cpu family", "model", "stepping"))
+    return f"{head}/{hashlib.sha256(flags.encode()).hexdigest()[:12]}" if flags or head.strip("/") else ""
+
+
 def cpu_name() -> str:
     """The CPU model, as /proc/cpuinfo names it (empty where there is none)."""
     with contextlib.suppress(OSError):
@@ -159,7 +176,7 @@ def engine_costs(engine) -> Costs:
     if known is not None:
         return known
     identity = engine_identity(engine)
-    key = {"format": FORMAT, "cpu": cpu_name(), "cores": os.cpu_count(), "engine": identity}
+    key = {"format": FORMAT, "cpu": cpu_name(), "cpu_kind": cpu_kind(), "cores": os.cpu_count(), "engine": identity}
     if identity is not None and identity.get("engine") == "llamacpp":  # passive waiting: 1.6× slower steps
         from editllm.editor.waitpolicy import llama_policy
 

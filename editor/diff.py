@@ -7,9 +7,13 @@ Every diff is parsed back with unidiff and applied in memory before anyone sees 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from editllm.editor.errors import EditError
@@ -153,6 +157,26 @@ def _bom_lines(src: SourceFile) -> list[str]:
     return ["\ufeff" + src.raw_lines[0], *src.raw_lines[1:]] if src.raw_lines else ["\ufeff"]
 
 
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP back until the block ends, then deliver the first one: a multi-file
+    --apply is written whole, and no temp file is left beside a file. Python runs signal handlers in the
+    main thread, so only there is anything to hold (elsewhere the block just runs)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    kinds = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in kinds}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
 def write_atomic(src: SourceFile, new: str) -> None:
     """Write through a temp file in the same folder, fsync, rename; keep the mode.
 
@@ -168,6 +192,11 @@ def write_atomic(src: SourceFile, new: str) -> None:
     if st.st_mtime_ns != src.mtime_ns or st.st_size != src.size:
         raise EditError(f"{src.path}: changed on disk while editing; nothing written")
     data = _with_bom(src, new).encode("utf-8")
+    with uninterrupted():
+        _replace(path, data, src, st)
+
+
+def _replace(path: Path, data: bytes, src: SourceFile, st: os.stat_result) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".editllm")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -11,16 +11,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from editllm.editor.cachefs import building
 from editllm.editor.config import DEFAULT_MODEL
 from editllm.editor.errors import EditError
 from editllm.editor.modelspec import (  # noqa: F401 (re-exported)
@@ -36,28 +33,16 @@ if TYPE_CHECKING:  # torch is imported only where a torch model is loaded (secon
     import torch
 
 
-@contextmanager
-def replaced_dir(dest: Path, prefix: str) -> Iterator[Path]:
-    """A temporary folder beside `dest` to fill; on success it replaces `dest` in one rename, so a
-    crash or a concurrent reader never sees a half-written cache entry. On failure it is removed."""
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=prefix))
-    try:
-        yield tmp
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-
-
-def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
-    """Concatenate the part files into one GGUF, checking the sha256 before it becomes visible."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".assemble-", suffix=".gguf")
-    try:
-        with os.fdopen(fd, "wb") as out:
+def assemble_gguf(bundled: BundledModel, dest: Path, log=None) -> Path:
+    """Concatenate the part files into one GGUF, checking the sha256 before it becomes visible (once, however
+    many processes ask at the same time: `cachefs.building`)."""
+    with building(dest, lambda p: whole_gguf(bundled, p)) as tmp:
+        if tmp is None:
+            return dest
+        if log:
+            log(f"first use of {bundled.title}: assembling {bundled.parts} parts under {dest.parent} (once)")
+        digest = hashlib.sha256()
+        with open(tmp, "wb") as out:
             for part in bundled.part_paths():
                 with open(part, "rb") as f:
                     while chunk := f.read(1 << 22):
@@ -67,20 +52,52 @@ def assemble_gguf(bundled: BundledModel, dest: Path) -> Path:
             raise EditError(
                 f"bundled model {bundled.key!r} is corrupt: sha256 {digest.hexdigest()} != {bundled.sha256}"
             )
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return dest
 
 
-def convert_gguf(gguf: Path, dest: Path) -> Path:
-    """Dequantize a GGUF once and save it as a bf16 safetensors directory with its tokenizer."""
-    from transformers import AutoTokenizer
+def whole_gguf(bundled: BundledModel, gguf: Path) -> bool:
+    """The assembled GGUF is there and as long as its parts together (checked at every use: a stat; the
+    sha256 was checked when it was made)."""
+    try:
+        return gguf.stat().st_size == sum(p.stat().st_size for p in bundled.part_paths())
+    except OSError:
+        return False
 
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = load_gguf_dense(gguf)
-    with replaced_dir(dest, ".convert-") as tmp:
+
+def whole_conversion(folder: Path) -> bool:
+    """A converted folder with its config and every safetensors file as long as its own header says (a
+    folder cut short by a crash, or a file deleted, is converted again)."""
+    import json
+    import struct
+
+    files = sorted(folder.glob("*.safetensors"))
+    if not (folder / "config.json").is_file() or not files:
+        return False
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                (size,) = struct.unpack("<Q", fh.read(8))
+                header = json.loads(fh.read(size))
+            end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"), default=0)
+            if f.stat().st_size != 8 + size + end:
+                return False
+        except (OSError, ValueError, KeyError, TypeError, struct.error):
+            return False
+    return True
+
+
+def convert_gguf(gguf: Path, dest: Path, log=None, what: str = "") -> Path:
+    """Dequantize a GGUF once and save it as a bf16 safetensors directory with its tokenizer (once, however
+    many processes ask at the same time: the others wait for the first and use its folder)."""
+    with building(dest, whole_conversion, folder=True) as tmp:
+        if tmp is None:
+            return dest
+        if log:
+            log(f"first use of {what or gguf.name}: converting to bf16 under {dest.parent} (once; about a minute)")
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = load_gguf_dense(gguf)
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
     return dest
@@ -113,38 +130,25 @@ def load_gguf_dense(gguf: Path):
 
 def prepare_bundled(bundled: BundledModel, log=None) -> Path:
     """Return the converted directory of a bundled model, assembling and converting it on first use."""
-    root = cache_dir()
     converted = bundled.converted_dir()
-    if (converted / "config.json").exists():
+    if whole_conversion(converted):
         return converted
-    if log:
-        log(f"first use of {bundled.title}: assembling {bundled.parts} parts and converting to bf16 "
-            f"under {root} (once; about a minute)")
-    convert_gguf(bundled_gguf(bundled), converted)  # the GGUF stays: the llama.cpp engine maps it as it is
-    return converted
+    # the GGUF stays: the llama.cpp engine maps it as it is
+    return convert_gguf(bundled_gguf(bundled, log), converted, log, bundled.title)
 
 
 def bundled_gguf(bundled: BundledModel, log=None) -> Path:
     """The bundled model's GGUF in the cache, assembled from its parts on first use (both engines start
     from it: llama.cpp maps it, the torch engine converts it)."""
     gguf = cache_dir() / bundled.gguf_name
-    if not gguf.exists():
-        if log:
-            log(f"first use of {bundled.title}: assembling {bundled.parts} parts under {gguf.parent} (once)")
-        assemble_gguf(bundled, gguf)
-    return gguf
+    return gguf if whole_gguf(bundled, gguf) else assemble_gguf(bundled, gguf, log)
 
 
 def prepare_gguf(path: Path, log=None) -> Path:
     """Convert a user's .gguf once into the cache, keyed by name, size and mtime, like the bundled one."""
     st = path.stat()
     converted = cache_dir() / f"gguf-{path.stem}-{st.st_size}-{st.st_mtime_ns}-bf16"
-    if (converted / "config.json").exists():
-        return converted
-    converted.parent.mkdir(parents=True, exist_ok=True)
-    if log:
-        log(f"first use of {path.name}: converting to bf16 under {converted.parent} (once)")
-    return convert_gguf(path.resolve(), converted)
+    return converted if whole_conversion(converted) else convert_gguf(path.resolve(), converted, log)
 
 
 def gguf_of(spec: str, log=None) -> Path | None:
@@ -163,7 +167,7 @@ def gguf_tokenizer(gguf: Path):
     with a light copy (`editor.tokenizer`) checked against it; later uses load the light copy without
     importing transformers (2-7 s here). A tokenizer the light copy cannot mirror stays on transformers.
     """
-    from editllm.editor.tokenizer import META, LightTokenizer, save_light
+    from editllm.editor.tokenizer import LightTokenizer, save_light
 
     where = tokenizer_dir(gguf)
     light = LightTokenizer.load(where)
@@ -172,27 +176,46 @@ def gguf_tokenizer(gguf: Path):
     from transformers import AutoTokenizer
 
     quiet_transformers()
-    if not (where / "tokenizer.json").exists():
-        where.parent.mkdir(parents=True, exist_ok=True)
-        with replaced_dir(where, ".tokenizer-") as tmp:
+    with building(where, _saved_tokenizer, folder=True) as tmp:
+        if tmp is not None:
             AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
     hf = AutoTokenizer.from_pretrained(where)
-    if not (where / META).exists() and save_light(hf, where):
+    if not LightTokenizer.judged(where) and save_light(hf, where):  # none yet, or old, garbled, cut short
         return LightTokenizer.load(where)
     return hf
 
 
+def _saved_tokenizer(folder: Path) -> bool:
+    """transformers' tokenizer files are there and whole (a file cut short by a crash is saved again)."""
+    import json
+
+    try:
+        json.loads((folder / "tokenizer.json").read_bytes())
+        json.loads((folder / "tokenizer_config.json").read_bytes())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def tokenizer_dir(gguf: Path) -> Path:
-    """Where `gguf_tokenizer` keeps a GGUF's tokenizer (transformers' files and the light copy's)."""
-    return cache_dir() / f"tokenizer-{gguf.stem}-{gguf.stat().st_size}"
+    """Where `gguf_tokenizer` keeps a GGUF's tokenizer (transformers' files and the light copy's): keyed by
+    the file's place and mtime as well as its name and size, as two fine-tunes of one model are often the
+    same size and may differ only in their chat template."""
+    st = gguf.stat()
+    place = hashlib.sha256(f"{gguf.resolve()}\0{st.st_mtime_ns}".encode()).hexdigest()[:12]
+    return cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}-{place}"
 
 
 def quiet_transformers() -> None:
     """transformers' load bars and warnings would clutter stderr and hooks; called where it is imported."""
+    import warnings
+
     import transformers
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
+    # transformers 5.x renames forward's `past_key_values`: a notice for library authors, two lines on every run
+    warnings.filterwarnings("ignore", message=".*past_key_values.*deprecated", category=FutureWarning)
 
 
 def resolve_model(spec: str, log=None) -> Path | str:

@@ -71,11 +71,17 @@ ADAPTER_GGUF = "adapter.gguf"  # a LoRA adapter's llama.cpp form, in its peft fo
 
 
 def cache_dir() -> Path:
-    """`$EDITLLM_CACHE`, else `$XDG_CACHE_HOME/editllm`, else `~/.cache/editllm`."""
+    """`$EDITLLM_CACHE`, else `$XDG_CACHE_HOME/editllm`, else `~/.cache/editllm`. A relative XDG_CACHE_HOME
+    is ignored, as the XDG spec says (it would put a GB of model into the repository being edited)."""
     if os.environ.get("EDITLLM_CACHE"):
-        return Path(os.environ["EDITLLM_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "editllm"
+        return Path(os.environ["EDITLLM_CACHE"]).expanduser().absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg) / "editllm"
+    try:
+        return Path.home() / ".cache" / "editllm"
+    except RuntimeError as exc:  # no HOME and no passwd entry (a bare container user)
+        raise EditError("no cache folder: set EDITLLM_CACHE (or HOME) to a writable folder") from exc
 
 
 def bundled_for(spec: str) -> BundledModel | None:

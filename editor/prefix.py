@@ -22,6 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from editllm.editor.cachefs import shared
 from editllm.editor.modelspec import cache_dir
 
 MAGIC = b"editllm-prefix-state\n"
@@ -57,6 +58,7 @@ def save_state(path: Path, header: dict, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(MAGIC + head + b"\n" + meta + b"\n" + data)
+        shared(Path(tmp))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -76,9 +76,21 @@ class LightTokenizer:
             meta = json.loads((folder / META).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        if meta.get("format") != FORMAT or not meta.get("verified"):
+        if not cls.judged(folder, meta) or not meta.get("verified"):
             return None
         return cls(Reading(folder / RUNTIME), meta)
+
+    @staticmethod
+    def judged(folder: str | Path, meta: dict | None = None) -> bool:
+        """`save_light` has run on this folder for this format and its files are whole, whether it could
+        mirror transformers or not (then transformers serves, and the check is not repeated each run)."""
+        folder = Path(folder)
+        try:
+            meta = meta if meta is not None else json.loads((folder / META).read_text(encoding="utf-8"))
+            size = (folder / RUNTIME).stat().st_size
+        except (OSError, ValueError):
+            return False
+        return isinstance(meta, dict) and meta.get("format") == FORMAT and meta.get("runtime_bytes") in (None, size)
 
     @property
     def backend_tokenizer(self) -> Any:
@@ -299,17 +311,24 @@ def save_light(hf: Any, folder: str | Path) -> bool:
     backend.no_padding()
     backend.no_truncation()
     verified = not differences(LightTokenizer(backend, meta_of(hf, True)), hf)
-    _write_atomic(folder / RUNTIME, backend.to_str())
-    _write_atomic(folder / META, json.dumps(meta_of(hf, verified), ensure_ascii=False, indent=1))  # last: complete
+    runtime = backend.to_str().encode("utf-8")
+    _write_atomic(folder / RUNTIME, runtime)
+    meta = meta_of(hf, verified) | {"runtime_bytes": len(runtime)}  # a runtime file cut short is not read
+    _write_atomic(folder / META, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))  # last: complete
     return verified
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, data: bytes) -> None:
     """Readers in other processes see the old file or the new one, never half of it."""
+    from editllm.editor.cachefs import shared
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        shared(Path(tmp))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

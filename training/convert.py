@@ -34,7 +34,7 @@ Log = Callable[[str], None]
 def converter_dir(log: Log | None = None) -> Path:
     """A folder holding `convert_lora_to_gguf.py` with the `conversion/` and `gguf-py/` it imports,
     extracted from the sdist once (about 2 MB of its 77)."""
-    from editllm.editor.models import replaced_dir
+    from editllm.editor.cachefs import building
 
     dest = cache_dir() / f"llama-cpp-{LLAMA_CPP_PYTHON}-lora-converter"
     if (dest / SCRIPT).is_file():
@@ -43,14 +43,17 @@ def converter_dir(log: Log | None = None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     sdist = _sdist(root, log)
     prefix = f"llama_cpp_python-{LLAMA_CPP_PYTHON}/vendor/llama.cpp/"
-    with tarfile.open(sdist) as tar, replaced_dir(dest, ".converter-") as tmp:
-        members = []
-        for member in tar.getmembers():
-            rel = member.name.removeprefix(prefix)
-            if member.name.startswith(prefix) and rel.startswith(KEEP) and (member.isfile() or member.isdir()):
-                member.name = rel
-                members.append(member)
-        tar.extractall(tmp, members=members, filter="data")
+    with building(dest, lambda d: (d / SCRIPT).is_file(), folder=True) as tmp:
+        if tmp is None:
+            return dest
+        with tarfile.open(sdist) as tar:
+            members = []
+            for member in tar.getmembers():
+                rel = member.name.removeprefix(prefix)
+                if member.name.startswith(prefix) and rel.startswith(KEEP) and (member.isfile() or member.isdir()):
+                    member.name = rel
+                    members.append(member)
+            tar.extractall(tmp, members=members, filter="data")
         if not (tmp / SCRIPT).is_file():
             raise EditError(f"{sdist.name}: no vendor/llama.cpp/{SCRIPT} in it")
     return dest
