@@ -176,12 +176,17 @@ def gguf_tokenizer(gguf: Path):
     from transformers import AutoTokenizer
 
     quiet_transformers()
-    with building(where, _saved_tokenizer, folder=True) as tmp:
-        if tmp is not None:
-            AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
+    if not _saved_tokenizer(where):  # (a read-only cache that holds it takes no lock)
+        with building(where, _saved_tokenizer, folder=True) as tmp:
+            if tmp is not None:
+                AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
     hf = AutoTokenizer.from_pretrained(where)
-    if not LightTokenizer.judged(where) and save_light(hf, where):  # none yet, or old, garbled, cut short
-        return LightTokenizer.load(where)
+    if not LightTokenizer.judged(where):  # none yet, or old, garbled, cut short
+        try:
+            if save_light(hf, where):
+                return LightTokenizer.load(where)
+        except OSError:  # a read-only or full cache: transformers serves, as it did before the light copy
+            pass
     return hf
 
 
