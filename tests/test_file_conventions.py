@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from editllm.cli.main import app
+from test_input_safety import one_line_error as refused  # one line on stderr, exit 2, no diff
 from typer.testing import CliRunner
 
 OLD, NEW = b"x = 1\ny = 2\n", "x = 1\ny = 3\n"
@@ -50,13 +51,6 @@ def tools_apply(cwd: Path, diff: bytes) -> None:
     assert check.returncode == 0, check.stderr
     done = subprocess.run(["patch", "-p1", "-s"], cwd=cwd, input=diff, capture_output=True)
     assert done.returncode == 0, done.stdout + done.stderr
-
-
-def refused(res, expected: str) -> None:
-    assert res.exit_code == 2, (res.stdout, res.stderr)
-    assert res.stdout == ""
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and expected in lines[0], res.stderr
 
 
 def test_a_name_with_a_space_applies_with_patch_too(tmp_path, model):
