@@ -235,9 +235,12 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
         # Ctrl-C, or SIGTERM through the CLI: files not begun are dropped, a write under way finishes with its
         # journal lines and no other starts; a file being decoded is abandoned (the CLI exits without waiting
         # for it), and a rerun with the journal edits it and the rest
+        from editllm.editor.diff import uninterrupted
+
         pool.shutdown(wait=False, cancel_futures=True)
         stopped.set()
-        with writing:
-            raise
+        with uninterrupted(), writing:  # a second Ctrl-C must not cut that write (nor leave its temp file)
+            pass
+        raise
     pool.shutdown()
     return BatchReport(outcomes, time.perf_counter() - started)

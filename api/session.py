@@ -84,22 +84,28 @@ class FileEdit:
         return self.result.as_dict() | {"changed": self.changed}
 
 
-def display_path(path: str | Path) -> str:
+def display_path(path: str | Path, for_diff: bool = False) -> str:
     """The path as the diff shows it: relative to the repository root inside a git repository (so
-    `git apply` and `patch -p1` work from there), else to the working directory."""
+    `git apply` and `patch -p1` work from there), else to the working directory. A file outside both has
+    no such name: `for_diff` (a diff will be printed) refuses it; else (--apply) it is named by its
+    absolute path less the leading slash."""
     from editllm.editor.gitio import repo_root
 
     p = Path(path).resolve()
     base = repo_root(p.parent) or Path.cwd().resolve()
     try:
         return p.relative_to(base).as_posix()
-    except ValueError:  # no name for it that `git apply` or `patch -p1` would take from here
-        raise EditError(f"{path}: outside the working directory and not in a git repository; run editllm "
-                        "from a folder that holds it") from None
+    except ValueError:
+        if not for_diff:
+            return p.as_posix().lstrip("/")
+        raise EditError(f"{path}: outside the working directory and not in a git repository, so no diff "
+                        "would apply from here; run editllm from a folder that holds it, or use --apply") from None
 
 
-def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, stdin_path: str = "stdin") -> list:
-    """Read every file ('-' is stdin) before any model is loaded, so bad input fails fast."""
+def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, stdin_path: str = "stdin",
+                 for_diff: bool = False) -> list:
+    """Read every file ('-' is stdin) before any model is loaded, so bad input fails fast; `for_diff`: a
+    diff will be printed, so every file needs a name it applies by (`display_path`)."""
     if not instruction.strip():
         raise EditError("the instruction is empty")
     paths = list(paths)
@@ -121,7 +127,7 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
         else:
             src = read_source(path)  # its checks first: `display_path` resolves the path, which may be a loop
             _refuse_link_out_of_tree(path, src.disk_path)
-            sources.append(replace(src, path=display_path(path)))
+            sources.append(replace(src, path=display_path(path, for_diff)))
     stdin = [s.path for p, s in zip(paths, sources, strict=True) if str(p) == "-"]
     if stdin and stdin[0] in {s.path for s in sources if s.disk_path is not None}:
         raise EditError(f"{stdin[0]}: named twice (a file and stdin's --path)")  # two diffs of one path

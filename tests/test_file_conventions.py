@@ -90,15 +90,18 @@ def test_a_staged_name_with_a_tab_is_skipped_and_said(tmp_path, model):
 
 
 @pytest.mark.parametrize("where", ["dotdot", "absolute"])
-def test_a_file_outside_the_working_directory_and_any_repository_is_refused(tmp_path, model, where):
+def test_a_diff_of_a_file_outside_the_working_directory_and_any_repository_is_refused(tmp_path, model, where):
     """No name for it would apply from here (`a/../m.py` is refused by both tools; an absolute path applies
-    only from /), so the user is told to run editllm where the file is."""
+    only from /), so the user is told to run editllm where the file is, or to --apply, which needs no name."""
     (tmp_path / "w").mkdir()
     (tmp_path / "m.py").write_bytes(OLD)
+    model["text"] = NEW
     arg = "../m.py" if where == "dotdot" else str(tmp_path / "m.py")
-    refused(run(tmp_path / "w", "fix", "--mode", "rewrite", "--apply", arg, "fix it"),
+    refused(run(tmp_path / "w", "fix", "--mode", "rewrite", arg, "fix it"),
             "outside the working directory and not in a git repository")
-    assert (tmp_path / "m.py").read_bytes() == OLD and model["loads"] == 0
+    assert model["loads"] == 0
+    res = run(tmp_path / "w", "fix", "--mode", "rewrite", "--apply", arg, "fix it")
+    assert res.exit_code == 0 and (tmp_path / "m.py").read_text() == NEW, res.stderr
 
 
 def test_a_file_above_the_working_directory_in_its_repository_still_applies(tmp_path, model):

@@ -168,3 +168,33 @@ def test_the_torch_engine_prints_no_library_warnings(tmp_path, tiny_model_dir):
                           "--max-new-tokens", "8"], cwd=folder, capture_output=True, timeout=300,
                          env={**os.environ, "EDITLLM_CACHE": str(tmp_path / "cache")})
     assert b"Warning" not in res.stderr, res.stderr
+
+
+def test_a_second_ctrl_c_in_a_many_files_apply_leaves_no_temp_file(tmp_path, env):
+    """The first Ctrl-C waits for the write under way; a second one used to cut that wait, and the exit cut
+    the write, leaving `.f1.py.*.editllm` for `git add -A` to pick up."""
+    folder = work(tmp_path, "f1.py", "f2.py")
+    proc = start(["fix", "f1.py", "f2.py", "fix average", "--journal", str(tmp_path / "j"), "--apply"], folder,
+                 env | {"SHIM_SLOW_FSYNC": "2"})
+    wait_for(tmp_path, "fsync", 1, proc)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert not list(folder.glob(".*.editllm")) and (folder / "f1.py").read_text() == FIXED
+
+
+def test_an_ignored_sighup_stays_ignored(tmp_path, env):
+    """`nohup editllm ...`: closing the terminal must not stop the run."""
+    folder = work(tmp_path, "a.py")
+
+    def ignore_hup():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    proc = subprocess.Popen([*EDITLLM, "fix", "a.py", "fix average", "--apply"], cwd=folder, preexec_fn=ignore_hup,
+                            env=env | {"SHIM_SLOW_FORWARD": "0.3"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(tmp_path, "forward", 1, proc)
+    proc.send_signal(signal.SIGHUP)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and (folder / "a.py").read_text() == FIXED, stderr
