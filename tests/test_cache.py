@@ -211,7 +211,10 @@ def test_no_home_is_one_clear_error(monkeypatch):
         cache_dir()
 
 
-def test_a_cache_that_cannot_be_made_is_one_line_not_an_internal_error(tmp_path, monkeypatch, tiny_gguf):
+def test_a_cache_that_cannot_be_made_still_edits(tmp_path, monkeypatch, tiny_gguf):
+    """EDITLLM_CACHE names a file: the tokenizer is read from the GGUF each time and the saved prompt state
+    and costs are skipped; the run goes on (the tiny random model never finishes a file: that line is the
+    run's own), never an internal error."""
     from editllm.cli.main import app
     from typer.testing import CliRunner
 
@@ -220,10 +223,26 @@ def test_a_cache_that_cannot_be_made_is_one_line_not_an_internal_error(tmp_path,
     monkeypatch.setenv("EDITLLM_CACHE", str(blocker))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text("x = 1\n")
-    res = CliRunner().invoke(app, ["fix", "m.py", "fix it", "--model", str(tiny_gguf)])
+    res = CliRunner().invoke(app, ["fix", "m.py", "fix it", "--model", str(tiny_gguf), "--max-new-tokens", "4"])
     lines = res.stderr.strip().splitlines()
-    assert res.exit_code == 2 and len(lines) == 1 and "internal error" not in lines[0], res.stderr
-    assert str(blocker) in lines[0] and "EDITLLM_CACHE" in lines[0]
+    assert len(lines) == 1 and "internal error" not in lines[0] and "did not finish" in lines[0], res.stderr
+
+
+def test_a_full_cache_is_said_with_its_way_out(tmp_path, monkeypatch, cache):
+    """An OSError is the machine's: its reason and file in one line, and for the cache what to do."""
+    from editllm.cli.main import app
+    from typer.testing import CliRunner
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(cache / "model.gguf"))
+
+    monkeypatch.setattr("editllm.editor.models.load_model", full)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("x = 1\n")
+    res = CliRunner().invoke(app, ["fix", "m.py", "fix it"])
+    assert res.exit_code == 2 and res.stderr.strip() == (
+        f"editllm: error: No space left on device: {cache / 'model.gguf'}; free some space there or set "
+        "EDITLLM_CACHE to a writable folder"), res.stderr
 
 
 def test_the_cost_table_tells_cpus_of_one_name_apart(monkeypatch):

@@ -65,8 +65,15 @@ def work(tmp_path: Path, *names: str, text: str = BUGGY) -> Path:
     return folder
 
 
+def default_sigint() -> None:
+    """A shell starts background jobs (a CI runner's, `cmd &`) with SIGINT ignored, which the child inherits
+    and Python then keeps: the tests send Ctrl-C as to a program in the foreground."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args: list[str], cwd: Path, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([*EDITLLM, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen([*EDITLLM, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=default_sigint)
 
 
 def wait_for(tmp_path: Path, what: str, count: int, proc: subprocess.Popen) -> None:

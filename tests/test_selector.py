@@ -63,13 +63,15 @@ def test_a_damaged_install_is_refused_in_one_line(tmp_path, monkeypatch, how):
         sel.default_adapter("bundled:1.5b", "copy", None)
     assert sel.default_adapter("bundled:1.5b", "spec", None) is None  # spec never reads it
     (tmp_path / "a.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)  # a diff names a file outside every repository by its place here
     res = CliRunner().invoke(app, ["fix", str(tmp_path / "a.py"), "Rename x to y.", "--mode", "copy"])
     assert res.exit_code == 2 and res.stdout == "" and "span selector" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
 
-def test_adapter_and_no_adapter_contradict(tmp_path):
+def test_adapter_and_no_adapter_contradict(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
     for command in (["fix", str(tmp_path / "a.py"), "Rename x."], ["bench", "--mode", "copy"]):
         res = CliRunner().invoke(app, [*command, "--adapter", str(tmp_path), "--no-adapter"])
         assert res.exit_code == 2 and "contradict" in res.stderr
