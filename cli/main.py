@@ -26,6 +26,7 @@ from editllm import api
 from editllm.editor.config import DEFAULT_MODEL, CopyKV, CopyRequests, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
+from editllm.editor.signals import handling
 from editllm.editor.source import check_name
 from rich.console import Console
 
@@ -46,7 +47,10 @@ class Guarded(typer.core.TyperGroup):
     """
 
     def invoke(self, ctx: typer.Context):
-        restore = catch_termination()
+        with handling((signal.SIGTERM, signal.SIGHUP), terminated):
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: typer.Context):
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, NoArgsIsHelpError):  # Exit and Abort are RuntimeErrors in typer
@@ -70,8 +74,6 @@ class Guarded(typer.core.TyperGroup):
                 fail(first)
             hint = "" if debug_enabled() else " (rerun with --debug for the traceback)"
             fail(f"internal error: {type(exc).__name__}{': ' + first if first else ''}{hint}")
-        finally:
-            restore()
 
 
 class Terminated(KeyboardInterrupt):
@@ -83,18 +85,9 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-def catch_termination():
-    """Turn SIGTERM and SIGHUP into `Terminated` for this command; returns what puts the old handlers back
-    (nothing to do outside the main thread, where no handler can be set)."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def terminated(signum, frame):
-        raise Terminated(signum)
-
-    old = {s: signal.signal(s, terminated) for s in (signal.SIGTERM, signal.SIGHUP)
-           if signal.getsignal(s) is not signal.SIG_IGN}  # `nohup editllm ...` keeps running
-    return lambda: [signal.signal(s, h) for s, h in old.items()]
+def terminated(signum: int, frame) -> None:
+    """SIGTERM and SIGHUP's handler while a command runs (`nohup editllm ...` keeps SIGHUP ignored)."""
+    raise Terminated(signum)
 
 
 def os_message(exc: OSError) -> str:

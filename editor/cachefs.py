@@ -91,6 +91,24 @@ def building(dest: Path, valid: Callable[[Path], bool], folder: bool = False,
                 _remove(tmp)
 
 
+def publish_file(path: Path, data: bytes) -> None:
+    """Write one cache file whole: readers in other processes see the old file or the new one, never half of
+    it, and two processes writing at once leave one whole file. Synced before the rename (a crash must not
+    leave an empty file in place) and given the umask's modes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.build-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        shared(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def shared(path: Path) -> None:
     """Give a file written through mkstemp (0600) the modes an ordinary file gets under the umask."""
     os.chmod(path, 0o666 & ~umask())

@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from editllm.editor.cachefs import publish_file
 from editllm.editor.drafter import CostSchedule, DraftSchedule, cost_maximum
 from editllm.editor.modelspec import cache_dir
 
@@ -206,10 +207,7 @@ def _load(path: Path, key: dict) -> Costs | None:
 def _save(path: Path, key: dict, costs: Costs) -> None:
     """Atomic write; a read-only cache dir only means measuring again next time."""
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key} | asdict(costs), indent=1))
-        os.replace(tmp, path)
+        publish_file(path, json.dumps({"key": key} | asdict(costs), indent=1).encode())
 
 
 def draft_schedule(spec: str, engine) -> DraftSchedule | CostSchedule:

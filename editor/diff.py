@@ -12,11 +12,11 @@ import difflib
 import os
 import signal
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from editllm.editor.errors import EditError
+from editllm.editor.signals import handling
 from editllm.editor.source import SourceFile, split_lines
 from unidiff import PatchSet
 
@@ -160,19 +160,11 @@ def _bom_lines(src: SourceFile) -> list[str]:
 @contextlib.contextmanager
 def uninterrupted() -> Iterator[None]:
     """Hold Ctrl-C, SIGTERM and SIGHUP back until the block ends, then deliver the first one: a multi-file
-    --apply is written whole, and no temp file is left beside a file. Python runs signal handlers in the
-    main thread, so only there is anything to hold (elsewhere the block just runs)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    --apply is written whole, and no temp file is left beside a file (outside the main thread, where no
+    handler can be set, the block just runs)."""
     held: list[int] = []
-    kinds = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN]
-    old = {s: signal.signal(s, lambda signum, frame: held.append(signum)) for s in kinds}
-    try:
+    with handling((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), lambda signum, frame: held.append(signum)):
         yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
     if held:  # not when the block failed: its error says what was written, and exits non-zero anyway
         signal.raise_signal(held[0])
 

@@ -15,14 +15,11 @@ are the prompt version that matters here: any change of the fixed wording change
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
-from editllm.editor.cachefs import shared
+from editllm.editor.cachefs import publish_file
 from editllm.editor.modelspec import cache_dir
 
 MAGIC = b"editllm-prefix-state\n"
@@ -49,21 +46,11 @@ def state_path(header: dict) -> Path:
 
 
 def save_state(path: Path, header: dict, data: bytes) -> None:
-    """Write header, payload checksum and payload atomically (temp file, then rename), so a reader
-    never sees half a file and two processes saving at once leave one whole file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write header, payload checksum and payload as one whole file (`publish_file`): a reader never sees
+    half of it and two processes saving at once leave one whole file."""
     head = json.dumps(header, sort_keys=True).encode()
     meta = json.dumps({"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}).encode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC + head + b"\n" + meta + b"\n" + data)
-        shared(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    publish_file(path, MAGIC + head + b"\n" + meta + b"\n" + data)
 
 
 def load_state(path: Path, header: dict) -> bytes | None:

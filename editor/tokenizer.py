@@ -20,12 +20,12 @@ The pipeline (~0.7 s of CPU for Qwen's 151k tokens) is read in a thread, while l
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from editllm.editor.cachefs import publish_file
 
 RUNTIME = "editllm-runtime.json"
 META = "editllm-meta.json"
@@ -312,24 +312,7 @@ def save_light(hf: Any, folder: str | Path) -> bool:
     backend.no_truncation()
     verified = not differences(LightTokenizer(backend, meta_of(hf, True)), hf)
     runtime = backend.to_str().encode("utf-8")
-    _write_atomic(folder / RUNTIME, runtime)
+    publish_file(folder / RUNTIME, runtime)
     meta = meta_of(hf, verified) | {"runtime_bytes": len(runtime)}  # a runtime file cut short is not read
-    _write_atomic(folder / META, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))  # last: complete
+    publish_file(folder / META, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8"))  # last: complete
     return verified
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Readers in other processes see the old file or the new one, never half of it."""
-    from editllm.editor.cachefs import shared
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        shared(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
