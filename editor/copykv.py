@@ -17,8 +17,9 @@ selector is measured with reuse (issue 22, last target).
 from __future__ import annotations
 
 from editllm.editor.engine import Reuse
-from editllm.editor.prompt import copy_header, copy_prefix, copy_prompt, line_number
+from editllm.editor.prompt import copy_header, copy_prefix, copy_prompt_span, line_number
 from editllm.grammar.program import Copy
+from editllm.grammar.tokens import chat_encoding, text_encoding
 
 COPY_KV = ("reread", "reuse")
 DEFAULT_TAIL = 4  # computed tokens at the end of each copy (the issue's probe: T = 1, 4, 16; see README)
@@ -32,12 +33,11 @@ class PromptCopies:
         self.tokenizer = tokenizer
         self.lines = lines
         self.tail = max(1, tail)  # the copy's last token must be computed: its row is kept
-        prompt = copy_prompt(tokenizer, path, text, instruction)
-        enc = tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
+        ids, offsets = chat_encoding(tokenizer, *copy_prompt_span(tokenizer, path, text, instruction))
         # Only when the ids the decoder reads are this prompt's (the caller may build its own)
-        self.usable = list(enc["input_ids"]) == list(prompt_ids)
+        self.usable = ids == list(prompt_ids)
         self.at: dict[tuple[int, int], int] = {}  # (start, end) characters in the prompt -> token index
-        for k, (a, b) in enumerate(enc["offset_mapping"]):
+        for k, (a, b) in enumerate(offsets):
             self.at[(a, b)] = -1 if (a, b) in self.at else k  # -1: two tokens share the characters
         self.starts = [0]  # file offset of each line
         for line in lines:
@@ -57,7 +57,7 @@ class PromptCopies:
         key = (copy.i, copy.j)
         if key not in self._spans:
             text = "".join(self.lines[copy.i - 1:copy.j])
-            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+            enc = text_encoding(self.tokenizer, text)
             base = self.starts[copy.i - 1]
             self._spans[key] = [(a + base, b + base) for a, b in enc["offset_mapping"]]
         return self._spans[key]

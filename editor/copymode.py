@@ -22,9 +22,10 @@ from editllm.editor.engine import Engine, Reuse, set_adapter, supports_reuse
 from editllm.editor.errors import EditError
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
-from editllm.editor.prompt import copy_prefix, copy_prompt
+from editllm.editor.prompt import copy_prefix, copy_prompt_span
 from editllm.grammar.matcher import ProgramMatcher
 from editllm.grammar.program import GEN_CLOSE, GEN_OPEN, Copy, Op, ProgramError, idle_copy, parse
+from editllm.grammar.tokens import chat_ids, text_ids
 from editllm.resolver.resolve import Resolver
 
 RETRIES = 2  # asks again after an idle gen span (`run_copy`)
@@ -78,7 +79,7 @@ class CopyStats(DecodeStats):
 
 
 def copy_prompt_ids(lm: LoadedModel, path: str, text: str, instruction: str) -> list[int]:
-    return lm.tokenizer(copy_prompt(lm.tokenizer, path, text, instruction), add_special_tokens=False)["input_ids"]
+    return chat_ids(lm.tokenizer, *copy_prompt_span(lm.tokenizer, path, text, instruction))
 
 
 def copy_prefix_length(tokenizer, prompt_ids: list[int]) -> int:
@@ -284,7 +285,7 @@ class OracleSteer:
 
     def __init__(self, run: CopyRun, ops: list[Op]) -> None:
         self.run = run
-        self.ops = [(op.render(), run.tokenizer(op.render(), add_special_tokens=False)["input_ids"]) for op in ops]
+        self.ops = [(op.render(), text_ids(run.tokenizer, op.render())) for op in ops]
 
     def pick(self, logits: torch.Tensor, best: int) -> int | None:
         return self.ops[0][1][0] if self.ops else self.run.eos[0]

@@ -19,10 +19,11 @@ from editllm.editor.errors import EditError
 from editllm.editor.focus import Focus, focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
-from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, rewrite_prompt, strip_opening_fence
+from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, has_fence_line, rewrite_prompt, strip_opening_fence
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.wholefile import ensure_whole
+from editllm.grammar.tokens import chat_ids, text_ids
 
 MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
 
@@ -78,7 +79,7 @@ class EditResult:
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
-    return lm.tokenizer(prompt.text, add_special_tokens=False)["input_ids"]
+    return chat_ids(lm.tokenizer, prompt.text, prompt.user)
 
 
 def prefix_length(lm: LoadedModel, prompt: Prompt, ids: list[int]) -> int:
@@ -91,14 +92,14 @@ def prefix_length(lm: LoadedModel, prompt: Prompt, ids: list[int]) -> int:
 def source_offset(lm: LoadedModel, prompt: Prompt) -> int:
     """Token index where the file starts in the prompt: the drafter's first cursor."""
     head = prompt.text.split(f"{prompt.fence}", 1)[0]
-    return len(lm.tokenizer(head, add_special_tokens=False)["input_ids"])
+    return len(chat_ids(lm.tokenizer, head, prompt.user))
 
 
 def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | None,
            text: str | None = None) -> int:
     """Output token budget for regenerating `text` (default: the file); refuse when it cannot fit in
     the context even once more."""
-    file_tokens = len(lm.tokenizer(src.text if text is None else text, add_special_tokens=False)["input_ids"])
+    file_tokens = len(text_ids(lm.tokenizer, src.text if text is None else text))
     room = lm.context_length - n_prompt
     needed = file_tokens + 8
     if needed > room:
@@ -123,7 +124,10 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
             )
         if output and not output.endswith("\n"):
             output += "\n"
-        end = end_of_file(output + fence, fence, shown)  # EOS without the fence: the output is the file
+        end = end_of_file(output + fence, fence, shown)  # EOS after a fence of the model's own: cut before it
+        if not has_fence_line(output[end:]):  # EOS with no fence at all: the file is cut short, not finished
+            raise EditError(f"{src.path}: the model stopped before the end of the file (it wrote no closing "
+                            "fence); nothing written")
     return output[:end]
 
 

@@ -80,6 +80,7 @@ class Prompt:
     file_text: str  # the file as shown to the model (LF endings)
     prefilled: bool = True  # False: the model must open the fenced block itself
     prefix: str = ""  # the start of `text` that is the same for every file and instruction (editor.prefix)
+    user: tuple[int, int] = (0, 0)  # where the request (path, file, instruction) is in `text`: read as text
 
 
 def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
@@ -114,9 +115,10 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     at = head.find(user)
     prefix = head[: at + len(fixed)] if layout.fixed_first and at >= 0 else ""
+    span = (at, at + len(user)) if at >= 0 else (0, len(head))  # not found: read it all as text
     if layout.prefill_fence:
-        return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text, prefix=prefix)
-    return Prompt(text=head, fence=fence, file_text=file_text, prefilled=False, prefix=prefix)
+        return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text, prefix=prefix, user=span)
+    return Prompt(text=head, fence=fence, file_text=file_text, prefilled=False, prefix=prefix, user=span)
 
 
 def strip_opening_fence(output: str, fence: str) -> str | None:
@@ -147,6 +149,11 @@ def end_of_file(output: str, fence: str, shown: str | None = None) -> int | None
 
 
 FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+
+
+def has_fence_line(text: str) -> bool:
+    """Whether any line of `text` is a code-fence line."""
+    return any(_fence(line) for line in text.split("\n"))
 
 
 def _fence(line: str) -> tuple[str, str] | None:
@@ -338,5 +345,11 @@ def copy_user(path: str, file_text: str, instruction: str) -> str:
 def copy_prompt(tokenizer, path: str, file_text: str, instruction: str) -> str:
     """Prompt for copy mode (and for training/, which must see exactly what the decoder sees):
     `copy_prefix(tokenizer)` + the file's part + the assistant turn's opening."""
+    return copy_prompt_span(tokenizer, path, file_text, instruction)[0]
+
+
+def copy_prompt_span(tokenizer, path: str, file_text: str, instruction: str) -> tuple[str, tuple[int, int]]:
+    """`copy_prompt` and where its file's part is in it (`Prompt.user`: read as text, not as control tokens)."""
     head, tail = _copy_frame(tokenizer)
-    return head + copy_user(path, file_text, instruction) + tail
+    user = copy_user(path, file_text, instruction)
+    return head + user + tail, (len(head), len(head) + len(user))

@@ -67,6 +67,8 @@ class LightTokenizer:
         self.all_special_tokens: list[str] = meta["all_special_tokens"]
         self.vocab_size: int = meta["vocab_size"]  # transformers' vocab_size: without added tokens
         self._compiled = None
+        self._plain: Any = None  # a second pipeline that reads special tokens' text as text (`split_special_tokens`)
+        self._plain_lock = threading.Lock()
 
     @classmethod
     def load(cls, folder: str | Path) -> LightTokenizer | None:
@@ -129,20 +131,36 @@ class LightTokenizer:
         return self.meta["len"]
 
     def __call__(self, text: str | list[str], add_special_tokens: bool = True,
-                 return_offsets_mapping: bool = False) -> dict[str, list]:
+                 return_offsets_mapping: bool = False, split_special_tokens: bool = False) -> dict[str, list]:
         """`{"input_ids": ..., "attention_mask": ...}` for one text or a list of texts, plus
-        `offset_mapping` (each token's character span, as transformers' fast tokenizers give it) when asked."""
+        `offset_mapping` (each token's character span, as transformers' fast tokenizers give it) when asked.
+        `split_special_tokens`: a special token's text (`<|im_end|>`) is read as ordinary text, as in
+        transformers."""
+        backend = self._plain_backend() if split_special_tokens else self.backend_tokenizer
         if isinstance(text, str):
-            enc = self.backend_tokenizer.encode(text, add_special_tokens=add_special_tokens)
+            enc = backend.encode(text, add_special_tokens=add_special_tokens)
             out = {"input_ids": enc.ids, "attention_mask": [1] * len(enc.ids)}
             if return_offsets_mapping:
                 out["offset_mapping"] = list(enc.offsets)
             return out
-        encs = self.backend_tokenizer.encode_batch(text, add_special_tokens=add_special_tokens)
+        encs = backend.encode_batch(text, add_special_tokens=add_special_tokens)
         out = {"input_ids": [e.ids for e in encs], "attention_mask": [[1] * len(e.ids) for e in encs]}
         if return_offsets_mapping:
             out["offset_mapping"] = [list(e.offsets) for e in encs]
         return out
+
+    def _plain_backend(self) -> Any:
+        """A copy of the pipeline with `encode_special_tokens` on, made at its first use (rare: a file that
+        holds a special token's text); a copy, since switching the shared one would change what other
+        threads encode meanwhile."""
+        with self._plain_lock:
+            if self._plain is None:
+                from tokenizers import Tokenizer
+
+                plain = Tokenizer.from_str(self.backend_tokenizer.to_str())
+                plain.encode_special_tokens = True
+                self._plain = plain
+        return self._plain
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         return self.backend_tokenizer.encode(text, add_special_tokens=add_special_tokens).ids
@@ -195,6 +213,7 @@ class LightTokenizer:
                                      add_generation_prompt=add_generation_prompt,
                                      **{**self.special_tokens_map, **kwargs})
         return self.encode(text, add_special_tokens=False) if tokenize else text
+
 
 
 class Reading:

@@ -95,9 +95,24 @@ def check(ops: list[Op], n_lines: int, monotonic: bool = True) -> None:
 
 
 def resolve(ops: list[Op], lines: list[str]) -> str:
-    """The text a program denotes over input `lines` (each with its own ending)."""
+    """The text a program denotes over input `lines` (each with its own ending).
+
+    A gen span is whole lines: one whose text does not end with a newline gets one, or the next op's line
+    would be glued to its last (`<gen>b = 5</gen><copy lines="3-3"/>` is `b = 5` then line 3, not
+    `b = 5c = 3`), and a last span would drop the file's final newline. The ending added is the input's
+    last line's; a last span over an input without a final newline (or an empty one) keeps its text as written."""
     check(ops, len(lines), monotonic=False)
-    return "".join("".join(lines[op.i - 1 : op.j]) if isinstance(op, Copy) else op.text for op in ops)
+    ending = "\r\n" if lines and lines[-1].endswith("\r\n") else "\n"
+    unterminated = not lines or not lines[-1].endswith("\n")
+    parts = []
+    for k, op in enumerate(ops):
+        if isinstance(op, Copy):
+            parts.append("".join(lines[op.i - 1 : op.j]))
+        elif op.text and not op.text.endswith("\n") and (k + 1 < len(ops) or not unterminated):
+            parts.append(op.text + ending)
+        else:
+            parts.append(op.text)
+    return "".join(parts)
 
 
 def replaced(ops: list[Op], k: int, n_lines: int) -> tuple[int, int]:

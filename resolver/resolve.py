@@ -10,6 +10,7 @@ that text, and cached per span, so a copy costs one forward pass and no sampling
 from __future__ import annotations
 
 from editllm.grammar.program import Copy, Op, check, parse, resolve, split_lines
+from editllm.grammar.tokens import text_ids
 
 
 class Resolver:
@@ -36,7 +37,7 @@ class Resolver:
         """What a closed copy tag appends to the cache: lines I..J as one chunk."""
         key = (copy.i, copy.j)
         if key not in self._cache:
-            self._cache[key] = self.tokenizer(self.span(copy), add_special_tokens=False)["input_ids"]
+            self._cache[key] = text_ids(self.tokenizer, self.span(copy))
         return self._cache[key]
 
     def all_tokens(self) -> list[int]:
