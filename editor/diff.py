@@ -7,16 +7,13 @@ Every diff is parsed back with unidiff and applied in memory before anyone sees 
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import os
-import signal
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 from editllm.editor.errors import EditError
-from editllm.editor.signals import handling
+from editllm.editor.signals import uninterrupted
 from editllm.editor.source import SourceFile, split_lines
 from unidiff import PatchSet
 
@@ -155,18 +152,6 @@ def _bom_lines(src: SourceFile) -> list[str]:
     if not src.bom:
         return src.raw_lines
     return ["\ufeff" + src.raw_lines[0], *src.raw_lines[1:]] if src.raw_lines else ["\ufeff"]
-
-
-@contextlib.contextmanager
-def uninterrupted() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP back until the block ends, then deliver the first one: a multi-file
-    --apply is written whole, and no temp file is left beside a file (outside the main thread, where no
-    handler can be set, the block just runs)."""
-    held: list[int] = []
-    with handling((signal.SIGINT, signal.SIGTERM, signal.SIGHUP), lambda signum, frame: held.append(signum)):
-        yield
-    if held:  # not when the block failed: its error says what was written, and exits non-zero anyway
-        signal.raise_signal(held[0])
 
 
 def write_atomic(src: SourceFile, new: str) -> None:

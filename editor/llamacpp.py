@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from editllm.editor.errors import EditError
 from editllm.editor.prefix import file_identity, load_state, save_state, state_header, state_path
+from editllm.editor.signals import uninterrupted
 
 _QUIET = None  # the one log callback, alive as long as the process (llama.cpp keeps a raw pointer to it)
 
@@ -33,7 +34,9 @@ def _silence(ll) -> None:
 
     The callback is process-global in llama.cpp, so it is made once and never freed: a callback owned
     by one engine would be freed with it while llama.cpp still calls it (a segfault when a second
-    engine frees its context and logs)."""
+    engine frees its context and logs). It is Python code: a Ctrl-C or SIGTERM handled while it runs
+    raises there, and ctypes drops the exception (the run went on and exited 0), so the calls that log
+    (load, context, adapter) hold those signals back until they return (`uninterrupted`)."""
     global _QUIET
     if _QUIET is None:
 
@@ -69,7 +72,8 @@ def end_of_generation_ids(gguf: str | Path) -> frozenset[int]:
     ll.llama_backend_init()
     params = ll.llama_model_default_params()
     params.vocab_only = True
-    model = ll.llama_model_load_from_file(str(gguf).encode(), params)
+    with uninterrupted():  # its log callback runs Python, where a signal's exception would be lost
+        model = ll.llama_model_load_from_file(str(gguf).encode(), params)
     if not model:
         raise EditError(f"{gguf}: llama.cpp could not read this GGUF's vocabulary")
     try:
@@ -102,7 +106,8 @@ class LlamaCppEngine:
         self.batch_invariant = batch_invariant
         mparams = ll.llama_model_default_params()
         mparams.use_extra_bufts = not batch_invariant  # repacked weights take another kernel per batch size
-        self.model = ll.llama_model_load_from_file(str(gguf).encode(), mparams)
+        with uninterrupted():  # llama.cpp logs through Python (`_silence`): a signal there would be lost
+            self.model = ll.llama_model_load_from_file(str(gguf).encode(), mparams)
         if not self.model:
             raise EditError(f"{gguf}: llama.cpp could not load this GGUF")
         cparams = ll.llama_context_default_params()
@@ -117,7 +122,8 @@ class LlamaCppEngine:
         # shared into sequence 0 (with separate streams `seq_cp` would copy whole buffers).
         cparams.n_seq_max = max(2, sequences)
         cparams.kv_unified = True
-        self.ctx = ll.llama_init_from_model(self.model, cparams)
+        with uninterrupted():
+            self.ctx = ll.llama_init_from_model(self.model, cparams)
         if not self.ctx:
             ll.llama_model_free(self.model)
             raise EditError(f"{gguf}: llama.cpp could not create a context of {n_ctx} tokens")
@@ -144,7 +150,8 @@ class LlamaCppEngine:
         self.lora = None  # the adapter, owned by the model (llama.cpp frees it with the model)
         self.has_adapter = self.adapter_on = False
         if adapter is not None:
-            self.lora = ll.llama_adapter_lora_init(self.model, str(adapter).encode())
+            with uninterrupted():
+                self.lora = ll.llama_adapter_lora_init(self.model, str(adapter).encode())
             if not self.lora:
                 self.close()
                 raise EditError(f"--adapter {adapter}: llama.cpp could not load it as a LoRA of {Path(gguf).name} "

@@ -205,3 +205,37 @@ def test_an_ignored_sighup_stays_ignored(tmp_path, env):
     proc.send_signal(signal.SIGHUP)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0 and (folder / "a.py").read_text() == FIXED, stderr
+
+
+LOAD_SIGNALLED = '''
+import os, signal, sys
+from editllm.editor import llamacpp
+ll = llamacpp.load_llama_cpp()
+fired = []
+@ll.llama_log_callback
+def noisy(level, text, user_data):  # llama.cpp's log callback, as `_silence` installs one; SIGTERM mid-load
+    if not fired:
+        fired.append(1)
+        os.kill(os.getpid(), signal.SIGTERM)
+llamacpp._QUIET = noisy
+ll.llama_log_set(noisy, None)
+def stop(signum, frame):
+    raise KeyboardInterrupt("terminated")
+signal.signal(signal.SIGTERM, stop)
+try:
+    llamacpp.LlamaCppEngine(sys.argv[1], n_ctx=256).close()
+except KeyboardInterrupt:
+    print("stopped")
+else:
+    print("finished" if fired else "no log line")
+'''
+
+
+def test_a_signal_while_llama_cpp_loads_is_not_lost(tiny_gguf):
+    """llama.cpp logs through a Python callback, and ctypes drops an exception raised there: a SIGTERM or Ctrl-C
+    handled mid-load vanished, and the run went on to print its diff with exit 0."""
+    pytest.importorskip("llama_cpp")
+    done = subprocess.run([sys.executable, "-c", LOAD_SIGNALLED, str(tiny_gguf)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "stopped", done.stdout + done.stderr
+    assert "Exception ignored" not in done.stderr
