@@ -22,6 +22,8 @@ def hook_path(start: Path | None = None) -> Path:
     repo = open_repo(start)
     if repo is None:
         raise EditError("not inside a git repository")
+    if repo.bare:
+        raise EditError("a bare repository has no commits made in it, so git never runs a pre-commit hook there")
     where = repo.git.rev_parse("--git-path", "hooks/pre-commit")
     return Path(where) if Path(where).is_absolute() else Path(repo.working_dir) / where
 
@@ -48,6 +50,7 @@ def install_hook(instruction: str | None = None, force: bool = False, start: Pat
     old = _hook_text(path)
     if old is not None and HOOK_MARK not in old and not force:
         raise EditError(f"{path} exists and was not written by editllm; use --force to replace it")
+    _refuse_no_instruction(instruction, start)
     # -P: the hook runs in the repository's top folder, whose own calendar.py or queue.py must not stand in
     # for the standard library's (nor run at every commit)
     command = [sys.executable, "-P", "-m", "editllm.cli.main", "check", "--staged", "--quiet"]
@@ -74,6 +77,25 @@ def install_hook(instruction: str | None = None, force: bool = False, start: Pat
     except OSError as exc:
         raise EditError(f"{path}: cannot write the hook ({exc.strerror or exc})") from exc
     return path
+
+
+def _refuse_no_instruction(instruction: str | None, start: Path | None) -> None:
+    """A hook with no instruction, or an empty one, would refuse every commit: say so now, not at the next
+    commit. Without `-i` the hook reads `instruction` from the config, as `check` does where git runs it (the
+    repository's top folder)."""
+    if instruction is not None:
+        if not instruction.strip():
+            raise EditError("--instruction is empty: the hook would refuse every commit")
+        return
+    from editllm.editor.config import load_config
+    from editllm.editor.gitio import open_repo
+
+    repo = open_repo(start)
+    top = Path(repo.working_dir) if repo is not None and repo.working_dir else start
+    configured = load_config(top).get("instruction")
+    if not isinstance(configured, str) or not configured.strip():
+        raise EditError("no instruction for the hook: pass -i TEXT, or set `instruction` in .editllm.toml "
+                        "(or [tool.editllm] in pyproject.toml) first; without one it would refuse every commit")
 
 
 def uninstall_hook(start: Path | None = None) -> Path | None:

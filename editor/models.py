@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -96,8 +97,12 @@ def convert_gguf(gguf: Path, dest: Path, log=None, what: str = "") -> Path:
             log(f"first use of {what or gguf.name}: converting to bf16 under {dest.parent} (once; about a minute)")
         from transformers import AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = load_gguf_dense(gguf)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = load_gguf_dense(gguf)
+        except (ValueError, KeyError, IndexError, struct.error) as exc:  # cut short, or a model transformers lacks
+            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise EditError(f"{gguf}: transformers cannot read this GGUF ({why})") from exc
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
     return dest

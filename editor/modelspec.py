@@ -106,6 +106,13 @@ def check_model_spec(spec: str) -> str:
         raise EditError("--model is empty: name bundled:1.5b, a .gguf file, a model directory or a hub id")
     path = Path(spec).expanduser()
     if path.is_file() and path.suffix == ".gguf":
+        try:
+            with open(path, "rb") as f:
+                magic = f.read(4)
+        except OSError as exc:
+            raise EditError(f"{spec}: cannot read ({exc.strerror or exc})") from exc
+        if magic != b"GGUF":
+            raise EditError(f"{spec}: not a GGUF file (it does not start with GGUF's magic bytes)")
         return "gguf"
     if path.is_dir():
         if not (path / "config.json").exists():

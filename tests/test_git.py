@@ -278,6 +278,25 @@ def test_check_staged_in_a_bare_repository_is_one_clear_line(tmp_path):
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "bare repository" in res.stderr, res.stderr
 
 
+@pytest.mark.parametrize("given", [None, "", "   "])
+def test_hook_install_without_an_instruction_is_refused(repo, given):
+    """A hook with no instruction (none given, none in the config) or an empty one refused every commit."""
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    res = invoke(repo, "hook", "install", *([] if given is None else ["-i", given]))
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1 and not hook.exists()
+    assert ("no instruction" if given is None else "empty") in res.stderr
+    (repo / ".editllm.toml").write_text('instruction = "fix obvious bugs"\n')  # the config's is enough
+    assert invoke(repo, "hook", "install").exit_code == 0 and hook.exists()
+
+
+def test_hook_install_in_a_bare_repository_is_refused(tmp_path, monkeypatch):
+    """git runs no pre-commit hook in a bare repository: writing one there helped no one."""
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "b.git")], check=True)
+    res = invoke(tmp_path / "b.git", "hook", "install", "-i", "fix it")
+    assert res.exit_code == 2 and "bare repository" in res.stderr
+    assert not (tmp_path / "b.git" / "hooks" / "pre-commit").exists()
+
+
 def test_hook_install_from_a_linked_worktree_writes_the_hook_git_runs(repo, tmp_path):
     (repo / "a").write_text("a\n")
     git(repo, "add", ".")

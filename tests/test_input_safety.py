@@ -167,7 +167,7 @@ def test_hook_over_a_dangling_link_or_a_folder(tmp_path):
     hook.parent.mkdir(parents=True, exist_ok=True)
     hook.symlink_to(tmp_path / "gone")
     assert run(tmp_path, "hook", "uninstall").exit_code == 0 and hook.is_symlink()  # no hook git could run
-    assert run(tmp_path, "hook", "install").exit_code == 0 and "check --staged" in hook.read_text()
+    assert run(tmp_path, "hook", "install", "-i", "fix it").exit_code == 0 and "check --staged" in hook.read_text()
     assert not hook.is_symlink() and not (tmp_path / "gone").exists()  # not written through the link
     hook.unlink()
     hook.mkdir()
@@ -229,7 +229,7 @@ def test_a_hook_linked_to_a_folder_is_foreign_and_force_replaces_the_link(tmp_pa
     hook.symlink_to(tmp_path / "hooks-dir")
     one_line_error(run(tmp_path, "hook", "uninstall"), "was not written by editllm")
     one_line_error(run(tmp_path, "hook", "install"), "use --force")
-    assert run(tmp_path, "hook", "install", "--force").exit_code == 0
+    assert run(tmp_path, "hook", "install", "--force", "-i", "fix it").exit_code == 0
     assert not hook.is_symlink() and "check --staged" in hook.read_text() and (tmp_path / "hooks-dir").is_dir()
 
 
