@@ -58,19 +58,27 @@ def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | N
                min_lines: int | None = None, max_lines: int | None = None) -> list[Case]:
     """Read JSONL cases; keep the given kinds (see `kind_selected`) and files of at least `min_lines` and at
     most `max_lines` lines (targets stated for "modules of 80+ lines" or "short functions" select with them);
-    take `limit` spread evenly over file sizes."""
-    cases = []
-    for path in paths:
-        for n, line in enumerate(path.read_text().splitlines(), 1):
+    take `limit` spread evenly over file sizes.
+
+    Every line is checked before any model loads, so a damaged case file is one line naming its file and
+    line, not a crash minutes into a run. A file named twice is read once; a case id seen twice is refused,
+    since records, `--reuse` and the report's tables are keyed by it."""
+    cases: list[Case] = []
+    seen: dict[str, str] = {}  # case id -> where it was first read
+    for path in unique_paths(paths):
+        for n, line in enumerate(_lines(path), 1):
             if not line.strip():
                 continue
+            where = f"{path}:{n}"
             try:
                 d = json.loads(line)
-                cases.append(Case(d["id"], d["path"], d["instruction"], d["before"], d.get("after"),
-                                  d.get("tests") or [], d.get("kind", "edit"), d.get("edits"),
-                                  bool(d.get("heldout"))))
-            except (KeyError, json.JSONDecodeError) as exc:
-                raise EditError(f"{path}:{n}: not a bench case ({exc})") from exc
+            except json.JSONDecodeError as exc:
+                raise EditError(f"{where}: not a bench case (not JSON: {exc})") from exc
+            case = parse_case(d, where)
+            if case.id in seen:
+                raise EditError(f"{where}: case id {case.id!r} repeats the case of {seen[case.id]}")
+            seen[case.id] = where
+            cases.append(case)
     if kinds:
         cases = [c for c in cases if kind_selected(c.kind, kinds)]
     if min_lines is not None:
@@ -82,3 +90,61 @@ def load_cases(paths: list[Path], kinds: list[str] | None = None, limit: int | N
         step = len(by_size) / limit
         cases = [by_size[int(i * step)] for i in range(limit)]
     return cases
+
+
+def unique_paths(paths: list[Path]) -> list[Path]:
+    """`paths` less the repeats of a file (`--cases f --cases f`, or `f` and `./f`), first one kept."""
+    firsts: dict[Path, Path] = {}
+    for p in paths:
+        firsts.setdefault(Path(p).resolve(), Path(p))
+    return list(firsts.values())
+
+
+def _lines(path: Path) -> list[str]:
+    """The file's lines as UTF-8 text; bytes that are not UTF-8 are refused with their line number."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise EditError(f"{path}:{line}: not a bench case (not UTF-8 text)") from exc
+
+
+def _json_type(value: object) -> str:
+    """How JSON names the type of a parsed value, for messages about a case file."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def parse_case(d: object, where: str) -> Case:
+    """One case file line's object as a `Case`, its fields' types checked: a wrong one (`"before": 5`,
+    `"tests": "x"`) would otherwise fail deep in a mode's run, after the model loaded."""
+    if not isinstance(d, dict):
+        raise EditError(f"{where}: not a bench case (a JSON object expected, not {_json_type(d)})")
+
+    def field_of(key: str, kinds: tuple[type, ...], what: str, default: object = ...) -> object:
+        if key not in d:
+            if default is ...:
+                raise EditError(f"{where}: not a bench case (no `{key}`)")
+            return default
+        value = d[key]
+        if not isinstance(value, kinds):
+            raise EditError(f"{where}: not a bench case (`{key}` must be {what}, not {_json_type(value)})")
+        return value
+
+    text = (str,)
+    tests = field_of("tests", (list, type(None)), "a list of tests", None) or []
+    for t in tests:
+        if not (isinstance(t, dict) and isinstance(t.get("test"), str) and isinstance(t.get("entry_point"), str)):
+            raise EditError(f"{where}: not a bench case (each of `tests` must be an object with the strings "
+                            "`test` and `entry_point`)")
+    edits = field_of("edits", (list, type(None)), "a list of edits", None)
+    for e in edits or []:
+        if not (isinstance(e, dict) and isinstance(e.get("line"), int) and isinstance(e.get("after"), str)):
+            raise EditError(f"{where}: not a bench case (each of `edits` must be an object with a number `line` "
+                            "and a string `after`)")
+    return Case(field_of("id", text, "a string"), field_of("path", text, "a string"),
+                field_of("instruction", text, "a string"), field_of("before", text, "a string"),
+                field_of("after", (str, type(None)), "a string or null", None), tests,
+                field_of("kind", text, "a string", "edit"), edits, bool(d.get("heldout")))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 from pathlib import Path
 
 from editllm.bench.stats import GROUPS
+from editllm.editor.cachefs import publish_file
 from editllm.editor.errors import EditError
 
 INSTALL_EXTRA = "pip install 'editllm[bench]'"
@@ -21,6 +23,18 @@ def require_extra() -> None:
     run rather than after it."""
     if importlib.util.find_spec("matplotlib") is None:
         raise EditError(f"the bench needs matplotlib for its plots: {INSTALL_EXTRA}")
+
+
+def check_out_folder(out: Path) -> None:
+    """Refuse an `--out` the report cannot be written to before the run, not after its last case: a
+    regular file, or a path under one."""
+    if out.exists() and not out.is_dir():
+        raise EditError(f"--out {out}: not a folder (it is a file); name a folder for the report")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise EditError(f"--out {out}: {parent} is a file, not a folder")
+            break
 
 COLUMNS = [
     ("cases", "cases"), ("errors", "errors"), ("speedup_geomean", "speedup (geomean)"),
@@ -211,28 +225,39 @@ def plots(results: dict, out: Path) -> list[Path]:
     return written
 
 
+PLOTS = ("speedup_vs_size.png", "tokens_per_forward.png", "kernel.png")  # every plot `plots` may draw
+
+
 def _save(fig, path: Path) -> Path:
+    """The figure as a PNG at `path`, written whole (a full disk leaves the earlier plot, not half a PNG)."""
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+    publish_file(path, png.getvalue())
     return path
 
 
 def write_report(results: dict, out: Path, draw: bool = True) -> str:
-    """Write results.json (texts dropped), report.md and (`draw`) the plots; return the Markdown."""
+    """Write results.json (texts dropped), outputs.jsonl, report.md and (`draw`) the plots; return the Markdown.
+
+    Each file is written whole (temp file, fsync, rename): an earlier report in `out` is never left cut
+    short. A plot this report does not draw is removed, so no earlier run's plot sits beside this run's
+    report as if it were its own (a partial report, `draw` off, has none)."""
     out.mkdir(parents=True, exist_ok=True)
     slim = dict(results)
     slim["records"] = [{k: v for k, v in r.items() if k not in ("text", "program", "set_aside")}
                        for r in results.get("records", [])]
-    (out / "results.json").write_text(json.dumps(slim, indent=2) + "\n")
-    with open(out / "outputs.jsonl", "w") as f:  # the edited texts, for inspection and --reuse
-        for r in results.get("records", []):
-            f.write(json.dumps({"id": r["id"], "mode": r["mode"], "text": r.get("text"),
-                                "program": r.get("program"), "set_aside": r.get("set_aside") or None}) + "\n")
+    publish_file(out / "results.json", (json.dumps(slim, indent=2) + "\n").encode())
+    outputs = "".join(json.dumps({"id": r["id"], "mode": r["mode"], "text": r.get("text"), "program": r.get("program"),
+                                  "set_aside": r.get("set_aside") or None}) + "\n"
+                      for r in results.get("records", []))  # the edited texts, for inspection and --reuse
+    publish_file(out / "outputs.jsonl", outputs.encode())
     md = markdown(results)
-    (out / "report.md").write_text(md)
-    if draw:
-        plots(results, out)
+    publish_file(out / "report.md", md.encode())
+    drawn = {p.name for p in plots(results, out)} if draw else set()
+    for name in set(PLOTS) - drawn:
+        (out / name).unlink(missing_ok=True)
     return md

@@ -74,14 +74,47 @@ def run_settings(lm: LoadedModel, opts: EditOptions, adapter: str | None) -> dic
     return settings
 
 
-def load_previous(folder: Path, settings: dict) -> dict[tuple[str, str], dict]:
-    """The rewrite records of an earlier run made with the same `settings`, keyed by (case id, "rewrite"),
-    texts restored. Only the expensive baseline is reused: every other mode runs with today's settings.
-    Raises EditError naming the first setting that differs (or that the earlier run did not record)."""
+def read_run(folder: Path) -> dict:
+    """An earlier `--out` folder's results.json, with each rewrite record's text from outputs.jsonl under
+    "text": read and checked before the model loads, so a missing or damaged file is one line naming it."""
     path = folder / "results.json"
+    if not folder.is_dir():
+        raise EditError(f"--reuse {folder}: no such folder")
     if not path.is_file():
         raise EditError(f"--reuse {folder}: no results.json there")
-    results = json.loads(path.read_text())
+    results = _json(path, path.read_bytes())
+    records = results.get("records") if isinstance(results, dict) else None
+    if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("id"), str)
+                                                and isinstance(r.get("mode"), str) for r in records):
+        raise EditError(f"{path}: not a bench results.json (no list of records with `id` and `mode`)")
+    texts = {}
+    outputs = folder / "outputs.jsonl"
+    if outputs.exists():
+        for n, line in enumerate(outputs.read_bytes().splitlines(), 1):
+            if not line.strip():
+                continue
+            d = _json(f"{outputs}:{n}", line)
+            if not (isinstance(d, dict) and {"id", "mode", "text"} <= d.keys()):
+                raise EditError(f"{outputs}:{n}: not a bench output (an object with `id`, `mode` and `text`)")
+            texts[(d["id"], d["mode"])] = d["text"]
+    results["records"] = [r | {"text": texts.get((r["id"], r["mode"]))} for r in records]
+    return results
+
+
+def _json(where: Path | str, data: bytes):
+    """`data` parsed, or one line naming the file (and line) that is not JSON: a folder copied half-way."""
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise EditError(f"--reuse: {where}: not valid JSON ({exc})") from exc
+
+
+def load_previous(folder: Path, settings: dict, run: dict | None = None) -> dict[tuple[str, str], dict]:
+    """The rewrite records of an earlier run made with the same `settings`, keyed by (case id, "rewrite"),
+    texts restored. Only the expensive baseline is reused: every other mode runs with today's settings.
+    `run`: the folder's `read_run`, read ahead. Raises EditError naming the first setting that differs (or
+    that the earlier run did not record)."""
+    results = run if run is not None else read_run(folder)
     earlier = results.get("settings")
     if not isinstance(earlier, dict):
         raise EditError(f"--reuse {folder}: its results.json records no run settings (a bench from before they "
@@ -92,11 +125,4 @@ def load_previous(folder: Path, settings: dict) -> dict[tuple[str, str], dict]:
         if earlier[key] != value:
             raise EditError(f"--reuse {folder}: its baseline was made with {key} = {json.dumps(earlier[key])}, "
                             f"this run uses {json.dumps(value)}; match it or run the baseline again")
-    texts = {}
-    outputs = folder / "outputs.jsonl"
-    if outputs.exists():
-        for line in outputs.read_text().splitlines():
-            d = json.loads(line)
-            texts[(d["id"], d["mode"])] = d["text"]
-    return {(r["id"], r["mode"]): r | {"text": texts.get((r["id"], r["mode"]))} for r in results["records"]
-            if r["mode"] == "rewrite"}
+    return {(r["id"], r["mode"]): r for r in results["records"] if r["mode"] == "rewrite"}

@@ -9,6 +9,7 @@ of every command becomes one line on stderr and exit 2 in one place (`Guarded`),
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -45,6 +46,25 @@ class Guarded(typer.core.TyperGroup):
     SIGHUP: 143 and 129, after every `finally`. All before anything is written, since commands write only
     after every file's edit succeeded, and the writes hold these signals back until they are done.
     """
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        """The root's own options, parsed before any subcommand runs: `--debug` is taken anywhere on the line
+        (`editllm fix a.py "..." --debug`, as the internal-error hint says), and a bad root option or a help
+        text stdout cannot take is one line too."""
+        cut = args.index("--") if "--" in args else len(args)
+        debug = [a for a in args[:cut] if a == "--debug"]
+        args = debug[:1] + [a for a in args[:cut] if a != "--debug"] + args[cut:]
+        try:
+            return super().parse_args(ctx, args)
+        except (NoArgsIsHelpError, typer.Exit):
+            raise
+        except UsageError as exc:
+            fail(exc.format_message())
+        except EditError as exc:  # `editllm --version >&-`
+            fail(str(exc))
+        except OSError as exc:  # `editllm --help > /dev/full`
+            to_devnull(sys.stdout)
+            fail(os_message(exc))
 
     def invoke(self, ctx: typer.Context):
         with handling((signal.SIGTERM, signal.SIGHUP), terminated):
@@ -101,7 +121,12 @@ def os_message(exc: OSError) -> str:
     except EditError:
         return text
     if exc.filename and str(exc.filename).startswith(cache):
-        text += "; free some space there or set EDITLLM_CACHE to a writable folder"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            text += "; free some space there or set EDITLLM_CACHE to another folder"
+        elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            text += "; set EDITLLM_CACHE to a writable folder"
+        else:
+            text += " (the cache: EDITLLM_CACHE chooses another folder)"
     return text
 
 
@@ -183,7 +208,8 @@ def _version() -> str:
 
 def _version_callback(value: bool) -> None:
     if value:
-        print(f"editllm {_version()}")
+        refuse_closed_stdout("the version")
+        print(f"editllm {_version()}", flush=True)
         raise typer.Exit()
 
 
@@ -191,11 +217,13 @@ def _version_callback(value: bool) -> None:
 def _root(
     show_version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
                                       help="Print the version and exit."),
-    debug: bool = typer.Option(False, "--debug", envvar="EDITLLM_DEBUG",
-                               help="Show the traceback of a failure (also EDITLLM_DEBUG=1)."),
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback of a failure (anywhere on the line; "
+                                                      "also EDITLLM_DEBUG=1)."),
 ) -> None:
     """Edit files with a local LLM and print a unified diff."""
-    DEBUG["on"] = debug  # read by Guarded, which runs the subcommand after this callback
+    # read by Guarded, which runs the subcommand after this callback. The variable is read leniently: a value
+    # click cannot parse as a flag (`EDITLLM_DEBUG=2`) must not break every command, a pre-commit hook's too.
+    DEBUG["on"] = debug or os.environ.get("EDITLLM_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -251,10 +279,11 @@ def write_diff(text: str) -> None:
         raise EditError(f"cannot write the diff to stdout ({exc.strerror or exc})") from None
 
 
-def refuse_closed_stdout() -> None:
-    """Before the model loads: a diff needs somewhere to go (`>&-` closes it)."""
+def refuse_closed_stdout(what: str = "the diff") -> None:
+    """Before the model loads: a diff (a report, a path) needs somewhere to go (`>&-` closes it)."""
     if sys.stdout is None:
-        raise EditError("stdout is closed: nowhere to print the diff (redirect it, or use --apply)")
+        way_out = " (redirect it, or use --apply)" if what == "the diff" else " (redirect it)"
+        raise EditError(f"stdout is closed: nowhere to print {what}{way_out}")
 
 
 def note(message: str) -> None:
@@ -304,25 +333,27 @@ ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
                                     "merged back as a fragment, or refused).")
 COPY_KV = typer.Option(None, "--copy-kv",
                        help="copy mode: reread (default) feeds copied lines through the model; reuse takes their "
-                            "cache entries from the prompt (faster, approximate: off until the selector is measured).")
+                            "cache entries from the prompt (faster, approximate; which is the default waits for the "
+                            "next trained selector: see README).")
 COPY_REQUESTS = typer.Option("loop", "--copy-requests",
                              help="copy mode through --server: loop (a request per copy tag, the copied lines in "
                                   "context: local copy mode's program) or one (the whole program in one request, "
                                   "written without them: fewer round trips, a weaker program).")
 SERVER = typer.Option(None, "--server", envvar="EDITLLM_SERVER",
-                      help="Edit through a llama-server or vLLM server at this URL (detected; it serves --model; "
-                           "config key `server`).")
+                      help="Edit through a llama-server, vLLM or SGLang server at this URL (detected; it serves "
+                           "--model; config key `server`).")
 JOBS = typer.Option(1, "--jobs", "-j", min=1, help="Files edited at once: requests to --server, or decoded "
                                                   "together in one batch on the llama.cpp engine.")
 RETRIES = typer.Option(2, "--retries", min=0, help="Retries per file when the server is down or busy.")
 TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds per file (each request to the server and its "
                                                            "retries).")
 JOURNAL = typer.Option(None, "--journal", help="Folder of the resume journal (.editllm-journal.jsonl; default: the "
-                                                  "cache). Used with --server, --jobs or --journal.")
+                                                  "cache). Giving it, --server or --jobs makes a many-files run "
+                                                  "(each file written as it finishes; a rerun resumes).")
 BATCH_INVARIANT = typer.Option(None, "--batch-invariant/--no-batch-invariant",
                                help="llama.cpp kernels whose results do not depend on the batch: spec equals "
-                                    "rewrite bit for bit, a file edits the same alone, in --jobs or through a "
-                                    "server started so; slower (config key `batch_invariant`).")
+                                    "rewrite bit for bit, and a file edits the same alone or through a server "
+                                    "started so (not yet in --jobs); slower (config key `batch_invariant`).")
 STATS = typer.Option(False, "--stats", help="Print run statistics as one JSON object on stderr.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress output.")
 
@@ -458,11 +489,12 @@ def fix(
     max_new_tokens: int = MAX_NEW,
     temperature: float = typer.Option(0.0, "--temperature", min=0.0, help="0 = greedy."),
     seed: int = typer.Option(0, "--seed"),
-    draft: str = typer.Option(DEFAULT_DRAFT, "--draft", hidden=True,
+    draft: str = typer.Option(DEFAULT_DRAFT, "--draft",
                               help="spec draft schedule: cost[:MAX], fixed:K or adaptive:START,GROW,MAX,AFTER_MISS"),
     adapter: str = ADAPTER,
     no_adapter: bool = NO_ADAPTER,
-    trust_remote_code: bool = typer.Option(False, "--trust-remote-code"),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code",
+                                           help="Let transformers run a model folder's own code."),
     stats: bool = STATS,
     quiet: bool = QUIET,
     monotonic: bool = typer.Option(True, "--monotonic/--no-monotonic",
@@ -606,10 +638,10 @@ def bench(
     max_new_tokens: int = typer.Option(None, "--max-new-tokens", min=1),
     kernel: bool = typer.Option(False, "--kernel", help="Also time the copy kernel (N tokens in one forward)."),
     kernel_only: bool = typer.Option(False, "--kernel-only", help="Only the copy-kernel table."),
-    out: Path = typer.Option(Path("bench-out"), "--out", help="Folder for results.json, report.md, plots."),
+    out: str = typer.Option("bench-out", "--out", help="Folder for results.json, report.md, plots."),
     reuse: Path = typer.Option(None, "--reuse", help="Take the rewrite baseline from an earlier --out folder."),
     layout: str = typer.Option("default", "--layout", help="rewrite/spec prompt layout: default, instruction-first, "
-                               "no-complete-wording, no-prefill, no-system."),
+                               "no-complete-wording, no-prefill, no-system, fixed-last."),
     copy_prefill: bool = typer.Option(True, "--copy-prefill/--no-copy-prefill",
                                       help="copy/oracle: append copied lines to the KV cache (off: ablation)."),
     focus: bool = FOCUS,
@@ -636,10 +668,23 @@ def bench(
 
     Model, device and dtype come from the configuration like every command's (flags win); the engine
     does not: the committed baselines ran on torch, and a run pairs with them only on the same engine."""
-    from editllm.bench.cases import default_cases, load_cases
-    from editllm.bench.report import require_extra, write_report
+    from editllm.bench.cases import default_cases, load_cases, unique_paths
+    from editllm.bench.report import check_out_folder, require_extra, write_report
+    from editllm.editor.prompt import LAYOUTS
 
     try:
+        if sys.stdout is None:  # `>&-`: say so before the model loads, not after every case ran
+            raise EditError("stdout is closed: nowhere to print the report (redirect it)")
+        if not out:
+            raise EditError("--out is empty: name a folder for results.json, report.md and the plots")
+        folder = Path(out)
+        check_out_folder(folder)
+        if layout not in LAYOUTS:
+            raise EditError(f"unknown --layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
+        try:
+            flags = shlex.split(ngram_flags) if ngram_flags is not None else None
+        except ValueError as exc:
+            raise EditError(f"--ngram-flags {ngram_flags!r}: {exc}") from None
         require_extra()
         check_decoding(draft, 0.0)
         conf = settings(None, model, device, dtype)
@@ -655,12 +700,17 @@ def bench(
 
             load_llama_cpp()
         from editllm.bench.peers import NGRAM_FLAGS, PEER_MODES, PLD_TOKENS, Peers
-        from editllm.bench.reuse import load_previous, run_settings  # torch from here on
+        from editllm.bench.reuse import load_previous, read_run, run_settings  # torch from here on
         from editllm.bench.runner import ALL_MODES, SERVER_MODES, HFCompile, kernel_bench, run_bench
         from editllm.editor.edit import EditOptions
         from editllm.editor.models import gguf_of
 
-        modes = [m.strip() for m in mode.split(",") if m.strip()]
+        named = [m.strip() for m in mode.split(",") if m.strip()]
+        modes = list(dict.fromkeys(named))
+        if not modes:
+            raise EditError(f"--mode: no mode given; choose from {', '.join(ALL_MODES)}")
+        if len(modes) < len(named):
+            note(f"bench: a mode named twice runs once: --mode {','.join(modes)}")
         bad = [m for m in modes if m not in ALL_MODES]
         if bad:
             raise EditError(f"unknown bench mode {bad[0]!r}; choose from {', '.join(ALL_MODES)}")
@@ -677,9 +727,12 @@ def bench(
         for p in paths:
             if not p.is_file():
                 raise EditError(f"{p}: no such case file")
+        if len(unique_paths(paths)) < len(paths):
+            note("bench: a case file named twice is read once")
         selected = [] if kernel_only else load_cases(paths, kind or None, limit, min_lines, max_lines)
         if not selected and not kernel_only:
             raise EditError("no bench case matches --kind/--min-lines/--max-lines")
+        earlier = read_run(reuse) if reuse and selected else None  # a damaged folder: said before the model loads
         if server:
             from editllm.remote.session import connect
 
@@ -692,9 +745,9 @@ def bench(
         opts = EditOptions(max_new_tokens=max_new_tokens, draft=draft, layout=layout, prefill_copies=copy_prefill,
                            focus=focus, copy_kv=copy_kv, copy_focus=copy_focus)
         recorded = run_settings(lm, opts, adapter)
-        previous = load_previous(reuse, recorded) if reuse and selected else None
+        previous = load_previous(reuse, recorded, earlier) if earlier is not None else None
         peers = Peers(gguf_of(conf.get("model")) if any(m in PEER_MODES for m in modes) else None,
-                      shlex.split(ngram_flags) if ngram_flags is not None else NGRAM_FLAGS,
+                      flags if flags is not None else NGRAM_FLAGS,
                       pld_tokens=pld_tokens if pld_tokens is not None else PLD_TOKENS)
         results: dict = {"model": lm.name, "device": lm.device, "dtype": str(lm.dtype).removeprefix("torch."),
                          "engine": lm.engine_name}
@@ -714,7 +767,7 @@ def bench(
         def so_far(partial: dict) -> None:  # a report after each case: a run cut short keeps them
             hf = peers.hf_settings(modes)
             write_report(results | partial | run_info() | {"settings": recorded | {"repeat": repeat}
-                                                           | ({"peers": hf} if hf else {})}, out, draw=False)
+                                                           | ({"peers": hf} if hf else {})}, folder, draw=False)
 
         try:
             if selected:
@@ -726,7 +779,7 @@ def bench(
         results |= run_info()
         # what --reuse must match, then what only pairs this run's modes (peers' flags and versions, repeats)
         results["settings"] = recorded | {"repeat": repeat} | ({"peers": peer_settings} if peer_settings else {})
-        sys.stdout.write(write_report(results, out))
+        sys.stdout.write(write_report(results, folder))
     except EditError as exc:
         fail(str(exc))
 
@@ -742,7 +795,7 @@ def _bench_runs(selected: list, modes: list[str], repeat: int, run) -> dict:
             bar.update(task, advance=1, description=f"{rec['id']} {rec['mode']}")
             if not err.is_terminal:
                 err.print(f"{rec['id']} {rec['mode']}: {rec['seconds']} s, tests {rec['tests_passed']}, "
-                          f"exact {rec['exact_match']}, error {rec['error']}", markup=False)
+                          f"exact {rec['exact_match']}, error {rec['error']}", markup=False, soft_wrap=True)
 
         return run(advance)
 
@@ -766,11 +819,17 @@ def hook_uninstall() -> None:
 
 @app.command("config")
 def show_config(
-    mode: Mode | None = MODE, model: str = MODEL, device: Device | None = DEVICE, dtype: Dtype | None = DTYPE,
-    engine: Engine | None = ENGINE,
+    ctx: typer.Context, mode: Mode | None = MODE, model: str = MODEL, device: Device | None = DEVICE,
+    dtype: Dtype | None = DTYPE, engine: Engine | None = ENGINE, copy_kv: CopyKV | None = COPY_KV,
+    server: str = SERVER, batch_invariant: bool | None = BATCH_INVARIANT,
 ) -> None:
-    """Show the effective configuration and where each value comes from."""
-    conf = settings(mode, model, device, dtype, engine=engine)
+    """Show the effective configuration and where each value comes from (a flag, a variable, a file)."""
+    refuse_closed_stdout("the configuration")
+    conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
+                    batch_invariant=batch_invariant)
+    for param in ctx.command.params:  # what `fix` would take from EDITLLM_MODEL or EDITLLM_SERVER says so
+        if param.envvar and getattr(ctx.get_parameter_source(param.name), "name", "") == "ENVIRONMENT":
+            conf.sources[param.name] = f"environment {param.envvar}"
     width = max(len(k) for k in conf.values)
     for key, value in conf.values.items():
         print(f"{key:<{width}}  {json.dumps(value)}  ({conf.sources[key]})")
@@ -778,7 +837,7 @@ def show_config(
 
 @train_app.command("data")
 def train_data(
-    out: Path = typer.Option(..., "--out", help="JSONL file to write."),
+    out: str = typer.Option(..., "--out", help="JSONL file to write."),
     repo: Path = typer.Option(None, "--repo", help="Mine (before, after, message) pairs from this git history."),
     rev_range: str = typer.Option(None, "--rev-range", help="e.g. v1.0..main (default: all of HEAD)."),
     synthetic: int = typer.Option(0, "--synthetic", min=0, help="Add N programmatic edits of public code."),
@@ -791,10 +850,16 @@ def train_data(
     """Write copy-mode training examples (prompt + oracle program); refuses bench overlap (HumanEval, held-out)."""
     from editllm.training.data import collect, write_jsonl
 
+    path = Path(out)
+    if not out or path.is_dir() or not path.name:  # `--out ''` reads as `.`: a folder either way
+        raise EditError(f"--out {out!r}: a folder, not a file; name the JSONL file to write")
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked:
+        raise EditError(f"--out {out}: {blocked} is a file, not a folder")
     model = settings(None, model, None, None).get("model")
     kept = collect(repo, rev_range, synthetic, seed, distill,
                    load_lm=lambda: load(model, "auto", "auto", None, False, Progress(False)),
-                   distill_cache=out.with_name(out.name.split(".")[0] + ".distill.jsonl.gz"),
+                   distill_cache=path.with_name(path.name.split(".")[0] + ".distill.jsonl.gz"),
                    log=lambda msg: err.print(msg, markup=False))
     if not kept:
         raise EditError("no training examples (give --repo, --synthetic N and/or --distill N)")
@@ -803,14 +868,14 @@ def train_data(
 
     api.quiet_libraries()
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(model, log=lambda m: err.print(m, markup=False)))
-    write_jsonl(kept, out, tokenizer)
+    write_jsonl(kept, path, tokenizer)
     err.print(f"wrote {len(kept)} example(s) to {out}", markup=False)
 
 
 @train_app.command("run")
 def train_run(
     data: Path = typer.Option(..., "--data", help="JSONL from `editllm train data`."),
-    out: Path = typer.Option(..., "--out", help="Folder for the adapter (or full weights) and checkpoints."),
+    out: str = typer.Option(..., "--out", help="Folder for the adapter (or full weights) and checkpoints."),
     model: str = MODEL,
     lora: int = typer.Option(16, "--lora", min=0, help="LoRA rank; 0 = full fine-tuning."),
     steps: int = typer.Option(100, "--steps", min=1),
@@ -831,8 +896,28 @@ def train_run(
 
     if not data.is_file():
         raise EditError(f"{data}: no such file")
+    if not out:
+        raise EditError("--out is empty: name a folder for the adapter and its checkpoints")
+    folder = Path(out)
+    blocked = next((p for p in [folder, *folder.parents] if p.exists() and not p.is_dir()), None)
+    if blocked:
+        raise EditError(f"--out {out}: {blocked} is a file, not a folder")
     conf = settings(None, model, device, dtype)
     examples = read_jsonl(data)
+    if not examples:
+        raise EditError(f"{data}: no training examples in it")
+    state = folder / "checkpoint" / "state.pt"
+    if state.is_file():  # a resume: its LoRA rank must be --lora's, said before the model loads
+        import torch
+
+        try:
+            saved = torch.load(state, map_location="cpu", mmap=True, weights_only=False)["model"]
+        except Exception as exc:  # a damaged or foreign file: torch raises many kinds
+            raise EditError(f"{state}: not a readable checkpoint ({type(exc).__name__}); remove it or pass "
+                            "another --out") from None
+        rank = next((v.shape[0] for k, v in saved.items() if "lora_A" in k), 0)
+        if rank != lora:
+            raise EditError(f"--out {out} holds a checkpoint of rank {rank}; pass --lora {rank} or another --out")
     lm = load(conf.get("model"), conf.get("device"), conf.get("dtype"), None, False, Progress(False))
     cfg = TrainConfig(steps, lr, lora, batch_tokens, max_len, seed, save_every,
                       max_seconds=None if max_minutes is None else 60 * max_minutes)
@@ -847,7 +932,7 @@ def train_run(
                 err.print(f"step {step}/{steps} loss {loss:.4f}", markup=False)
 
         try:
-            _, history = train(lm.model, lm.tokenizer, examples, cfg, out, on_step)
+            _, history = train(lm.model, lm.tokenizer, examples, cfg, folder, on_step)
         except ValueError as exc:  # sft's own refusals: no example fits --max-len, nothing to train
             raise EditError(str(exc)) from exc
     if history:
@@ -873,7 +958,13 @@ def train_eval(
         check_model(model, adapter)
         from editllm.bench.evaluate import compare, table  # torch from here on
 
-        selected = load_cases(list(cases or default_cases()), kind or None, limit)
+        paths = list(cases or default_cases())
+        if not paths:
+            raise EditError("no bench cases: pass --cases FILE")
+        selected = load_cases(paths, kind or None, limit)
+        if not selected:  # before two models load, as bench refuses
+            raise EditError("no bench case matches --kind" if kind else
+                            f"no bench cases in {', '.join(str(p) for p in paths)}")
         base = load(model, device, dtype, None, False, Progress(False))
         tuned = load(model, device, dtype, adapter, False, Progress(False))
         sys.stdout.write(table(compare(base, tuned, selected)))
@@ -911,12 +1002,16 @@ MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the conf
 @model_app.command("info")
 def model_info(model: str = MODEL_ARG) -> None:
     """Show where a model comes from and whether it is ready."""
-    from editllm.editor.modelspec import bundled_for
+    from editllm.editor.models import whole_conversion
+    from editllm.editor.modelspec import bundled_for, check_model_spec
 
+    refuse_closed_stdout("the model's details")
     model = settings(None, model, None, None).get("model")
+    kind = check_model_spec(model)  # a path that names nothing, or no model, is an error here as for `fix`
     bundled = bundled_for(model)
     if bundled is None:
-        print(json.dumps({"model": model, "kind": "path or hub id"}))
+        print(json.dumps({"model": model, "kind": {"gguf": "GGUF file", "directory": "model directory",
+                                                    "hub": "hub id (transformers resolves it)"}[kind]}))
         return
     from editllm.selector import selector_for
 
@@ -927,7 +1022,7 @@ def model_info(model: str = MODEL_ARG) -> None:
         "model": f"bundled:{bundled.key}", "title": bundled.title,
         "packages": f"{bundled.package.format(i=1)}..{bundled.parts} == {bundled.version}",
         "parts_bytes": sum(p.stat().st_size for p in parts), "sha256": bundled.sha256,
-        "cache": str(converted), "prepared": (converted / "config.json").exists(),
+        "cache": str(converted), "prepared": whole_conversion(converted),
         "selector": None if selector is None else {
             "adapter": str(selector.folder), "loaded": "copy mode, unless --adapter or --no-adapter",
             "files": {name: {"bytes": (selector.folder / name).stat().st_size if (selector.folder / name).exists()
@@ -941,19 +1036,25 @@ def model_path(model: str = MODEL_ARG) -> None:
     """Print the directory the model loads from (preparing it first if needed)."""
     from editllm.editor.models import resolve_model
 
+    refuse_closed_stdout("the path")
     model = settings(None, model, None, None).get("model")
-    print(resolve_model(model, log=lambda m: err.print(m, markup=False)))
+    print(resolve_model(model, log=note))
 
 
 @model_app.command("prepare")
 def model_prepare(model: str = MODEL_ARG) -> None:
     """Assemble, verify and convert a bundled model (or a .gguf) into the cache now."""
     from editllm.editor.models import resolve_model
+    from editllm.editor.modelspec import check_model_spec
 
     start = time.perf_counter()
     model = settings(None, model, None, None).get("model")
     api.quiet_libraries()
-    where = resolve_model(model, log=lambda m: err.print(m, markup=False))
+    if check_model_spec(model) == "hub":
+        note(f"{model}: a hub id; nothing to prepare here (transformers fetches it at the first run, or reads its "
+             "own cache)")
+        return
+    where = resolve_model(model, log=note)
     err.print(f"ready in {time.perf_counter() - start:.1f} s: {where}", markup=False)
 
 

@@ -242,7 +242,11 @@ def test_a_full_cache_is_said_with_its_way_out(tmp_path, monkeypatch, cache):
     res = CliRunner().invoke(app, ["fix", "m.py", "fix it"])
     assert res.exit_code == 2 and res.stderr.strip() == (
         f"editllm: error: No space left on device: {cache / 'model.gguf'}; free some space there or set "
-        "EDITLLM_CACHE to a writable folder"), res.stderr
+        "EDITLLM_CACHE to another folder"), res.stderr
+    monkeypatch.setattr("editllm.editor.models.load_model",  # not a full disk: no advice to free space
+                        lambda *a, **k: (_ for _ in ()).throw(FileExistsError(17, "File exists", str(cache))))
+    res = CliRunner().invoke(app, ["fix", "m.py", "fix it"])
+    assert res.exit_code == 2 and "free some space" not in res.stderr and "EDITLLM_CACHE" in res.stderr
 
 
 def test_the_cost_table_tells_cpus_of_one_name_apart(monkeypatch):

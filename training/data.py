@@ -10,16 +10,22 @@ held-out cases (`is_heldout`) are evaluation data: any example sharing a functio
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import gzip
 import json
+import os
 import random
 import re
+import tempfile
 import tokenize
 from collections import Counter
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
+from editllm.editor.cachefs import shared
+from editllm.editor.errors import EditError
 from editllm.editor.focus import copy_view
 from editllm.editor.source import decode_bytes, split_lines
 from editllm.grammar.program import ProgramError, oracle, render
@@ -69,11 +75,8 @@ def changed_share(before: str, after: str) -> float:
 def mine_git(repo_path: Path, rev_range: str | None = None, max_bytes: int = 60_000,
              max_changed: float = 0.5, max_commits: int = 2000) -> list[Example]:
     """Modified text files of each commit (first parent), with the commit subject as instruction."""
-    import git
-
-    repo = git.Repo(repo_path)
     examples = []
-    for commit in repo.iter_commits(rev_range or "HEAD", max_count=max_commits):
+    for commit in _commits(repo_path, rev_range, max_commits):
         if not commit.parents:
             continue
         subject = commit.message.strip().splitlines()[0] if commit.message.strip() else ""
@@ -97,6 +100,27 @@ def mine_git(repo_path: Path, rev_range: str | None = None, max_bytes: int = 60_
             if ex:
                 examples.append(ex)
     return examples
+
+
+def _commits(repo_path: Path, rev_range: str | None, max_commits: int) -> list:
+    """The commits to mine, listed up front: a folder that is not a repository, one with no commits yet or a
+    range git does not know is one line naming it, before anything is mined, loaded or written."""
+    import git
+
+    try:
+        repo = git.Repo(repo_path)
+    except git.exc.NoSuchPathError as exc:
+        raise EditError(f"--repo {repo_path}: no such folder") from exc
+    except git.exc.InvalidGitRepositoryError as exc:
+        raise EditError(f"--repo {repo_path}: not a git repository (name the folder that holds .git)") from exc
+    if not repo.head.is_valid():
+        raise EditError(f"--repo {repo_path}: no commits yet")
+    try:
+        return list(repo.iter_commits(rev_range or "HEAD", max_count=max_commits))
+    except git.exc.GitCommandError as exc:
+        said = str(exc.stderr)  # "\n  stderr: 'fatal: bad revision 'x'\n'": git's own words, after "fatal: "
+        reason = said.partition("fatal: ")[2].strip().removesuffix("'").strip().splitlines()[:1] or [said.strip()]
+        raise EditError(f"--rev-range {rev_range or 'HEAD'} in {repo_path}: {reason[0]}") from exc
 
 
 # --- synthetic edits --------------------------------------------------------------------------------
@@ -360,11 +384,12 @@ def collect(repo: Path | None = None, rev_range: str | None = None, synthetic: i
 
 
 def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
-    """One example per line, with the copy-mode prompt the decoder would build (if a tokenizer is given)."""
+    """One example per line, with the copy-mode prompt the decoder would build (if a tokenizer is given).
+    Written whole (`replacing`): a failure midway leaves an earlier file as it was."""
     from editllm.editor.prompt import copy_prompt
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open_text(out, "w") as f:
+    with replacing(out) as tmp, open_text(tmp, "w") as f:
         for ex in examples:
             record = asdict(ex)
             if tokenizer is not None:
@@ -372,28 +397,82 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
             f.write(json.dumps(record) + "\n")
 
 
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temp file beside `path` (the same suffix: compressed alike) to fill; when the block succeeds it is
+    synced, given the umask's modes and renamed over `path`, else removed. A full disk, a file size limit or
+    a kill midway thus leaves `path` as it was, never cut short: the file is written whole or not at all."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + path.suffix)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        shared(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+REQUIRED = [f.name for f in fields(Example) if f.default is MISSING]  # path ... source: those without a default
+
+
 def read_jsonl(path: Path) -> list[Example]:
-    """The examples of a JSONL(.gz) file; of one cut off by a killed run, those written before the cut."""
-    fields = set(Example.__dataclass_fields__)
+    """The examples of a JSONL(.gz) file; of one cut off by a killed run, those written before the cut.
+    A line that is not an example (not JSON, a bench case, a field of the wrong type) is one line naming
+    the file and line: the file is read before the model loads."""
+    names = {f.name for f in fields(Example)}
+    examples = []
     lines, _ = whole_lines(path)
-    return [Example(**{k: v for k, v in json.loads(line).items() if k in fields}) for line in lines if line.strip()]
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EditError(f"{path}:{n}: not a training example (not JSON: {exc})") from exc
+        if not isinstance(d, dict):
+            raise EditError(f"{path}:{n}: not a training example (a JSON object expected)")
+        missing = [k for k in REQUIRED if k not in d]
+        if missing:
+            raise EditError(f"{path}:{n}: not a training example (no `{missing[0]}`; `editllm train data` writes "
+                            "them)")
+        record = {k: v for k, v in d.items() if k in names}
+        wrong = [k for k, v in record.items() if not isinstance(v, str)]
+        if wrong:
+            raise EditError(f"{path}:{n}: not a training example (`{wrong[0]}` is not a string)")
+        examples.append(Example(**record))
+    return examples
 
 
 def whole_lines(path: Path) -> tuple[list[str], bool]:
     """The complete lines of a JSONL(.gz) file, and whether the file ended cleanly. The distiller appends
     and flushes a line at a time, so a killed run leaves every line before the kill readable, then at most
-    a partial line, or a gzip stream without its end."""
+    a partial line, or a gzip stream without its end. A `.gz` file that is not gzip at all, or a line that
+    is not UTF-8, is refused naming the file (and line)."""
     import zlib
 
-    lines, whole = [], True
-    with open_text(path, "r") as f:
+    raw: list[bytes] = []
+    whole = True
+    with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as f:
         try:
-            lines.extend(f)
-        except (EOFError, zlib.error, gzip.BadGzipFile):
+            raw.extend(f)
+        except gzip.BadGzipFile as exc:
+            if not raw and path.stat().st_size:
+                raise EditError(f"{path}: not a gzip file ({exc}), though named .gz") from exc
             whole = False
-    if lines and not lines[-1].endswith("\n"):
-        lines.pop()
+        except (EOFError, zlib.error):
+            whole = False
+    if raw and not raw[-1].endswith(b"\n"):
+        raw.pop()
         whole = False
+    lines = []
+    for n, line in enumerate(raw, 1):
+        try:
+            lines.append(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise EditError(f"{path}:{n}: not UTF-8 text") from exc
     return lines, whole
 
 
@@ -406,10 +485,8 @@ def seal(path: Path) -> None:
     lines, whole = whole_lines(path)
     if whole:
         return
-    tmp = path.with_name(path.stem + ".sealing" + path.suffix)  # the same suffix: compressed alike
-    with open_text(tmp, "w") as f:
+    with replacing(path) as tmp, open_text(tmp, "w") as f:
         f.writelines(lines)
-    tmp.replace(path)
 
 
 def open_text(path: Path, mode: str):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import time
 from collections.abc import Callable
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from editllm.editor.prompt import copy_prompt
+from editllm.editor.prompt import copy_prompt_span
 from editllm.grammar.program import Copy, Op, parse
+from editllm.grammar.tokens import chat_ids, text_ids
 from editllm.resolver.resolve import CopySource
 from editllm.training.data import Example
 
@@ -29,9 +31,9 @@ def program_tokens(tokenizer, ex: Example) -> tuple[list[int], list[tuple[Op, li
     """The copy prompt's ids, then per op of the program: the op, its own ids, and the ids of the lines a
     copy appends after it (none after a gen)."""
     shown, _ = ex.shown()  # the focused definitions when copy mode focuses (its program is over them)
-    prompt = tokenizer(copy_prompt(tokenizer, ex.path, shown, ex.instruction), add_special_tokens=False)["input_ids"]
+    prompt = chat_ids(tokenizer, *copy_prompt_span(tokenizer, ex.path, shown, ex.instruction))
     source = CopySource(tokenizer, shown)
-    return prompt, [(op, tokenizer(op.render(), add_special_tokens=False)["input_ids"],
+    return prompt, [(op, text_ids(tokenizer, op.render()),
                      source.tokens(op) if isinstance(op, Copy) else []) for op in parse(ex.program)]
 
 
@@ -287,7 +289,8 @@ def train(model, tokenizer, examples: list[Example], cfg: TrainConfig, out: Path
             weights = model.state_dict()
             trainable = {k: v for k, v in weights.items() if "lora_" in k} if cfg.lora_r else weights
             torch.save({"model": trainable, "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                        "step": step, "rng": rng.getstate()}, ckpt / "state.pt")
+                        "step": step, "rng": rng.getstate()}, ckpt / "state.pt.tmp")
+            os.replace(ckpt / "state.pt.tmp", ckpt / "state.pt")  # a kill mid-save keeps the last checkpoint whole
         if cfg.max_seconds is not None and time.time() - start > cfg.max_seconds:
             break  # a lent GPU has a fixed lease: keep what was learned rather than lose it all
     model.eval()
