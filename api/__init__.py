@@ -8,7 +8,8 @@
     write_edits(edits)                           # atomic writes, refused if a file changed on disk
 
 Importing this package does not import torch: the model loads on the first `edit` (or `.lm`).
-Errors a user can act on are `EditError` (one line, nothing written).
+Errors a user can act on are `EditError` (one line, nothing written); a wrong argument type is a TypeError.
+One session serves many threads: local edits take turns, a server's run concurrently.
 """
 
 from editllm.api.batch import BatchReport, FileOutcome, Journal
@@ -17,6 +18,7 @@ from editllm.api.session import (
     EditSession,
     FileEdit,
     check_adapter,
+    check_options,
     display_path,
     load_model,
     quiet_libraries,
@@ -27,15 +29,18 @@ from editllm.api.session import (
 )
 from editllm.api.stats import stats_record
 from editllm.editor.config import DEFAULT_MODEL, Config, load_config
+from editllm.editor.decode import DecodeStats  # these three appear in the API's signatures; none imports torch
 from editllm.editor.errors import EditError
+from editllm.editor.models import LoadedModel
 from editllm.editor.modelspec import check_model_spec
-from editllm.editor.source import SourceFile
+from editllm.editor.source import SourceFile, source_from_text
+from editllm.remote.client import ServerError
 
 __all__ = [
     "DEFAULT_MODEL", "HOOK_MARK", "BatchReport", "FileOutcome", "Journal",
-    "Config", "EditError", "EditSession", "FileEdit", "SourceFile", "check_adapter",
-    "check_model_spec", "display_path",
+    "Config", "DecodeStats", "EditError", "EditSession", "FileEdit", "LoadedModel", "ServerError", "SourceFile",
+    "check_adapter", "check_model_spec", "check_options", "display_path",
     "hook_path", "install_hook", "load_config", "load_model", "quiet_libraries",
-    "read_only", "read_sources", "staged_files", "stats_record",
+    "read_only", "read_sources", "source_from_text", "staged_files", "stats_record",
     "uninstall_hook", "write_edits",
 ]

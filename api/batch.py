@@ -97,7 +97,8 @@ class Journal:
 
 @dataclass
 class FileOutcome:
-    """One file's fate in a batch run."""
+    """One file's fate in a batch run: edited (and maybe written), resumed from the journal, or failed with
+    its reason; a failure is recorded here rather than raised, so one file never stops the others."""
 
     source: SourceFile
     edit: object | None = None  # the FileEdit, when this run edited the file
@@ -111,20 +112,25 @@ class FileOutcome:
 
     @property
     def path(self) -> str:
+        """The path as the diff shows it."""
         return self.source.path
 
 
 @dataclass
 class BatchReport:
+    """What `edit_many` returns: one outcome per file, in input order, and the run's wall time."""
+
     outcomes: list[FileOutcome]
     seconds: float = 0.0
 
     @property
     def failed(self) -> list[FileOutcome]:
+        """The files that failed (each with its `error`)."""
         return [o for o in self.outcomes if o.error is not None]
 
     @property
     def changed(self) -> list[FileOutcome]:
+        """The files with a proposed (or, with `apply`, written) change."""
         return [o for o in self.outcomes if o.changed]
 
     def exit_code(self, check: bool = False) -> int:
@@ -134,6 +140,7 @@ class BatchReport:
         return 1 if check and self.changed else 0
 
     def summary(self) -> str:
+        """One line for stderr: counts and seconds."""
         resumed = sum(o.resumed for o in self.outcomes)
         return (f"{len(self.outcomes)} file(s): {len(self.changed)} changed, {len(self.failed)} failed, "
                 f"{resumed} resumed from the journal, {self.seconds:.1f} s")
@@ -143,7 +150,7 @@ Progress = Callable[[int, int, int], None]  # (files finished, total, failed so 
 
 
 def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs: int = 1, retries: int = 2,
-              timeout: float | None = None, backoff: float = 1.0, journal: Journal | None = None,
+              timeout: float | None = None, backoff: float = 1.0, journal: Journal | str | os.PathLike | None = None,
               apply: bool = False, worktree: bool = False, progress: Progress | None = None,
               log: Callable[[str], None] | None = None) -> BatchReport:
     """Edit every source through `session` (an EditSession, `prepare`d here); never raises for one file.
@@ -151,10 +158,15 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     `jobs` workers run at once: requests to a server, or rows of one batch on the local llama.cpp engine
     (`editor.batched`; other local engines run one file at a time).
     A transient server error (down, restarting, busy) is retried `retries` times with exponential backoff;
-    `timeout` (seconds) bounds each request to the server and the file's retries as a whole."""
+    `timeout` (seconds) bounds each request to the server and the file's retries as a whole.
+    `journal`: a Journal, or the folder to keep one in. With `apply`, a file that cannot be written
+    (read-only, or not on disk) fails before it is decoded, as `write_edits` would refuse it."""
+    from editllm.api.session import read_only
     from editllm.editor.diff import apply_to_worktree, write_atomic
 
     started = time.perf_counter()
+    if journal is not None and not isinstance(journal, Journal):
+        journal = Journal(journal)
     log = log or (lambda msg: None)
     session.prepare()
     if session.server is None and jobs > 1:
@@ -188,6 +200,12 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
         done = journal.finished(key, sha, apply) if journal else None
         if done is not None:
             outcome.resumed, outcome.diff, outcome.changed = True, done.get("diff", ""), bool(done.get("changed"))
+            return report(outcome)
+        if apply and read_only(src):
+            outcome.error = f"{src.path}: read-only (mode {src.mode & 0o777:o}); not written"
+            return report(outcome)
+        if apply and src.disk_path is None:
+            outcome.error = f"{src.path}: not a file on disk; cannot apply; not written"
             return report(outcome)
         while True:
             outcome.attempts += 1

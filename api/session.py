@@ -8,22 +8,26 @@ file. Nothing here prints or writes unless asked: `write_edits` is the only writ
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import sys
+import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from editllm.editor.config import CHOICES, DEFAULT_MODEL
+from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
-from editllm.editor.modelspec import check_model_spec
+from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.source import SourceFile, read_source, source_from_text
 
 if TYPE_CHECKING:  # imported only when a model is loaded
+    from editllm.api.batch import BatchReport
     from editllm.editor.decode import DecodeStats
-    from editllm.editor.edit import EditResult
+    from editllm.editor.edit import EditOptions, EditResult
     from editllm.editor.models import LoadedModel
 
 Log = Callable[[str], None]
@@ -37,10 +41,10 @@ class FileEdit:
     """One file's outcome: old and new text, the checked diff (empty when nothing changed) and the
     decoding stats."""
 
-    source: SourceFile
-    new_text: str
-    diff: str
-    result: EditResult = field(repr=False)
+    source: SourceFile  # the file as read (its text, and where on disk `write_edits` writes it)
+    new_text: str  # the whole edited file, in the original's newline style
+    diff: str  # a unified diff `git apply` takes from the repository root; "" when nothing changed
+    result: EditResult = field(repr=False)  # the pipeline's full result (raw model output, stats)
 
     @property
     def path(self) -> str:
@@ -49,6 +53,7 @@ class FileEdit:
 
     @property
     def old_text(self) -> str:
+        """The file's text before the edit."""
         return self.source.raw
 
     @property
@@ -58,6 +63,7 @@ class FileEdit:
 
     @property
     def stats(self) -> DecodeStats:
+        """Tokens, forwards and seconds this file cost (`editor.decode.DecodeStats`)."""
         return self.result.stats
 
     @property
@@ -67,6 +73,7 @@ class FileEdit:
 
     @property
     def complete_output(self) -> bool:
+        """The model wrote the whole file (not a fragment)."""
         return self.result.complete_output
 
     @property
@@ -102,13 +109,41 @@ def display_path(path: str | Path, for_diff: bool = False) -> str:
                         "would apply from here; run editllm from a folder that holds it, or use --apply") from None
 
 
-def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, stdin_path: str = "stdin",
+PathArg = str | os.PathLike | SourceFile  # one file as `edit` takes it
+
+
+def as_paths(paths: PathArg | Iterable[PathArg]) -> list[PathArg]:
+    """`paths` as a list: one path alone is a list of one (iterating a str would give its characters).
+    A wrong type is the caller's bug, so a TypeError here rather than a puzzle deep in the pipeline."""
+    if isinstance(paths, str | os.PathLike | SourceFile):
+        return [paths]
+    if isinstance(paths, bytes | bytearray) or not isinstance(paths, Iterable):
+        raise TypeError(f"paths: expected a path or a list of paths, got {type(paths).__name__}")
+    paths = list(paths)
+    for path in paths:
+        if not isinstance(path, str | os.PathLike | SourceFile):
+            raise TypeError(f"paths: expected str, os.PathLike or SourceFile items, got {path!r}")
+    return paths
+
+
+def read_stdin() -> bytes:
+    """All of stdin as bytes; a text-only stdin (a notebook's, a test's StringIO) has no `buffer`."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return buffer.read()
+    data = sys.stdin.read()
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def read_sources(paths: PathArg | Iterable[PathArg], instruction: str, stdin_path: str = "stdin",
                  for_diff: bool = False) -> list:
     """Read every file ('-' is stdin) before any model is loaded, so bad input fails fast; `for_diff`: a
     diff will be printed, so every file needs a name it applies by (`display_path`)."""
+    if not isinstance(instruction, str):
+        raise TypeError(f"instruction: expected a str, got {type(instruction).__name__}")
     if not instruction.strip():
         raise EditError("the instruction is empty")
-    paths = list(paths)
+    paths = as_paths(paths)
     sources, seen = [], set()
     for path in paths:
         if isinstance(path, SourceFile):
@@ -123,7 +158,7 @@ def read_sources(paths: Iterable[str | Path | SourceFile], instruction: str, std
         elif str(path) == "-":
             if sys.stdin is None:  # `<&-`
                 raise EditError("stdin is closed: pipe the file in, or name it")
-            sources.append(source_from_text(sys.stdin.buffer.read(), stdin_path))
+            sources.append(source_from_text(read_stdin(), stdin_path))
         else:
             src = read_source(path)  # its checks first: `display_path` resolves the path, which may be a loop
             _refuse_link_out_of_tree(path, src.disk_path)
@@ -189,12 +224,77 @@ def load_model(model: str = DEFAULT_MODEL, device: str = "auto", dtype: str = "a
                              batch_invariant=batch_invariant)
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # True is an int to Python
+
+
+def check_options(mode: str = "spec", device: str = "auto", dtype: str = "auto", engine: str = "auto",
+                  **options: Any) -> None:
+    """Refuse a setting or decoding option (`editor.edit.EditOptions` fields) that cannot work, naming it,
+    before any model loads: a typo or a bad value would otherwise surface as a TypeError or ValueError
+    from deep in the pipeline after the model's load. The CLI's flags pass typer's checks and
+    `check_decoding`; this is the one place a library caller's options are checked (the CLI may call it)."""
+    from editllm.editor.drafter import DraftSchedule
+    from editllm.editor.edit import EditOptions
+    from editllm.editor.prompt import LAYOUTS
+
+    known = sorted(f.name for f in fields(EditOptions) if f.name != "mode")
+    for name in options:
+        if name not in known:
+            raise EditError(f"unknown option {name!r}; EditSession takes {', '.join(known)}")
+    choices = {**CHOICES, "copy_requests": get_args(CopyRequests), "layout": tuple(LAYOUTS)}
+    given = {"mode": mode, "device": device, "dtype": dtype, "engine": engine} | {
+        k: v for k, v in options.items() if k in choices}
+    for name, value in given.items():
+        if value not in choices[name] and not (name == "device" and re.fullmatch(r"cuda:\d+", str(value))):
+            raise EditError(f"unknown {name} {value!r}; choose one of {', '.join(choices[name])}")
+    max_new = options.get("max_new_tokens")
+    if max_new is not None and not (_is_int(max_new) and max_new >= 1):
+        raise EditError(f"max_new_tokens {max_new!r}: give a whole number of tokens >= 1 (None: as the file needs)")
+    temperature = options.get("temperature", 0.0)
+    if not (isinstance(temperature, int | float) and not isinstance(temperature, bool)
+            and math.isfinite(temperature) and temperature >= 0):
+        raise EditError(f"temperature {temperature!r}: give a finite number >= 0 (0 = greedy)")
+    if not (_is_int(options.get("gamma", 3)) and options.get("gamma", 3) >= 1):
+        raise EditError(f"gamma {options['gamma']!r}: give a whole number of draft tokens >= 1")
+    if not _is_int(options.get("seed", 0)):
+        raise EditError(f"seed {options['seed']!r}: give a whole number")
+    if "draft" in options:
+        try:
+            if not isinstance(options["draft"], str):
+                raise ValueError(f"bad draft schedule {options['draft']!r}: give a string such as 'cost'")
+            DraftSchedule.parse(options["draft"])
+        except ValueError as exc:
+            raise EditError(f"draft: {exc}") from None
+    for name in ("monotonic", "prefill_copies", "focus", "copy_focus", "allow_deletions"):
+        if not isinstance(options.get(name, True), bool):
+            raise EditError(f"{name} {options[name]!r}: give True or False")
+    for name in ("generate", "on_ids"):
+        if options.get(name) is not None and not callable(options[name]):
+            raise EditError(f"{name}: give a callable or None")
+
+
+def local_path(path: str | os.PathLike) -> str:
+    """`path` made absolute now when it names something on disk: the session may load it after the caller
+    has changed directory (a spec such as `bundled:1.5b` or a hub id is left as it is)."""
+    path = os.fspath(path)
+    if bundled_for(path) or not os.path.exists(os.path.expanduser(path)):
+        return path
+    return os.path.abspath(os.path.expanduser(path))
+
+
 class EditSession:
     """A model and decoding options, reused for every `edit` call.
 
     `model` is a spec (`bundled:1.5b`, a directory, a .gguf, a hub id) loaded on first use, or an
     already loaded model. `options` are `editor.edit.EditOptions` fields (max_new_tokens,
-    temperature, seed, draft, monotonic, focus, layout, ...).
+    temperature, seed, draft, monotonic, focus, layout, ...), checked here (`check_options`) before
+    any model loads. A local path (model, adapter) is resolved against the working directory here.
+
+    Threads: on a local model, concurrent `edit`/`edit_source` calls run one at a time (one engine, one
+    cache; a lock orders them); through a server, or on rows opened with `open_rows`, files decode
+    concurrently. `close()` (or `with EditSession(...) as s:`) drops the model; so does dropping every
+    reference to the session.
     """
 
     def __init__(self, model: str | LoadedModel = DEFAULT_MODEL, *, mode: str = "spec", device: str = "auto",
@@ -210,18 +310,28 @@ class EditSession:
         then equals rewrite bit for bit, and a file edits the same alone or through a server started so).
         `use_selector`: copy mode on a bundled model with no `adapter` loads the span selector shipped for it
         (`editllm.selector`); False runs the base model."""
+        from editllm.editor.models import LoadedModel
+
+        if not isinstance(model, str | os.PathLike | LoadedModel):
+            raise TypeError(f"model: expected a model spec (str or path) or a LoadedModel, got {type(model).__name__}")
+        if adapter is not None and not isinstance(adapter, str | os.PathLike):
+            raise TypeError(f"adapter: expected a path, got {type(adapter).__name__}")
+        check_options(mode, device, dtype, engine, **options)
         if batch_invariant and server is not None:
             raise EditError("--batch-invariant sets this machine's llama.cpp kernels; a server's are set where it "
                             f"starts (llama-server {' '.join(SERVER_ARGS)}, with {TILED_VAR}=0)")
-        self.model_spec = model if isinstance(model, str) else model.name
-        self._lm = None if isinstance(model, str) else model
+        preloaded = isinstance(model, LoadedModel)
+        self.model_spec = model.name if preloaded else local_path(model)
+        self._lm = model if preloaded else None
         self.server, self.server_lora = server, server_lora
         self.batch_invariant = batch_invariant
         self.mode, self.device, self.dtype, self.engine = mode, device, dtype, engine
-        if isinstance(model, str) and server is None:
+        if adapter is not None:
+            adapter = os.path.abspath(os.path.expanduser(adapter))
+        if not preloaded and server is None:
             from editllm.selector import default_adapter
 
-            adapter = default_adapter(model, mode, adapter, use_selector)
+            adapter = default_adapter(self.model_spec, mode, adapter, use_selector)
         self.adapter, self.trust_remote_code = adapter, trust_remote_code
         self.options = options
         self.log = log or (lambda msg: None)  # one-line notes: fallbacks, merges, warnings
@@ -229,29 +339,53 @@ class EditSession:
         self.status = status or (lambda msg: None)  # what is happening now (a progress label)
         self.on_tokens = on_tokens
         self._rows = None  # editor.batched.Rows: files decoded together on the local engine (`open_rows`)
+        self._lock = threading.RLock()  # one local engine, one cache: one file at a time (and one load)
+        self._closed = False
 
     @property
     def lm(self) -> LoadedModel:
         """The model, loaded on first use."""
-        if self._lm is None and self.server is not None:
-            from editllm.remote.session import connect
+        if self._lm is not None:  # no lock once loaded: rows' threads read it while `edit` holds the lock
+            return self._lm
+        with self._lock:  # two threads' first edits load it once
+            if self._closed:
+                raise EditError("this EditSession was closed; make a new one")
+            if self._lm is None and self.server is not None:
+                from editllm.remote.session import connect
 
-            self.status(f"connecting to {self.server}")
-            self._lm = connect(self.server, self.model_spec, self.server_lora, log=self.load_log)
-        if self._lm is None:
-            self.status(f"loading {self.model_spec}")
-            self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter, self.trust_remote_code,
-                                  log=self.load_log, engine=self.engine, batch_invariant=self.batch_invariant)
-        return self._lm
+                self.status(f"connecting to {self.server}")
+                self._lm = connect(self.server, self.model_spec, self.server_lora, log=self.load_log)
+            if self._lm is None:
+                self.status(f"loading {self.model_spec}")
+                self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter,
+                                      self.trust_remote_code, log=self.load_log, engine=self.engine,
+                                      batch_invariant=self.batch_invariant)
+            return self._lm
 
-    def edit_options(self):
+    def close(self) -> None:
+        """Drop the model (and any rows `open_rows` made), so its memory is freed once nothing else holds
+        it; the session refuses edits from then on. Dropping every reference to the session does the same."""
+        with self._lock:
+            self.close_rows()
+            self._lm = None
+            self._closed = True
+
+    def __enter__(self) -> EditSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def edit_options(self) -> EditOptions:
+        """The session's decoding options as the pipeline takes them."""
         from editllm.editor.edit import EditOptions
 
         return EditOptions(mode=self.mode, **self.options)
 
-    def edit(self, paths: Iterable[str | Path | SourceFile], instruction: str,
+    def edit(self, paths: PathArg | Iterable[PathArg], instruction: str,
              stdin_path: str = "stdin") -> list[FileEdit]:
-        """Edit each file as `instruction` says; one FileEdit per file, in order.
+        """Edit each file as `instruction` says; one FileEdit per file, in order. `paths`: a list of
+        paths (or `SourceFile`s), or one path alone.
 
         Inputs are read and checked before the model is loaded; any EditError means nothing was
         decided for any file (the caller writes nothing).
@@ -260,6 +394,14 @@ class EditSession:
         (`editor.batched`: each file's forwards ride in the others'); elsewhere one after another.
         """
         sources = read_sources(paths, instruction, stdin_path)
+        if self.server is not None:  # the server takes concurrent requests: no lock
+            self.prepare()
+            return [self.edit_source(src, instruction) for src in sources]
+        with self._lock:  # another thread's edit waits (its rows, if any, are left alone)
+            return self._edit_local(sources, instruction)
+
+    def _edit_local(self, sources: list[SourceFile], instruction: str) -> list[FileEdit]:
+        """`edit` on this machine's engine, under the session's lock (rows' threads take no lock)."""
         self.prepare()
         if len(sources) > 1 and self.server is None and self.lm.engine_name == "static":
             # rows left open by an earlier call are used again (a second call used to go one file at a time on
@@ -285,7 +427,7 @@ class EditSession:
             futures = [pool.submit(self.edit_source, src, instruction) for src in sources]
         return [f.result() for f in futures]
 
-    def edit_many(self, paths: Iterable[str | Path | SourceFile], instruction: str, **batch: Any):
+    def edit_many(self, paths: PathArg | Iterable[PathArg], instruction: str, **batch: Any) -> BatchReport:
         """Many files, each with its own outcome (`api.batch.edit_many`: jobs, retries, timeout, journal,
         apply): a failed file is listed, not raised, and never blocks another."""
         from editllm.api.batch import edit_many
@@ -294,7 +436,7 @@ class EditSession:
 
     def prepare(self) -> None:
         """Check the settings, then load the model (or connect to the server), once; before any file."""
-        if self._lm is None:  # a model to load: check what names it before torch is imported
+        if self._lm is None and not self._closed:  # a model to load: check what names it before torch is imported
             check_model_spec(self.model_spec)
             if self.adapter is not None and self.server is None:
                 check_adapter(self.adapter)
@@ -327,24 +469,30 @@ class EditSession:
             self._rows = None
 
     def edit_source(self, src: SourceFile, instruction: str) -> FileEdit:
-        """One read file through the loaded model or the server (`prepare` first). Thread-safe with a server,
-        and locally after `open_rows` (each thread's file on a row of its own); else one cache, one file."""
+        """One read file through the loaded model or the server (`prepare` first). Concurrent with a server,
+        and locally after `open_rows` (each thread's file on a row of its own); else one cache, so threads
+        take turns (the session's lock). An EditError names the file first, as in a multi-file run it must."""
         from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
-        from editllm.editor.edit import edit_file
 
         opts = self.edit_options()
         self.status(f"{src.path} ({self.mode})")
-        if self.server is not None:
-            from editllm.remote.modes import edit_remote
+        try:
+            if self.server is not None:
+                from editllm.remote.modes import edit_remote
 
-            result = edit_remote(self.lm, src, instruction, opts)
-        elif self._rows is not None:
-            from editllm.editor.batched import row_model
+                result = edit_remote(self.lm, src, instruction, opts)
+            elif self._rows is not None:
+                from editllm.editor.batched import row_model
 
-            with self._rows.row() as row:  # the token callback is one file's progress: not with several
-                result = edit_file(row_model(self.lm, row), src, instruction, opts)
-        else:
-            result = edit_file(self.lm, src, instruction, opts, self.on_tokens)
+                with self._rows.row() as row:  # the token callback is one file's progress: not with several
+                    result = decode_file(row_model(self.lm, row), src, instruction, opts)
+            else:
+                with self._lock:
+                    result = decode_file(self.lm, src, instruction, opts, self.on_tokens)
+        except EditError as exc:
+            if type(exc) is not EditError or str(exc).startswith(f"{src.path}:"):
+                raise  # a ServerError keeps its type: edit_many retries the transient ones
+            raise EditError(f"{src.path}: {exc}") from exc
         if result.fallback:
             self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
         if result.merged:
@@ -359,14 +507,38 @@ class EditSession:
                 **({"batch_invariant": True} if self.batch_invariant else {})}
 
 
+def decode_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions,
+                on_tokens: Callable[[int, float], None] | None = None) -> EditResult:
+    """`edit_file`, leaving the engine fit for the next file whatever happens. An exception other than
+    EditError (Ctrl-C, out of memory, a bug) may have cut a forward short with only some layers' cache
+    entries written, so the cache is emptied: the next file reads the fixed prefix again."""
+    from editllm.editor.edit import edit_file
+
+    try:
+        return edit_file(lm, src, instruction, opts, on_tokens)
+    except EditError:
+        raise
+    except BaseException:
+        reset = getattr(lm.engine, "reset", None)
+        if reset is not None:
+            reset()
+        raise
+
+
 def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
     """Write every changed file atomically; `worktree`: the edits were made on staged blobs and go
     on top of the working tree's unstaged changes. Every refusal comes before the first write (a file
     not on disk, one changed on disk since it was read, unstaged changes the edit conflicts with), so a
-    multi-file edit is written whole or not at all. Returns how many files were written."""
+    multi-file edit is written whole or not at all; two edits of one file are refused. Returns how many
+    files were written."""
     from editllm.editor.diff import uninterrupted, worktree_text
 
-    planned = []
+    edits, planned, seen = list(edits), [], set()
+    for e in edits:  # two edits of one file: whichever went last would win, after the first was written
+        key = os.path.realpath(e.source.disk_path) if e.source.disk_path is not None else e.path
+        if key in seen:
+            raise EditError(f"{e.path}: two edits of this file; write one; nothing written")
+        seen.add(key)
     for e in edits:
         if not e.changed:
             continue

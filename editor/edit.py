@@ -225,7 +225,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     """Whole-file check (merge fragments), then the file's own line endings. The original's lines come
     from `src`; the new text is split here, once, and its lines go on to both stages."""
     lines = split_lines(text)
-    whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines)
+    whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     new_text = restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)

@@ -15,6 +15,8 @@ runs (a saved prompt prefix) must key it by `adapter_on` too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -164,7 +166,7 @@ class TorchEngine:
         import torch
 
         past = self.length
-        with torch.inference_mode():
+        with torch.inference_mode(), self.emptied_on_failure():
             out = self.model(
                 input_ids=torch.tensor([tokens], device=self.device),
                 past_key_values=self.cache,
@@ -218,8 +220,19 @@ class TorchEngine:
         `positions` records each entry's position for the next `forward_reuse`."""
         import torch
 
-        with torch.inference_mode():
+        with torch.inference_mode(), self.emptied_on_failure():
             return self._forward_reuse(parts, keep)
+
+    @contextmanager
+    def emptied_on_failure(self) -> Iterator[None]:
+        """A forward cut short (Ctrl-C between two layers, out of memory) has written some layers' cache
+        entries and not the others', and no crop evens them out: empty the cache then, so the next run
+        starts from a consistent one (it reads the prefix again) instead of failing on mismatched shapes."""
+        try:
+            yield
+        except BaseException:
+            self.reset()
+            raise
 
     def _forward_reuse(self, parts: list[int | Reuse], keep: int) -> torch.Tensor:
         import torch

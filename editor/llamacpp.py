@@ -203,18 +203,22 @@ class LlamaCppEngine:
         if n - starts[-1] < keep:  # move the last cut so that every kept row is in the last chunk
             starts[-1] = n - keep
         bounds = list(zip(starts, starts[1:] + [n], strict=True))
-        for start, end in bounds:
-            batch.n_tokens = end - start
-            for k, token in enumerate(ids[start:end]):
-                batch.token[k] = token
-                batch.pos[k] = positions[start + k]
-                batch.n_seq_id[k] = 1
-                batch.seq_id[k][0] = 0
-                batch.logits[k] = start + k >= n - keep
-            rc = ll.llama_decode(self.ctx, batch)
-            if rc != 0:
-                raise EditError(f"llama.cpp decode failed (code {rc})")
-            self.length += end - start
+        try:
+            for start, end in bounds:
+                batch.n_tokens = end - start
+                for k, token in enumerate(ids[start:end]):
+                    batch.token[k] = token
+                    batch.pos[k] = positions[start + k]
+                    batch.n_seq_id[k] = 1
+                    batch.seq_id[k][0] = 0
+                    batch.logits[k] = start + k >= n - keep
+                rc = ll.llama_decode(self.ctx, batch)
+                if rc != 0:
+                    raise EditError(f"llama.cpp decode failed (code {rc})")
+                self.length += end - start
+        except BaseException:  # a failed or interrupted call: the cells may not match `length`; start over
+            self.reset()
+            raise
         ptr = ll.llama_get_logits(self.ctx)
         return np.ctypeslib.as_array(ptr, shape=(keep, self.n_vocab))
 

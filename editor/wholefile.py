@@ -495,20 +495,27 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
 
 
 def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False,
-                 old_lines: list[str] | None = None, new_lines: list[str] | None = None) -> WholeFile:
+                 old_lines: list[str] | None = None, new_lines: list[str] | None = None,
+                 path: str | None = None) -> WholeFile:
     """Return a whole file to diff against: the output itself, or the fragment merged into `old`.
 
     `allow_deletions` (the user's explicit flag) takes the output as the whole file as it is.
     `old_lines`, `new_lines`: the texts' `split_lines`, when the caller has them (a request splits
-    each text once); the result carries its own lines on."""
+    each text once); the result carries its own lines on. `path`: the file's name, which a merge error
+    then starts with (in a multi-file edit "the file" would not say which)."""
     old = split_lines(old_text) if old_lines is None else old_lines
     new = split_lines(new_text) if new_lines is None else new_lines
     if allow_deletions or not is_fragment(old, new, instruction):
         return WholeFile(new_text, complete=True, merged=False, lines=new)
-    merged = merge_code(old, new, instruction)
-    if merged is None:
-        merged = merge_region(old, new)
-    if missing_names(old, merged, instruction):
-        raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
+    try:
+        merged = merge_code(old, new, instruction)
+        if merged is None:
+            merged = merge_region(old, new)
+        if missing_names(old, merged, instruction):
+            raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
+    except EditError as exc:
+        if path is None:
+            raise
+        raise EditError(f"{path}: {exc}") from None
     text = "".join(merged)  # merged blocks may join a last line that had no newline: split the text anew
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))

@@ -211,7 +211,7 @@ def test_copy_mode_on_the_bundled_model_without_its_selector_says_so(tmp_path, m
     (tmp_path / "adapter" / "adapter_config.json").write_text("{}")
     res = invoke("fix", "m.py", "fix the division", "--mode", "copy", "--adapter", "adapter", cwd=tmp_path)
     assert res.exit_code == 0 and "span selector" not in res.stderr
-    assert asked == [None, str(SELECTORS["bundled:1.5b"].folder), "adapter"]
+    assert asked == [None, str(SELECTORS["bundled:1.5b"].folder), str(tmp_path / "adapter")]  # made absolute
 
 
 @pytest.mark.parametrize(
