@@ -14,21 +14,12 @@ from pathlib import Path
 
 import pytest
 from editllm.cli.main import app
+from test_file_conventions import run
 from test_input_safety import one_line_error as refused  # one line on stderr, exit 2, nothing on stdout
-from typer.testing import CliRunner
 
 CASE = {"id": "c1", "path": "m.py", "instruction": "fix add", "before": "def add(a, b):\n    return a - b\n",
         "after": "def add(a, b):\n    return a + b\n", "tests": []}
 EXAMPLE = {"path": "m.py", "instruction": "fix add", "before": "x = 1\n", "after": "x = 2\n", "source": "git:abc"}
-
-
-def run(cwd: Path, *args: str):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(app, list(args))
-    finally:
-        os.chdir(old)
 
 
 @pytest.fixture
