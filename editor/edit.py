@@ -22,7 +22,7 @@ from editllm.editor.prefix import prefix_token_count
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, has_fence_line, rewrite_prompt, strip_opening_fence
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
-from editllm.editor.wholefile import ensure_whole
+from editllm.editor.wholefile import ensure_whole, still_parses
 from editllm.grammar.tokens import chat_ids, text_ids
 
 MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
@@ -226,6 +226,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     from `src`; the new text is split here, once, and its lines go on to both stages."""
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
+    still_parses(src.path, src.text, whole.text)
     new_text = restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)

@@ -71,11 +71,27 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
     drop = {i for i, b in enumerate(blocks) if is_named(b, instruction) or (allow_deletions and is_import(b))}
-    merged = merge_code(lines, split_lines(edited), instruction, drop)
+    new_lines = split_lines(edited)
+    refuse_unshown(blocks, new_lines, instruction)
+    merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
     return "".join(merged)
+
+
+def refuse_unshown(blocks: list[Block], new_lines: list[str], instruction: str) -> None:
+    """The model was shown the named definitions and the imports; a definition it writes under the name of
+    one it was not shown would replace the user's code with a guess (a helper it made up whose name the file
+    already uses, or the whole file written from imagination). Unchanged text is harmless; changed, refused."""
+    hidden: dict[str, set[str]] = {}  # a name may be defined several times (`@overload` stubs)
+    for b in blocks:
+        if b.name and not is_named(b, instruction):
+            hidden.setdefault(b.name, set()).add(b.text)
+    for b in split_blocks(new_lines, 0):
+        if b.name in hidden and b.text not in hidden[b.name]:
+            raise EditError(f"the model wrote {b.name}, which it was not shown (only the definitions the "
+                            "instruction names are); nothing written")
 
 
 def copy_view(before: str, after: str, instruction: str) -> tuple[str, str, tuple[str, ...]]:

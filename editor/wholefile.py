@@ -11,14 +11,18 @@ fragment would delete everything else, so every regenerated text is checked here
   what is nested under them): identical blocks are anchors matched in order, a definition replaces
   the old one of the same name (a lone method lands in its class), a changed statement replaces the
   old statement it aligns with, and prose goes into the region it matches best. A placement that
-  depends on which of two identical blocks is meant is refused with a one-line reason.
+  depends on which of two identical blocks is meant is refused with a one-line reason;
+- a Python file that parsed before the edit must parse after it (`still_parses`): output cut short inside
+  a definition, or a line of the model's own prose in the code, is refused, not written.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import keyword
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -519,3 +523,31 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
         raise EditError(f"{path}: {exc}") from None
     text = "".join(merged)  # merged blocks may join a last line that had no newline: split the text anew
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))
+
+
+PYTHON = (".py", ".pyi", ".pyw")
+
+
+def still_parses(path: str, old_text: str, new_text: str) -> None:
+    """Refuse an edit that turns a Python file that parses into one that does not.
+
+    A result cut short inside a definition (the model closed its block early), a line of the model's own
+    prose among the code, or half a statement merged in all parse no longer; written, they break the user's
+    module with exit 0. A file that did not parse before (newer syntax than this Python, a file mid-edit)
+    is not judged."""
+    if not path.endswith(PYTHON):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SyntaxWarning for an invalid escape: the file's own, not ours
+        try:
+            ast.parse(old_text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return
+        try:
+            ast.parse(new_text)
+        except (SyntaxError, ValueError) as exc:
+            where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
+            raise EditError(f"{path}: the edited file is no longer valid Python ({where}{getattr(exc, 'msg', exc)}); "
+                            "nothing written") from None
+        except (RecursionError, MemoryError):
+            return

@@ -1,0 +1,61 @@
+"""Nothing the user had is lost to a model's odd output (session 21's audit of whole-file safety): a Python file
+that parsed still parses after the edit, and a focused edit never rewrites a definition the model was not shown."""
+
+from __future__ import annotations
+
+import pytest
+from test_file_conventions import run
+from test_input_safety import one_line_error as refused
+
+MODULE = "import os\n\n\ndef parse(t):\n    return t.split()\n\n\ndef helper(x):\n    return x + 1\n\n\n" \
+         "def main():\n    return parse('a b')\n"
+
+
+@pytest.fixture
+def model(monkeypatch, scripted_lm) -> dict:
+    box: dict = {"text": ""}
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"] + "```\n"))
+    return box
+
+
+def test_output_cut_short_inside_a_definition_is_refused(tmp_path, model):
+    old = "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n\n\ndef g():\n    return 0\n"
+    (tmp_path / "e.py").write_text(old)
+    model["text"] = old.replace("    return 0\n", "")  # the model closed its block after `def g():`
+    refused(run(tmp_path, "fix", "e.py", "make g return 1", "--no-focus", "--apply"), "no longer valid Python")
+    assert (tmp_path / "e.py").read_text() == old
+
+
+def test_a_line_of_the_models_prose_in_python_is_refused(tmp_path, model):
+    (tmp_path / "m.py").write_text(MODULE)
+    model["text"] = "Here is the updated function:\n\ndef parse(t):\n    return t.lower().split()\n"
+    refused(run(tmp_path, "fix", "m.py", "make parse lowercase its input"), "no longer valid Python")
+
+
+def test_a_python_file_that_did_not_parse_before_is_not_judged(tmp_path, model):
+    old = "def f(:\n    return 1\n"
+    (tmp_path / "m.py").write_text(old)
+    model["text"] = "def f(:\n    return 2\n"
+    res = run(tmp_path, "fix", "m.py", "return 2", "--no-focus")
+    assert res.exit_code == 0 and "+    return 2\n" in res.stdout
+
+
+@pytest.mark.parametrize("output", [
+    "def helper(x):\n    return x + 2\n",  # another function than the one asked for
+    "def helper(t):\n    return t.lower()\n\n\ndef parse(t):\n    return helper(t).split()\n",  # a name the file uses
+    MODULE.replace("return x + 1", "return x + 100").replace("t.split()", "t.lower().split()"),  # the whole file
+])
+def test_a_focused_edit_never_rewrites_a_definition_the_model_was_not_shown(tmp_path, model, output):
+    (tmp_path / "m.py").write_text(MODULE)
+    model["text"] = output
+    res = run(tmp_path, "fix", "m.py", "make parse lowercase its input", "--apply")
+    refused(res, "the model wrote helper, which it was not shown")
+    assert (tmp_path / "m.py").read_text() == MODULE
+
+
+def test_a_focused_edit_may_still_add_a_new_helper(tmp_path, model):
+    (tmp_path / "m.py").write_text(MODULE)
+    model["text"] = "def lowered(t):\n    return t.lower()\n\n\ndef parse(t):\n    return lowered(t).split()\n"
+    res = run(tmp_path, "fix", "m.py", "make parse lowercase its input")
+    assert res.exit_code == 0, res.stderr
+    assert "+def lowered(t):" in res.stdout and "-    return x + 1" not in res.stdout
