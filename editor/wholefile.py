@@ -4,7 +4,8 @@ Asked for a whole file, small models often write only the part they changed. A d
 fragment would delete everything else, so every regenerated text is checked here first:
 
 - it is a *fragment* when it drops what the instruction does not name: a top-level definition
-  (each of several with one name), a whole top-level statement anywhere, or more than a few lines
+  (each of several with one name), a method of a class it writes, a whole top-level statement anywhere,
+  or more than a few lines
   at the start or end of the file. No instruction *word* lifts this check (a "strip" in "make f
   strip its input" is not a request to delete); only naming what goes, or `allow_deletions`, does;
 - a fragment is *merged* into the original by an in-order alignment of blocks (statements with
@@ -191,6 +192,28 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
     return [n for n in want if have[n] < want[n] and not mentioned(n, instruction)]
 
 
+def missing_members(old: list[str], new: list[str], instruction: str) -> list[str]:
+    """Members of a class (`A.g`) that the output drops and the instruction does not name, in classes both
+    texts define once: a class written whole with one method gone is a fragment too (its merge keeps the
+    members the output does not show, `merge_pair`)."""
+    olds = [b for b in split_blocks(old, 0) if b.name]
+    news = [b for b in split_blocks(new, 0) if b.name]
+    old_count, new_count = Counter(b.name for b in olds), Counter(b.name for b in news)
+    new_by = {b.name: b for b in news}
+    out: list[str] = []
+    for b in olds:
+        top = header_size(b)
+        if old_count[b.name] != 1 or new_count[b.name] != 1 or not CONTAINER.match(b.lines[top - 1]):
+            continue
+        inner, nb = child_indent(b), new_by[b.name]
+        if inner is None or child_indent(nb) != inner:
+            continue
+        have = Counter(names(split_blocks(nb.lines[header_size(nb):], inner)))
+        want = Counter(names(split_blocks(b.lines[top:], inner)))
+        out += [f"{b.name}.{n}" for n in want if have[n] < want[n] and not mentioned(n, instruction)]
+    return out
+
+
 def named_by(block: Block, instruction: str) -> bool:
     """Whether the instruction names this block: a definition by its name, an assignment by its
     target, an import by a name it imports, a compound statement or a Markdown heading by a word
@@ -259,7 +282,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
     if not old:
         return False
-    if missing_names(old, new, instruction):
+    if missing_names(old, new, instruction) or missing_members(old, new, instruction):
         return True
     count, whole_block = unasked_losses(old, new, instruction)
     nonblank = sum(1 for line in old if not is_blank(line))
