@@ -5,13 +5,15 @@ Rules, so that a thousand-file run is safe to interrupt: a file that succeeds is
 `apply`) or its diff kept for printing in input order; a file that fails is listed with its reason and never
 blocks or corrupts another; a journal keyed by path, content sha256, instruction and settings lets a rerun
 skip the files already done (a written file is recognised by its new content, so an instruction is never
-applied twice).
+applied twice: by its bytes on disk, under any settings, so a rerun with a larger --max-new-tokens or
+another mode does not apply it again).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import threading
 import time
@@ -29,6 +31,17 @@ JOURNAL_NAME = ".editllm-journal.jsonl"
 def content_sha(text: str, bom: bool = False) -> str:
     """sha256 of a file's text as written (BOM included), the journal's notion of "the same content"."""
     return hashlib.sha256((("\ufeff" if bom else "") + text).encode("utf-8")).hexdigest()
+
+
+def disk_sha(path: str | os.PathLike | None) -> str | None:
+    """sha256 of a file's bytes on disk (None when it cannot be read): equal to `content_sha` of the text an
+    edit wrote there, BOM included."""
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _ends_a_line(path: Path) -> bool:
@@ -57,15 +70,31 @@ class Journal:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # a file where the folder should be, a read-only parent
             raise EditError(f"--journal {folder}: cannot make the folder ({exc.strerror or exc})") from exc
+        try:  # now, not after every file was decoded: a journal that cannot be written is one line up front
+            with open(self.path, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise EditError(f"--journal {folder}: cannot write {self.path.name} there ({exc.strerror or exc})") from exc
         self._lock = threading.Lock()
         self.records: dict[str, list[dict]] = {}
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                self.records.setdefault(rec.get("key", ""), []).append(rec)
+        self.applied: dict[tuple[str, str], list[dict]] = {}  # (path, instruction's sha) -> records of writes
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict):
+                self._index(rec)
+
+    def _index(self, rec: dict) -> None:
+        self.records.setdefault(rec.get("key", ""), []).append(rec)
+        if rec.get("applied") and rec.get("ask"):
+            self.applied.setdefault((rec.get("path", ""), rec["ask"]), []).append(rec)
+
+    @staticmethod
+    def ask(instruction: str) -> str:
+        """The instruction's sha256: what an earlier run applied, whatever its settings were."""
+        return hashlib.sha256(instruction.encode("utf-8")).hexdigest()
 
     @staticmethod
     def key(path: str, instruction: str, settings: dict) -> str:
@@ -81,15 +110,22 @@ class Journal:
                 f.write(line)
                 f.flush()
                 os.fsync(f.fileno())
-            self.records.setdefault(rec["key"], []).append(rec)
+            self._index(rec)
 
-    def finished(self, key: str, sha: str, apply: bool) -> dict | None:
+    def finished(self, key: str, sha: str, apply: bool, path: str = "", instruction: str = "",
+                 on_disk: str | None = None) -> dict | None:
         """The record that makes this file done, given its current content sha: edited from this content
-        (and, with `apply`, nothing to write), or already written to it (`new_sha`, even if the run died
-        between the write and its `done` record)."""
+        (and, with `apply`, nothing to write), or already written to it: the bytes on disk (`on_disk`) are
+        those an earlier run wrote for this path and instruction, under any settings, even if it died
+        between the write and its `done` record (`check --staged --apply` writes the working tree, not
+        the staged blob, so it is the disk's bytes that say)."""
+        if apply and on_disk is not None:
+            for rec in reversed(self.applied.get((path, self.ask(instruction)), [])):
+                if rec.get("written_sha") == on_disk:
+                    return rec | {"diff": "", "changed": False}  # the edit is on disk already
         for rec in reversed(self.records.get(key, [])):
-            if apply and rec.get("applied") and rec.get("new_sha") == sha:
-                return rec | {"diff": "", "changed": False}  # the edit is on disk already
+            if apply and rec.get("applied") and rec.get("new_sha") == sha:  # a record of an older editllm
+                return rec | {"diff": "", "changed": False}
             if rec.get("status") == "done" and rec.get("sha") == sha and (not apply or not rec.get("changed")):
                 return rec
         return None
@@ -149,6 +185,23 @@ class BatchReport:
 Progress = Callable[[int, int, int], None]  # (files finished, total, failed so far)
 
 
+def check_batch(jobs: object, retries: object, timeout: object, backoff: object) -> None:
+    """Refuse batch settings that cannot work, before the model loads (a library caller's `jobs="2"` or
+    `timeout=-1` failed every file with an internal error; the CLI's `--timeout inf` did too)."""
+    def whole(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if not whole(jobs) or jobs < 1:
+        raise EditError(f"jobs {jobs!r}: give a whole number of files at once >= 1")
+    if not whole(retries) or retries < 0:
+        raise EditError(f"retries {retries!r}: give a whole number >= 0")
+    for name, value in (("timeout", timeout), ("backoff", backoff)):
+        if value is None and name == "timeout":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+            raise EditError(f"{name} {value!r}: give a finite number of seconds > 0")
+
+
 def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs: int = 1, retries: int = 2,
               timeout: float | None = None, backoff: float = 1.0, journal: Journal | str | os.PathLike | None = None,
               apply: bool = False, worktree: bool = False, progress: Progress | None = None,
@@ -162,20 +215,24 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     `journal`: a Journal, or the folder to keep one in. With `apply`, a file that cannot be written
     (read-only, or not on disk) fails before it is decoded, as `write_edits` would refuse it."""
     from editllm.api.session import read_only
-    from editllm.editor.diff import apply_to_worktree, write_atomic
+    from editllm.editor.diff import worktree_text, write_atomic
 
     started = time.perf_counter()
+    check_batch(jobs, retries, timeout, backoff)
     if journal is not None and not isinstance(journal, Journal):
         journal = Journal(journal)
     log = log or (lambda msg: None)
     session.prepare()
+    jobs = max(1, min(jobs, len(sources)))  # no more rows (or threads) than files: `--jobs 255` on 2 files
     if session.server is None and jobs > 1:
         why = session.open_rows(jobs)  # the llama.cpp engine decodes `jobs` files together in one batch
         if why is not None:
             log(f"--jobs: {why}; editing one file at a time (--server runs files concurrently)")
             jobs = 1
-    if session.server is not None and timeout is not None:
-        session.lm.client.timeout = timeout
+    client = getattr(getattr(session, "lm", None), "client", None) if session.server is not None else None
+    old_timeout = getattr(client, "timeout", None)
+    if client is not None and timeout is not None:
+        client.timeout = timeout  # this run's; the session's own is put back at the end
     settings = session.settings_key()
     outcomes = [FileOutcome(src) for src in sources]
     lock = threading.Lock()
@@ -197,7 +254,8 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
         t0 = time.monotonic()
         sha = content_sha(src.raw, src.bom)
         key = Journal.key(src.path, instruction, settings)
-        done = journal.finished(key, sha, apply) if journal else None
+        on_disk = disk_sha(src.disk_path) if apply and journal else None
+        done = journal.finished(key, sha, apply, src.path, instruction, on_disk) if journal else None
         if done is not None:
             outcome.resumed, outcome.diff, outcome.changed = True, done.get("diff", ""), bool(done.get("changed"))
             return report(outcome)
@@ -226,23 +284,29 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
                 return report(outcome)
         outcome.edit, outcome.diff, outcome.changed = edit, edit.diff, edit.changed
         rec = {"key": key, "path": src.path, "sha": sha, "changed": edit.changed, "diff": edit.diff,
-               "new_sha": content_sha(edit.new_text, src.bom), "applied": False}
-        try:
-            with writing:
-                if stopped.is_set():
-                    return
+               "new_sha": content_sha(edit.new_text, src.bom), "applied": False, "ask": Journal.ask(instruction)}
+        with writing:
+            if stopped.is_set():
+                return
+            try:
                 if apply and edit.changed:
+                    text = worktree_text(src, edit.new_text) if worktree else edit.new_text  # what lands on disk
+                    rec["written_sha"] = content_sha(text, src.bom)
                     if journal:
                         journal.append(rec | {"status": "pending", "applied": True, "diff": ""})
-                    (apply_to_worktree if worktree else write_atomic)(src, edit.new_text)
+                    write_atomic(src, text)  # with `worktree`, the edit on top of the file's unstaged lines
                     outcome.written = True
                     rec["applied"] = True
-                if journal:
+            except EditError as exc:
+                outcome.error, outcome.changed = str(exc), False
+            except OSError as exc:
+                outcome.error, outcome.changed = f"{src.path}: cannot write ({exc.strerror or exc}); not written", False
+            if journal and outcome.error is None:
+                try:
                     journal.append(rec | {"status": "done"})
-        except EditError as exc:
-            outcome.error = str(exc)
-        except OSError as exc:
-            outcome.error = f"{src.path}: cannot write ({exc.strerror or exc}); not written"
+                except OSError as exc:  # the file is written (or its diff kept); only the record of it is missing
+                    outcome.error = (f"{src.path}: {'written, but ' if outcome.written else ''}the journal could "
+                                     f"not record it ({exc.strerror or exc})")
         outcome.seconds = time.monotonic() - t0
         report(outcome)
 
@@ -260,5 +324,8 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
         with uninterrupted(), writing:  # a second Ctrl-C must not cut that write (nor leave its temp file)
             pass
         raise
+    finally:
+        if client is not None and timeout is not None:
+            client.timeout = old_timeout
     pool.shutdown()
     return BatchReport(outcomes, time.perf_counter() - started)

@@ -201,11 +201,6 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
             os.chown(tmp, -1, st.st_gid)
 
 
-def apply_to_worktree(src: SourceFile, new: str) -> None:
-    """Write an edit computed on a staged blob into the working tree file (`worktree_text`)."""
-    write_atomic(src, worktree_text(src, new))
-
-
 def worktree_text(src: SourceFile, new: str) -> str:
     """What the working tree file becomes when an edit computed on its staged blob goes on top of it: the
     edit's hunks applied to the file's unstaged changes, if it has any. Raises EditError when they do not

@@ -147,3 +147,80 @@ def test_the_journal_holds_one_json_record_per_line(files, tmp_path):
     lines = (tmp_path / "j" / ".editllm-journal.jsonl").read_text().splitlines()
     recs = [json.loads(line) for line in lines]
     assert {r["status"] for r in recs} == {"pending", "done"} and len(recs) == 6
+
+
+class AppendSession(FakeSession):
+    """Adds a line to a file: an edit applied twice shows (the upper-casing above is the same twice)."""
+
+    def __init__(self, mode: str = "fake") -> None:
+        super().__init__()
+        self.mode = mode
+
+    def settings_key(self) -> dict:
+        return {"mode": self.mode}
+
+    def edit_source(self, src, instruction):
+        with self.lock:
+            self.calls.append(src.path)
+        new = src.raw + "# edited\n"
+        return FileEdit(src, new, checked_diff([(src, new)]), FakeResult())
+
+
+def test_a_rerun_with_other_settings_does_not_apply_an_edit_again(files, tmp_path):
+    """Told "raise --max-new-tokens" for one file, the user reruns with it raised: the files written by the first
+    run were edited again (their journal key holds every setting)."""
+    run(AppendSession("first"), files, tmp_path, apply=True)
+    again = AppendSession("second")
+    report = run(again, files, tmp_path, apply=True)
+    assert again.calls == [] and all(o.resumed for o in report.outcomes)
+    assert all((tmp_path / n).read_text().count("# edited") == 1 for n in files)
+
+
+def test_check_staged_apply_is_resumed_by_what_it_wrote_to_the_working_tree(tmp_path, monkeypatch):
+    """`check --staged --apply` writes the working tree (the edit over unstaged lines); a rerun compared the staged
+    blob with the edit's text, never matched, and applied the edit again."""
+    import subprocess
+
+    from editllm.api.session import staged_files
+
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    for k in range(3):
+        (tmp_path / f"s{k}.py").write_text(f"x{k} = {k}\n")
+    subprocess.run(["git", "add", "."], check=True)
+    (tmp_path / "s1.py").write_text("import os\nx1 = 1\n")  # an unstaged line above the staged text
+    for attempt in range(2):
+        session = AppendSession()
+        report = edit_many(session, staged_files()[0], "x", journal=Journal(tmp_path / "j"), apply=True,
+                           worktree=True)
+        assert report.exit_code() == 0, [o.error for o in report.failed]
+        assert session.calls == ([] if attempt else ["s0.py", "s1.py", "s2.py"])
+    assert (tmp_path / "s1.py").read_text() == "import os\nx1 = 1\n# edited\n"
+    assert all((tmp_path / f"s{k}.py").read_text().count("# edited") == 1 for k in range(3))
+
+
+@pytest.mark.parametrize("bad", [{"jobs": "2"}, {"jobs": 0}, {"retries": -1}, {"timeout": -1}, {"timeout": 0},
+                                 {"timeout": float("inf")}, {"timeout": "5"}])
+def test_batch_settings_that_cannot_work_are_refused_up_front(files, tmp_path, bad):
+    session = FakeSession()
+    with pytest.raises(EditError, match=next(iter(bad))):
+        edit_many(session, read_sources(files, "shout"), "shout", **bad)
+    assert session.calls == []
+
+
+def test_a_journal_that_cannot_be_written_is_refused_before_any_file(files, tmp_path):
+    folder = tmp_path / "j"
+    folder.mkdir()
+    (folder / ".editllm-journal.jsonl").mkdir()  # not a file
+    with pytest.raises(EditError, match="--journal"):
+        Journal(folder)
+
+
+def test_a_run_timeout_does_not_stay_on_the_session(files, tmp_path):
+    class Client:
+        timeout = 600.0
+
+    session = FakeSession()
+    session.lm = type("LM", (), {"client": Client()})()
+    edit_many(session, read_sources(files, "shout"), "shout", timeout=2.0)
+    assert session.lm.client.timeout == 600.0
