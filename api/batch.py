@@ -202,6 +202,23 @@ def check_batch(jobs: object, retries: object, timeout: object, backoff: object)
             raise EditError(f"{name} {value!r}: give a finite number of seconds > 0")
 
 
+def connect(session, retries: int, timeout: float | None, backoff: float) -> None:
+    """`session.prepare()`, with a server's transient refusals retried as a file's are: llama-server answers
+    503 to everything while it loads its model, so a run started just after it failed at once. `timeout`
+    bounds each request of the connection too (it waited 600 s on a server that never answered)."""
+    from editllm.remote.client import ServerError
+
+    if timeout is not None and hasattr(session, "connect_timeout"):
+        session.connect_timeout = timeout
+    for attempt in range(retries + 1):
+        try:
+            return session.prepare()
+        except ServerError as exc:
+            if not exc.transient or attempt == retries:
+                raise
+            time.sleep(min(30.0, backoff * 2 ** attempt))
+
+
 def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs: int = 1, retries: int = 2,
               timeout: float | None = None, backoff: float = 1.0, journal: Journal | str | os.PathLike | None = None,
               apply: bool = False, worktree: bool = False, progress: Progress | None = None,
@@ -222,7 +239,7 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     if journal is not None and not isinstance(journal, Journal):
         journal = Journal(journal)
     log = log or (lambda msg: None)
-    session.prepare()
+    connect(session, retries, timeout, backoff)
     jobs = max(1, min(jobs, len(sources)))  # no more rows (or threads) than files: `--jobs 255` on 2 files
     if session.server is None and jobs > 1:
         why = session.open_rows(jobs)  # the llama.cpp engine decodes `jobs` files together in one batch

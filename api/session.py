@@ -339,6 +339,7 @@ class EditSession:
         self.status = status or (lambda msg: None)  # what is happening now (a progress label)
         self.on_tokens = on_tokens
         self._rows = None  # editor.batched.Rows: files decoded together on the local engine (`open_rows`)
+        self.connect_timeout = 600.0  # seconds for each request while connecting to `server` (edit_many: --timeout)
         self._lock = threading.RLock()  # one local engine, one cache: one file at a time (and one load)
         self._closed = False
 
@@ -354,7 +355,8 @@ class EditSession:
                 from editllm.remote.session import connect
 
                 self.status(f"connecting to {self.server}")
-                self._lm = connect(self.server, self.model_spec, self.server_lora, log=self.load_log)
+                self._lm = connect(self.server, self.model_spec, self.server_lora, log=self.load_log,
+                                   timeout=self.connect_timeout)
             if self._lm is None:
                 self.status(f"loading {self.model_spec}")
                 self._lm = load_model(self.model_spec, self.device, self.dtype, self.adapter,

@@ -4,18 +4,21 @@
 API with the same methods and answers in the same shape, so the loops in `remote.modes` serve both.
 
 Errors are `ServerError` (an `EditError`: one line for the user), marked `transient` when trying again may
-help (the server is down, restarting, busy or slow) so that the many-files runner retries those and
-gives up at once on the rest (a request the server refuses).
+help (the server is down, restarting, busy or slow, or its answer broke off or was not JSON) so that the
+many-files runner retries those and gives up at once on the rest (a request the server refuses, an answer of
+another shape than the engine's API: another kind of server).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from editllm.editor.errors import EditError
 
@@ -28,6 +31,15 @@ class ServerError(EditError):
     def __init__(self, message: str, transient: bool) -> None:
         super().__init__(message)
         self.transient = transient
+
+
+def describe(value: object) -> str:
+    """What a JSON answer is, in a few words: the error for a server that answered another shape than its API's
+    says what came (another kind of server, a proxy's page) rather than failing on it later."""
+    if isinstance(value, dict):
+        return f"an object with {', '.join(map(str, list(value)[:4]))}" if value else "an empty object"
+    names = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "null")
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,12 @@ class ServerInfo:
     adapters: tuple[str, ...] = ()  # LoRA adapters a request may name (vLLM `--lora-modules NAME=DIR`)
 
 
+def settings_of(entry: dict) -> dict:
+    """llama-server's `params` of a `/props` or `/slots` entry; empty where it has none or another shape."""
+    params = entry.get("params")
+    return params if isinstance(params, dict) else {}
+
+
 class HttpClient:
     """One server's URL and JSON over HTTP; the backends add what their engine's API asks for."""
 
@@ -57,12 +75,25 @@ class HttpClient:
         self._info: ServerInfo | None = None
 
     def request(self, path: str, body: dict | None = None, timeout: float | None = None) -> dict:
-        """GET (no body) or POST JSON; the answer's JSON. Failures become one-line `ServerError`s."""
+        """GET (no body) or POST JSON; the answer, which must be a JSON object (every engine's API answers
+        one; anything else is another server, said in one line). Failures become one-line `ServerError`s."""
+        answer = self.request_json(path, body, timeout)
+        if not isinstance(answer, dict):
+            raise ServerError(f"server {self.url}{path} answered {describe(answer)}, not a JSON object",
+                              transient=False)
+        return answer
+
+    def request_json(self, path: str, body: dict | None = None, timeout: float | None = None) -> Any:
+        """`request` for the few answers that may be other JSON (llama-server's `/slots` list). A body that is
+        not JSON is transient: a proxy's error page, a restarting server's or a cut answer; a retry may read
+        the real one."""
         raw = self._fetch(path, None if body is None else json.dumps(body).encode(), timeout)
         try:
             return json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ServerError(f"server {path}: not a JSON answer ({exc})", transient=False) from exc
+        except ValueError as exc:  # JSONDecodeError, or bytes that are no UTF-8/16/32
+            start = raw[:60].decode(errors="replace").replace("\n", " ")
+            raise ServerError(f"server {self.url}{path}: not a JSON answer ({exc}): {start!r}",
+                              transient=True) from exc
 
     def text(self, path: str, timeout: float | None = None) -> str:
         """GET a plain-text page (vLLM's `/metrics`)."""
@@ -74,12 +105,16 @@ class HttpClient:
             with urllib.request.urlopen(req, timeout=timeout or self.timeout) as r:
                 return r.read()
         except urllib.error.HTTPError as exc:
-            detail = exc.read().decode(errors="replace").strip().replace("\n", " ")[:200]
+            try:
+                detail = exc.read().decode(errors="replace").strip().replace("\n", " ")[:200]
+            except (http.client.HTTPException, OSError):  # the error page itself broke off
+                detail = exc.reason
             raise ServerError(f"server {path}: HTTP {exc.code}: {detail}", transient=exc.code >= 500) from exc
+        except http.client.HTTPException as exc:  # cut mid-answer (IncompleteRead), a garbled status line
+            raise ServerError(f"server {self.url}{path}: broken HTTP answer ({exc!r})", transient=True) from exc
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ServerError(f"server {self.url}{path}: {reason}", transient=True) from exc
-
 
     def tokenize_body(self, text: str) -> dict:
         """The engine's `/tokenize` request for `text`, without special tokens (each backend states its own)."""
@@ -87,7 +122,11 @@ class HttpClient:
 
     def check_tokenizer(self, tokenizer) -> None:
         """Refuse a server whose model tokenizes differently: our token ids would mean other text there."""
-        theirs = self.request("/tokenize", self.tokenize_body(PROBE)).get("tokens")
+        answer = self.request("/tokenize", self.tokenize_body(PROBE))
+        theirs = answer.get("tokens")
+        if not isinstance(theirs, list) or not all(isinstance(t, int) for t in theirs):
+            raise ServerError(f"server {self.url}/tokenize answered {describe(answer)}, not token ids",
+                              transient=False)
         ours = tokenizer(PROBE, add_special_tokens=False)["input_ids"]
         if theirs != ours:
             raise ServerError(f"server {self.url} runs a model with another tokenizer than --model "
@@ -103,7 +142,10 @@ class TranslatingClient(HttpClient):
     def model_cards(self) -> tuple[dict, tuple[str, ...]]:
         """`/v1/models` as both engines list it: the served model's card, and the LoRA adapters a request may
         name (the cards with a parent)."""
-        cards = self.request("/v1/models").get("data", [])
+        cards = self.request("/v1/models").get("data")
+        if not isinstance(cards, list) or not all(isinstance(c, dict) and "id" in c for c in cards):
+            raise ServerError(f"server {self.url}/v1/models: data is {describe(cards)}, not a list of model "
+                              "cards with an id", transient=False)
         base = [c for c in cards if not c.get("parent")]
         if not base:
             raise ServerError(f"server {self.url}: /v1/models lists no model", transient=False)
@@ -127,8 +169,11 @@ class TranslatingClient(HttpClient):
         """One greedy completion, answered as llama-server's is. `slot` is llama-server's: these engines'
         prefix caches serve every request."""
         start = time.perf_counter()
-        answer = self.request(self.generate_path, self.body(ids, n_predict, grammar=grammar, stop=stop,
-                                                             cache_prompt=cache_prompt, lora=lora, ban=ban))
+        answer = self.request_json(self.generate_path, self.body(ids, n_predict, grammar=grammar, stop=stop,
+                                                                  cache_prompt=cache_prompt, lora=lora, ban=ban))
+        if not isinstance(answer, dict | list):  # SGLang may answer a batch of one: `read` takes both
+            raise ServerError(f"server {self.url}{self.generate_path} answered {describe(answer)}, not a "
+                              "completion", transient=False)
         return self.read(answer, (time.perf_counter() - start) * 1000)
 
 
@@ -143,18 +188,25 @@ class ServerClient(HttpClient):
         if self._info is None:
             props = self.request("/props")
             settings = props.get("default_generation_settings", {})
-            spec = settings.get("params", {}).get("speculative.types") or None
+            if not isinstance(settings, dict):
+                raise ServerError(f"server {self.url}/props: default_generation_settings is {describe(settings)}",
+                                  transient=False)
+            spec = settings_of(settings).get("speculative.types") or None
             if spec in ("none", ""):
                 spec = None
             if spec is None:  # /props shows the sampling defaults only; /slots says whether a slot speculates
                 try:
-                    slots = self.request("/slots")
+                    slots = self.request_json("/slots")
                 except ServerError:
                     slots = []  # `--no-slots`: the completions' draft counts still show it in the stats
-                if isinstance(slots, list) and slots and slots[0].get("speculative"):
-                    spec = slots[0].get("params", {}).get("speculative.types") or "server speculation"
-            self._info = ServerInfo(self.url, int(props.get("total_slots", 1)), int(settings.get("n_ctx", 0)),
-                                    spec, str(props.get("model_path", "")))
+                if isinstance(slots, list) and slots and isinstance(slots[0], dict) and slots[0].get("speculative"):
+                    spec = settings_of(slots[0]).get("speculative.types") or "server speculation"
+            try:
+                n_slots, n_ctx = int(props.get("total_slots", 1)), int(settings.get("n_ctx", 0))
+            except (TypeError, ValueError) as exc:
+                raise ServerError(f"server {self.url}/props: total_slots or n_ctx is not a number ({exc})",
+                                  transient=False) from exc
+            self._info = ServerInfo(self.url, n_slots, n_ctx, spec, str(props.get("model_path", "")))
         return self._info
 
     def tokenize_body(self, text: str) -> dict:
@@ -178,4 +230,9 @@ class ServerClient(HttpClient):
             body["lora"] = [{"id": 0, "scale": lora}]
         if ban:
             body["logit_bias"] = [[t, False] for t in sorted(ban)]
-        return self.request("/completion", body)
+        answer = self.request("/completion", body)
+        tokens = answer.get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):  # another server
+            raise ServerError(f"server {self.url}/completion answered {describe(answer)}, without tokens",
+                              transient=False)
+        return answer

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from editllm.remote.client import HttpClient, ServerClient, ServerError
+from editllm.remote.client import HttpClient, ServerClient, ServerError, describe
 from editllm.remote.modes import RemoteModel
 from editllm.remote.sglang import SglangClient
 from editllm.remote.vllm import VllmClient
@@ -20,32 +20,39 @@ KINDS = {"llama-server": ServerClient, "vllm": VllmClient, "sglang": SglangClien
 
 def open_client(url: str, kind: str = "auto", timeout: float = 600.0) -> HttpClient:
     """The client for the server at `url`: `kind` "llama-server", "vllm" or "sglang", or "auto" to ask the
-    server."""
+    server. `timeout` (seconds) bounds each request, the probes here included, so a caller can bound a connect
+    to a server that accepts and never answers."""
     if kind != "auto":
         if kind not in KINDS:
             raise ServerError(f"unknown server kind {kind!r}; choose one of auto, {', '.join(KINDS)}",
                               transient=False)
         return KINDS[kind](url, timeout)
     probe = HttpClient(url, timeout)
-    try:
-        props = probe.request("/props")
-        if isinstance(props, dict) and "default_generation_settings" in props:
+    seen: list[str] = []  # what each probe answered, for the error where neither engine's answer came
+    for path in ("/props", "/v1/models"):
+        try:
+            answer = probe.request_json(path)
+        except ServerError as exc:
+            if exc.transient:  # down or busy: the runner may retry; a 404 means another engine
+                raise
+            seen.append(str(exc).removeprefix("server "))
+            continue
+        if path == "/props" and isinstance(answer, dict) and isinstance(answer.get("default_generation_settings"),
+                                                                         dict):
             return ServerClient(url, timeout)
-    except ServerError as exc:
-        if exc.transient:  # down or busy: the runner may retry; a 404 means another engine
-            raise
-    try:
-        cards = probe.request("/v1/models").get("data", [])
-    except ServerError as exc:
-        if exc.transient:
-            raise
-        cards = []
-    owners = {c.get("owned_by") for c in cards if isinstance(c, dict)}
-    for owner in ("vllm", "sglang"):
-        if owner in owners:
+        if path == "/v1/models" and (owner := served_by(answer)):
             return KINDS[owner](url, timeout)
-    raise ServerError(f"server {url} is neither a llama-server (/props) nor a vLLM or SGLang server "
-                      "(/v1/models owned by vllm or sglang)", transient=False)
+        seen.append(f"{path} answered {describe(answer)}")
+    raise ServerError(f"server {url} is neither a llama-server (/props) nor a vLLM or SGLang server (/v1/models "
+                      f"owned by vllm or sglang): {'; '.join(seen)}", transient=False)
+
+
+def served_by(models: object) -> str | None:
+    """"vllm" or "sglang" where a `/v1/models` answer lists a model owned by that engine, else None (another
+    OpenAI-compatible server, or no such list)."""
+    cards = models.get("data") if isinstance(models, dict) else None
+    owners = {c.get("owned_by") for c in cards if isinstance(c, dict)} if isinstance(cards, list) else set()
+    return next((owner for owner in ("vllm", "sglang") if owner in owners), None)
 
 
 def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
@@ -64,7 +71,9 @@ def model_tokenizer(spec: str, log: Callable[[str], None] | None = None):
 def connect(url: str, spec: str, lora: bool = False, log: Callable[[str], None] | None = None,
             timeout: float = 600.0, kind: str = "auto") -> RemoteModel:
     """A `RemoteModel` for the server at `url` serving `spec` (checked by tokenizing a probe on both sides);
-    `kind`: the engine ("llama-server", "vllm", "sglang"), or "auto" to ask the server."""
+    `kind`: the engine ("llama-server", "vllm", "sglang"), or "auto" to ask the server; `timeout` (seconds):
+    each request's bound, the connect's probes included (a server that accepts and never answers must not hold
+    a caller that was given a deadline), and the client's for the requests after."""
     from editllm.editor.models import gguf_of
 
     start = time.perf_counter()

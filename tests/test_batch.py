@@ -224,3 +224,21 @@ def test_a_run_timeout_does_not_stay_on_the_session(files, tmp_path):
     session.lm = type("LM", (), {"client": Client()})()
     edit_many(session, read_sources(files, "shout"), "shout", timeout=2.0)
     assert session.lm.client.timeout == 600.0
+
+
+def test_a_server_still_loading_is_retried_while_connecting(files, tmp_path):
+    """llama-server answers 503 while it loads its model: a run started then failed at once, whatever --retries."""
+    class Loading(FakeSession):
+        def __init__(self, refusals: int) -> None:
+            super().__init__()
+            self.refusals = refusals
+
+        def prepare(self) -> None:
+            if self.refusals:
+                self.refusals -= 1
+                raise ServerError("server: 503 loading model", transient=True)
+
+    report = run(Loading(2), files, tmp_path, retries=2)
+    assert report.exit_code() == 0 and len(report.changed) == len(files)
+    with pytest.raises(ServerError, match="503"):
+        run(Loading(3), files, tmp_path, retries=2)

@@ -62,7 +62,8 @@ def test_a_focused_edit_may_still_add_a_new_helper(tmp_path, model):
 
 
 def test_a_method_dropped_from_a_class_written_whole_is_kept(tmp_path, model):
-    old = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\ndef h():\n    return 3\n"
+    old = ("class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\n"
+           "def h():\n    return 3\n")
     (tmp_path / "c.py").write_text(old)
     model["text"] = "class A:\n    def f(self) -> int:\n        return 1\n\n\ndef h() -> int:\n    return 3\n"
     res = run(tmp_path, "fix", "c.py", "add return type hints", "--apply")
