@@ -335,10 +335,15 @@ def run_bench(lm: LoadedModel, cases: list[Case], modes: list[str], opts: EditOp
             rec = merge_runs(runs[mode])
             if rec["text"] is not None:
                 texts[mode] = rec["text"]
+            ours, theirs = traces.get("rewrite", {}), traces.get(mode, {})
             if "rewrite" in texts and rec["text"] is not None and mode in LOSSLESS:
                 rec["identical_to_rewrite"] = rec["text"] == texts["rewrite"]
-                if not rec["identical_to_rewrite"] and "out" in traces.get("rewrite", {}) and not remote(lm):
-                    rec["first_difference"] = first_difference(lm, traces["rewrite"], traces.get(mode, {}))
+            elif mode in LOSSLESS and mode != "rewrite" and "out" in ours and "out" in theirs:
+                # a lossless mode whose output editllm refused (say, no longer valid Python) is judged by its
+                # tokens: a decode that parted from rewrite's must not hide behind the refusal
+                rec["identical_to_rewrite"] = ours["out"] == theirs["out"]
+            if rec.get("identical_to_rewrite") is False and "out" in ours and not remote(lm):
+                rec["first_difference"] = first_difference(lm, ours, theirs)
             rec["limit_seconds"] = limit
             rec["limit_ratio"] = round(rec["seconds"] / limit, 3) if limit and rec["seconds"] else None
             records.append(rec)

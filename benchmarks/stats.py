@@ -81,7 +81,7 @@ def summarize(records: list[dict], modes: list[str]) -> dict:
         limited = [r for r in ok if r.get("limit_seconds")]
         if limited:  # issue 21: the mode's total time over the total of its cases' limits
             entry["limit_ratio"] = _round(sum(r["seconds"] for r in limited) / sum(r["limit_seconds"] for r in limited))
-        parted = [r["first_difference"] for r in ok if r.get("first_difference")]
+        parted = [r["first_difference"] for r in recs if r.get("first_difference")]  # refused ones too
         if parted:
             entry["mismatches"] = len(parted)
             entry["near_ties"] = sum(bool(d["near_tie"]) for d in parted)

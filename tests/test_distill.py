@@ -9,6 +9,7 @@ from itertools import islice
 
 import pytest
 from editllm.editor.edit import EditOptions
+from editllm.editor.errors import EditError
 from editllm.grammar import parse
 from editllm.training.data import Example, read_jsonl
 from editllm.training.distill import (
@@ -63,12 +64,18 @@ def test_an_edit_that_does_what_was_asked_passes(scripted_lm):
 
 @pytest.mark.parametrize("output, reason", [
     (MODULE, "empty diff"),
-    (DOCUMENTED.replace("return total", "return total +"), "does not parse"),
     (MODULE.replace("total = 0", "total = 1"), "`size` has no docstring"),  # changed, but not what was asked
     (DOCUMENTED.replace("    ", "\t").replace("import os", "import os  # paths"), "rewrote too much"),
 ])
 def test_each_check_refuses_its_failure(scripted_lm, output, reason):
     assert run(scripted_lm, docstring_task(), output) == reason
+
+
+def test_output_that_no_longer_parses_is_refused_by_the_edit_itself(scripted_lm):
+    """The editor refuses a Python file that parsed and no longer does (`wholefile.still_parses`), before the
+    judge: the attempt is logged as an edit error and nothing is kept."""
+    with pytest.raises(EditError, match="no longer valid Python"):
+        run(scripted_lm, docstring_task(), DOCUMENTED.replace("return total", "return total +"))
 
 
 def test_size_limits():
