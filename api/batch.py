@@ -239,6 +239,7 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     if journal is not None and not isinstance(journal, Journal):
         journal = Journal(journal)
     log = log or (lambda msg: None)
+    previous = getattr(session, "connect_timeout", None)  # the session's own, put back at the end
     connect(session, retries, timeout, backoff)
     jobs = max(1, min(jobs, len(sources)))  # no more rows (or threads) than files: `--jobs 255` on 2 files
     if session.server is None and jobs > 1:
@@ -342,7 +343,10 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
             pass
         raise
     finally:
-        if client is not None and timeout is not None:
-            client.timeout = old_timeout
+        if timeout is not None:
+            if previous is not None:
+                session.connect_timeout = previous
+            if client is not None:  # made by `connect` with this run's timeout, or given it above
+                client.timeout = previous if previous is not None else old_timeout
     pool.shutdown()
     return BatchReport(outcomes, time.perf_counter() - started)

@@ -115,7 +115,7 @@ def rewrite_prompt(tokenizer, path: str, file_text: str, instruction: str,
     head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     at = head.find(user)
     prefix = head[: at + len(fixed)] if layout.fixed_first and at >= 0 else ""
-    span = (at, at + len(user)) if at >= 0 else (0, len(head))  # not found: read it all as text
+    span = (at, at + len(user)) if at >= 0 else (0, 0)  # a template that changes the text: tokenized as before
     if layout.prefill_fence:
         return Prompt(text=f"{head}{fence}{lang}\n", fence=fence, file_text=file_text, prefix=prefix, user=span)
     return Prompt(text=head, fence=fence, file_text=file_text, prefilled=False, prefix=prefix, user=span)

@@ -4,15 +4,15 @@ Asked for a whole file, small models often write only the part they changed. A d
 fragment would delete everything else, so every regenerated text is checked here first:
 
 - it is a *fragment* when it drops what the instruction does not name: a top-level definition
-  (each of several with one name), a method of a class it writes, a whole top-level statement anywhere,
-  or more than a few lines
+  (each of several with one name), a whole top-level statement anywhere, or more than a few lines
   at the start or end of the file. No instruction *word* lifts this check (a "strip" in "make f
   strip its input" is not a request to delete); only naming what goes, or `allow_deletions`, does;
 - a fragment is *merged* into the original by an in-order alignment of blocks (statements with
   what is nested under them): identical blocks are anchors matched in order, a definition replaces
   the old one of the same name (a lone method lands in its class), a changed statement replaces the
   old statement it aligns with, and prose goes into the region it matches best. A placement that
-  depends on which of two identical blocks is meant is refused with a one-line reason;
+  depends on which of two identical blocks is meant is refused with a one-line reason, and so is a whole
+  output that drops a method of a class the instruction does not name;
 - a Python file that parsed before the edit must parse after it (`still_parses`): output cut short inside
   a definition, or a line of the model's own prose in the code, is refused, not written.
 """
@@ -23,6 +23,7 @@ import ast
 import difflib
 import keyword
 import re
+import sys
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -194,8 +195,8 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
 
 def missing_members(old: list[str], new: list[str], instruction: str) -> list[str]:
     """Members of a class (`A.g`) that the output drops and the instruction does not name, in classes both
-    texts define once: a class written whole with one method gone is a fragment too (its merge keeps the
-    members the output does not show, `merge_pair`)."""
+    texts define once: a class written whole with a method gone lost it silently. Merging it back could undo
+    the edit (a class turned into a dataclass drops its `__init__`), so the output is refused instead."""
     olds = [b for b in split_blocks(old, 0) if b.name]
     news = [b for b in split_blocks(new, 0) if b.name]
     old_count, new_count = Counter(b.name for b in olds), Counter(b.name for b in news)
@@ -282,7 +283,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
     if not old:
         return False
-    if missing_names(old, new, instruction) or missing_members(old, new, instruction):
+    if missing_names(old, new, instruction):
         return True
     count, whole_block = unasked_losses(old, new, instruction)
     nonblank = sum(1 for line in old if not is_blank(line))
@@ -532,7 +533,15 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     then starts with (in a multi-file edit "the file" would not say which)."""
     old = split_lines(old_text) if old_lines is None else old_lines
     new = split_lines(new_text) if new_lines is None else new_lines
-    if allow_deletions or not is_fragment(old, new, instruction):
+    if allow_deletions:
+        return WholeFile(new_text, complete=True, merged=False, lines=new)
+    if not is_fragment(old, new, instruction):
+        gone = missing_members(old, new, instruction)
+        if gone:  # a merge would put them back and may undo the edit (a class made a dataclass): say so instead
+            where = f"{path}: " if path else ""
+            raise EditError(f"{where}the output drops {', '.join(gone[:3])}{' and more' if len(gone) > 3 else ''}, "
+                            "which the instruction does not name; nothing written (name what goes, or "
+                            "--allow-deletions)")
         return WholeFile(new_text, complete=True, merged=False, lines=new)
     try:
         merged = merge_code(old, new, instruction)
@@ -570,7 +579,8 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
             ast.parse(new_text)
         except (SyntaxError, ValueError) as exc:
             where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
-            raise EditError(f"{path}: the edited file is no longer valid Python ({where}{getattr(exc, 'msg', exc)}); "
-                            "nothing written") from None
+            version = f"Python {sys.version_info.major}.{sys.version_info.minor}"  # newer syntax fails in an older one
+            why = f"{where}{getattr(exc, 'msg', exc)}"
+            raise EditError(f"{path}: the edited file is no longer valid {version} ({why}); nothing written") from None
         except (RecursionError, MemoryError):
             return

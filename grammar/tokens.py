@@ -13,12 +13,15 @@ as ordinary characters; every tokenization of a file's or a request's text goes 
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
 # Weakly keyed by the tokenizer object itself (an `id()` may be reused by another tokenizer once one is collected).
 _TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SPECIALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PLAIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # tokenizer -> its pipeline reading specials as text
+_PLAIN_LOCK = threading.Lock()
 
 
 def token_text(tokenizer, token: int) -> str:
@@ -50,18 +53,44 @@ def has_special_text(tokenizer: Any, text: str) -> bool:
     return any(s in text for s in special_texts(tokenizer))
 
 
+def plain_encoding(tokenizer: Any, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """Ids and character offsets of `text` with every special token's text read as ordinary characters.
+
+    Through a copy of the tokenizer's pipeline with `encode_special_tokens` on, made once per tokenizer:
+    transformers' `split_special_tokens=True` switches that flag on the one shared pipeline for each call, so
+    threads tokenizing at once (files sent to a server in parallel) would read each other's setting."""
+    plain = _PLAIN.get(tokenizer)
+    if plain is None:
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is None:  # a slow (Python) tokenizer: no shared flag to race on
+            enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, split_special_tokens=True)
+            return list(enc["input_ids"]), [tuple(o) for o in enc["offset_mapping"]]
+        from tokenizers import Tokenizer
+
+        with _PLAIN_LOCK:
+            plain = _PLAIN.get(tokenizer)
+            if plain is None:
+                plain = Tokenizer.from_str(backend.to_str())
+                plain.encode_special_tokens = True
+                _PLAIN[tokenizer] = plain
+    enc = plain.encode(text, add_special_tokens=False)
+    return list(enc.ids), [tuple(o) for o in enc.offsets]
+
+
 def text_encoding(tokenizer: Any, text: str) -> dict[str, list]:
     """Ids and character offsets of `text` read as text: a file or instruction that holds `<|im_end|>` gives
     the model those characters, never the control token (which would end its turn, or its output, there)."""
-    split = has_special_text(tokenizer, text)
-    return tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, split_special_tokens=split)
+    if not has_special_text(tokenizer, text):
+        return tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids, offsets = plain_encoding(tokenizer, text)
+    return {"input_ids": ids, "offset_mapping": offsets}
 
 
 def text_ids(tokenizer: Any, text: str) -> list[int]:
     """`text_encoding`'s ids."""
     if not has_special_text(tokenizer, text):
         return tokenizer(text, add_special_tokens=False)["input_ids"]
-    return tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    return plain_encoding(tokenizer, text)[0]
 
 
 def chat_encoding(tokenizer: Any, text: str, user: tuple[int, int]) -> tuple[list[int], list[tuple[int, int]]]:
@@ -79,10 +108,13 @@ def chat_encoding(tokenizer: Any, text: str, user: tuple[int, int]) -> tuple[lis
     for start, end, plain in ((0, a, False), (a, b, True), (b, len(text), False)):
         if start == end:
             continue
-        enc = tokenizer(text[start:end], add_special_tokens=False, return_offsets_mapping=True,
-                        split_special_tokens=plain)
-        ids.extend(enc["input_ids"])
-        offsets.extend((x + start, y + start) for x, y in enc["offset_mapping"])
+        if plain:
+            part_ids, part_offsets = plain_encoding(tokenizer, text[start:end])
+        else:
+            enc = tokenizer(text[start:end], add_special_tokens=False, return_offsets_mapping=True)
+            part_ids, part_offsets = enc["input_ids"], enc["offset_mapping"]
+        ids.extend(part_ids)
+        offsets.extend((x + start, y + start) for x, y in part_offsets)
     return ids, offsets
 
 

@@ -224,6 +224,9 @@ def test_a_run_timeout_does_not_stay_on_the_session(files, tmp_path):
     session.lm = type("LM", (), {"client": Client()})()
     edit_many(session, read_sources(files, "shout"), "shout", timeout=2.0)
     assert session.lm.client.timeout == 600.0
+    session.connect_timeout = 600.0  # an EditSession's: `connect` gives it the run's timeout for the connection
+    edit_many(session, read_sources(files, "shout"), "shout", timeout=2.0)
+    assert session.connect_timeout == 600.0 and session.lm.client.timeout == 600.0
 
 
 def test_a_server_still_loading_is_retried_while_connecting(files, tmp_path):

@@ -131,3 +131,15 @@ def test_edit_file_with_special_text_in_copy_mode_feeds_text_tokens(tokenizer):
     source = CopySource(tokenizer, CHAT)
     assert IM_END not in source.tokens(Copy(1, 2))
     assert tokenizer.decode(source.all_tokens()) == CHAT
+
+
+def test_special_text_is_tokenized_alike_from_many_threads(tokenizer):
+    """transformers' `split_special_tokens` switches a flag on the one shared pipeline per call: files tokenized
+    in parallel (a server's --jobs) read each other's setting, and a prompt's own control tokens became text."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    prompts = [rewrite_prompt(tokenizer, "m.py", text, "rename END") for text in (CHAT, "x = 1\n")]
+    expected = [chat_ids(tokenizer, p.text, p.user) for p in prompts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda k: chat_ids(tokenizer, prompts[k % 2].text, prompts[k % 2].user), range(400)))
+    assert all(ids == expected[k % 2] for k, ids in enumerate(got))

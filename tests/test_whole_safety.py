@@ -61,16 +61,17 @@ def test_a_focused_edit_may_still_add_a_new_helper(tmp_path, model):
     assert "+def lowered(t):" in res.stdout and "-    return x + 1" not in res.stdout
 
 
-def test_a_method_dropped_from_a_class_written_whole_is_kept(tmp_path, model):
+def test_a_method_dropped_from_a_class_written_whole_is_refused_unless_named(tmp_path, model):
+    """It was deleted silently; merged back, it could undo the edit (a class made a dataclass drops `__init__`)."""
     old = ("class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n\n\n"
            "def h():\n    return 3\n")
     (tmp_path / "c.py").write_text(old)
     model["text"] = "class A:\n    def f(self) -> int:\n        return 1\n\n\ndef h() -> int:\n    return 3\n"
-    res = run(tmp_path, "fix", "c.py", "add return type hints", "--apply")
-    assert res.exit_code == 0, res.stderr
-    new = (tmp_path / "c.py").read_text()
-    assert "    def g(self):\n        return 2\n" in new and "def f(self) -> int:" in new and "def h() -> int:" in new
-    model["text"] = "class A:\n    def f(self):\n        return 1\n"  # asked for: g named, so it may go
+    refused(run(tmp_path, "fix", "c.py", "add return type hints", "--apply"), "drops A.g")
+    assert (tmp_path / "c.py").read_text() == old
+    res = run(tmp_path, "fix", "c.py", "add return type hints", "--apply", "--allow-deletions")
+    assert res.exit_code == 0 and "def g" not in (tmp_path / "c.py").read_text()
     (tmp_path / "c.py").write_text(old)
-    res = run(tmp_path, "fix", "c.py", "remove the method g", "--apply", "--no-focus")
+    model["text"] = "class A:\n    def f(self):\n        return 1\n\n\ndef h():\n    return 3\n"
+    res = run(tmp_path, "fix", "c.py", "remove the method g", "--apply", "--no-focus")  # named: it may go
     assert res.exit_code == 0 and "def g" not in (tmp_path / "c.py").read_text()
