@@ -233,7 +233,7 @@ def check_options(mode: str = "spec", device: str = "auto", dtype: str = "auto",
     """Refuse a setting or decoding option (`editor.edit.EditOptions` fields) that cannot work, naming it,
     before any model loads: a typo or a bad value would otherwise surface as a TypeError or ValueError
     from deep in the pipeline after the model's load. The CLI's flags pass typer's checks and
-    `check_decoding`; this is the one place a library caller's options are checked (the CLI may call it)."""
+    this, through `check_decoding`: each message starts with the option's name, which the CLI makes a flag."""
     from editllm.editor.drafter import DraftSchedule
     from editllm.editor.edit import EditOptions
     from editllm.editor.prompt import LAYOUTS

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from editllm.editor.errors import EditError
+from editllm.editor.errors import EditError, describe_json
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 
@@ -110,18 +110,11 @@ def _lines(path: Path) -> list[str]:
         raise EditError(f"{path}:{line}: not a bench case (not UTF-8 text)") from exc
 
 
-def _json_type(value: object) -> str:
-    """How JSON names the type of a parsed value, for messages about a case file."""
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
-             float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
 def parse_case(d: object, where: str) -> Case:
     """One case file line's object as a `Case`, its fields' types checked: a wrong one (`"before": 5`,
     `"tests": "x"`) would otherwise fail deep in a mode's run, after the model loaded."""
     if not isinstance(d, dict):
-        raise EditError(f"{where}: not a bench case (a JSON object expected, not {_json_type(d)})")
+        raise EditError(f"{where}: not a bench case (a JSON object expected, not {describe_json(d)})")
 
     def field_of(key: str, kinds: tuple[type, ...], what: str, default: object = ...) -> object:
         if key not in d:
@@ -130,7 +123,7 @@ def parse_case(d: object, where: str) -> Case:
             return default
         value = d[key]
         if not isinstance(value, kinds):
-            raise EditError(f"{where}: not a bench case (`{key}` must be {what}, not {_json_type(value)})")
+            raise EditError(f"{where}: not a bench case (`{key}` must be {what}, not {describe_json(value)})")
         return value
 
     text = (str,)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import math
 import os
 import shlex
 import signal
@@ -371,15 +370,12 @@ def settings(mode, model, device, dtype, start: Path | None = None, engine=None,
 
 
 def check_decoding(draft: str, temperature: float) -> None:
-    """Refuse a draft schedule or temperature that cannot decode, before the model loads."""
-    from editllm.editor.drafter import DraftSchedule
-
+    """Refuse a draft schedule or temperature that cannot decode, before the model loads: the library's check
+    (`api.check_options`), its message naming the flag (each starts with the option's name)."""
     try:
-        DraftSchedule.parse(draft)
-    except ValueError as exc:
-        raise EditError(f"--draft: {exc}") from exc
-    if not math.isfinite(temperature):
-        raise EditError(f"--temperature {temperature}: give a finite number (0 = greedy)")
+        api.check_options(draft=draft, temperature=temperature)
+    except EditError as exc:
+        raise EditError(f"--{exc}") from None
 
 
 def refuse_unwritable(sources: list, staged: bool = False) -> None:

@@ -1,5 +1,5 @@
 """Writing entries of the machine-level cache (`$EDITLLM_CACHE`): the bundled GGUF, its bf16 conversion, a
-tokenizer folder.
+tokenizer folder; and any other file that must be written whole (training data, bench reports).
 
 editllm runs in pre-commit hooks, so several processes may start together on a fresh cache (parallel commits,
 pre-commit over many files, an editor and a terminal). Each entry is built beside its place and renamed into
@@ -91,22 +91,30 @@ def building(dest: Path, valid: Callable[[Path], bool], folder: bool = False,
                 _remove(tmp)
 
 
-def publish_file(path: Path, data: bytes) -> None:
-    """Write one cache file whole: readers in other processes see the old file or the new one, never half of
-    it, and two processes writing at once leave one whole file. Synced before the rename (a crash must not
-    leave an empty file in place) and given the umask's modes."""
+@contextlib.contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """A temp file beside `path` (the same suffix: compressed alike) to fill; when the block succeeds it is
+    synced, given the umask's modes and renamed over `path`, else removed. Readers in other processes thus see
+    the old file or the new one, never half of it; two writers at once leave one whole file; and a full disk, a
+    file size limit or a kill midway leaves `path` as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.build-")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + path.suffix)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        shared(Path(tmp))
+        yield tmp
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())  # a crash right after the rename must not leave an empty file in place
+        shared(tmp)
         os.replace(tmp, path)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
+
+
+def publish_file(path: Path, data: bytes) -> None:
+    """Write one cache file whole (`replacing`)."""
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def shared(path: Path) -> None:

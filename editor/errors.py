@@ -1,7 +1,16 @@
-"""The one error type users see: a one-line message and exit code 2."""
+"""The one error type users see (a one-line message and exit code 2), and the words its messages describe input with."""
 
 
 class EditError(Exception):
     """Bad input, a missing model, output that cannot become a safe diff: nothing is written."""
 
     exit_code = 2
+
+
+def describe_json(value: object) -> str:
+    """What a parsed JSON value is, in a few words, for a message about input of the wrong shape (a server that
+    answered another API's shape, a case file's field): it says what came rather than failing on it later."""
+    if isinstance(value, dict):
+        return f"an object with {', '.join(map(str, list(value)[:4]))}" if value else "an empty object"
+    names = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), "null")

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from editllm.editor.errors import EditError
+from editllm.editor.errors import EditError, describe_json
 
 PROBE = "def f(x):\n    return x  # café ✓\n"  # ascii, indentation, non-ascii: where tokenizers differ
 
@@ -31,15 +31,6 @@ class ServerError(EditError):
     def __init__(self, message: str, transient: bool) -> None:
         super().__init__(message)
         self.transient = transient
-
-
-def describe(value: object) -> str:
-    """What a JSON answer is, in a few words: the error for a server that answered another shape than its API's
-    says what came (another kind of server, a proxy's page) rather than failing on it later."""
-    if isinstance(value, dict):
-        return f"an object with {', '.join(map(str, list(value)[:4]))}" if value else "an empty object"
-    names = {list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return names.get(type(value), "null")
 
 
 @dataclass(frozen=True)
@@ -79,7 +70,7 @@ class HttpClient:
         one; anything else is another server, said in one line). Failures become one-line `ServerError`s."""
         answer = self.request_json(path, body, timeout)
         if not isinstance(answer, dict):
-            raise ServerError(f"server {self.url}{path} answered {describe(answer)}, not a JSON object",
+            raise ServerError(f"server {self.url}{path} answered {describe_json(answer)}, not a JSON object",
                               transient=False)
         return answer
 
@@ -125,7 +116,7 @@ class HttpClient:
         answer = self.request("/tokenize", self.tokenize_body(PROBE))
         theirs = answer.get("tokens")
         if not isinstance(theirs, list) or not all(isinstance(t, int) for t in theirs):
-            raise ServerError(f"server {self.url}/tokenize answered {describe(answer)}, not token ids",
+            raise ServerError(f"server {self.url}/tokenize answered {describe_json(answer)}, not token ids",
                               transient=False)
         ours = tokenizer(PROBE, add_special_tokens=False)["input_ids"]
         if theirs != ours:
@@ -144,7 +135,7 @@ class TranslatingClient(HttpClient):
         name (the cards with a parent)."""
         cards = self.request("/v1/models").get("data")
         if not isinstance(cards, list) or not all(isinstance(c, dict) and "id" in c for c in cards):
-            raise ServerError(f"server {self.url}/v1/models: data is {describe(cards)}, not a list of model "
+            raise ServerError(f"server {self.url}/v1/models: data is {describe_json(cards)}, not a list of model "
                               "cards with an id", transient=False)
         base = [c for c in cards if not c.get("parent")]
         if not base:
@@ -172,7 +163,7 @@ class TranslatingClient(HttpClient):
         answer = self.request_json(self.generate_path, self.body(ids, n_predict, grammar=grammar, stop=stop,
                                                                   cache_prompt=cache_prompt, lora=lora, ban=ban))
         if not isinstance(answer, dict | list):  # SGLang may answer a batch of one: `read` takes both
-            raise ServerError(f"server {self.url}{self.generate_path} answered {describe(answer)}, not a "
+            raise ServerError(f"server {self.url}{self.generate_path} answered {describe_json(answer)}, not a "
                               "completion", transient=False)
         return self.read(answer, (time.perf_counter() - start) * 1000)
 
@@ -189,7 +180,7 @@ class ServerClient(HttpClient):
             props = self.request("/props")
             settings = props.get("default_generation_settings", {})
             if not isinstance(settings, dict):
-                raise ServerError(f"server {self.url}/props: default_generation_settings is {describe(settings)}",
+                raise ServerError(f"server {self.url}/props: default_generation_settings is {describe_json(settings)}",
                                   transient=False)
             spec = settings_of(settings).get("speculative.types") or None
             if spec in ("none", ""):
@@ -233,6 +224,6 @@ class ServerClient(HttpClient):
         answer = self.request("/completion", body)
         tokens = answer.get("tokens")
         if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):  # another server
-            raise ServerError(f"server {self.url}/completion answered {describe(answer)}, without tokens",
+            raise ServerError(f"server {self.url}/completion answered {describe_json(answer)}, without tokens",
                               transient=False)
         return answer

@@ -10,7 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from editllm.remote.client import HttpClient, ServerClient, ServerError, describe
+from editllm.editor.errors import describe_json
+from editllm.remote.client import HttpClient, ServerClient, ServerError
 from editllm.remote.modes import RemoteModel
 from editllm.remote.sglang import SglangClient
 from editllm.remote.vllm import VllmClient
@@ -42,7 +43,7 @@ def open_client(url: str, kind: str = "auto", timeout: float = 600.0) -> HttpCli
             return ServerClient(url, timeout)
         if path == "/v1/models" and (owner := served_by(answer)):
             return KINDS[owner](url, timeout)
-        seen.append(f"{path} answered {describe(answer)}")
+        seen.append(f"{path} answered {describe_json(answer)}")
     raise ServerError(f"server {url} is neither a llama-server (/props) nor a vLLM or SGLang server (/v1/models "
                       f"owned by vllm or sglang): {'; '.join(seen)}", transient=False)
 

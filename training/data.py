@@ -10,21 +10,17 @@ held-out cases (`is_heldout`) are evaluation data: any example sharing a functio
 from __future__ import annotations
 
 import ast
-import contextlib
 import difflib
 import gzip
 import json
-import os
 import random
 import re
-import tempfile
 import tokenize
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
-from editllm.editor.cachefs import shared
+from editllm.editor.cachefs import replacing
 from editllm.editor.errors import EditError
 from editllm.editor.focus import copy_view
 from editllm.editor.source import decode_bytes, split_lines
@@ -395,24 +391,6 @@ def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:
             if tokenizer is not None:
                 record["prompt"] = copy_prompt(tokenizer, ex.path, ex.shown()[0], ex.instruction)
             f.write(json.dumps(record) + "\n")
-
-
-@contextlib.contextmanager
-def replacing(path: Path) -> Iterator[Path]:
-    """A temp file beside `path` (the same suffix: compressed alike) to fill; when the block succeeds it is
-    synced, given the umask's modes and renamed over `path`, else removed. A full disk, a file size limit or
-    a kill midway thus leaves `path` as it was, never cut short: the file is written whole or not at all."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + path.suffix)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        shared(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 REQUIRED = [f.name for f in fields(Example) if f.default is MISSING]  # path ... source: those without a default
