@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from editllm.editor import prose
+from editllm.editor import elision, prose
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
@@ -144,11 +144,11 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         return edit_parts(lm, src, instruction, opts, parts, on_progress)
     focus = focus_of(src.text, instruction, src.lines) if opts.focus else None
     if focus is None:
-        text, stats, output = regenerate(lm, src, src.text, instruction, opts, on_progress)
-        return finish_edit(src, text, instruction, stats, output, opts.allow_deletions)
-    edited, stats, output = regenerate(lm, src, focus.text, instruction, opts, on_progress)
+        text, stats, output, filled = regenerate(lm, src, src.text, instruction, opts, on_progress)
+        return finish_edit(src, text, instruction, stats, output, opts.allow_deletions, filled)
+    edited, stats, output, filled = regenerate(lm, src, focus.text, instruction, opts, on_progress)
     whole = merge_focus(src.text, edited, instruction, opts.allow_deletions, src.lines)
-    result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions)
+    result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions, filled)
     result.focused = focus.names
     return result
 
@@ -156,16 +156,17 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
 def edit_parts(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, parts: Parts,
                on_progress=None) -> EditResult:
     """Prose focus (`editor.prosefocus`): each part rewritten on its own, the rest of the file kept."""
-    edited, outputs, total = [], [], DecodeStats(opts.mode)
+    edited, outputs, total, filled = [], [], DecodeStats(opts.mode), False
     for k, (start, end) in enumerate(parts.ranges):
         words = parts.words[k] if parts.words else None
-        text, stats, output = regenerate(lm, src, "".join(src.lines[start:end]), instruction, opts, on_progress,
-                                         words)
+        text, stats, output, part_filled = regenerate(lm, src, "".join(src.lines[start:end]), instruction, opts,
+                                                      on_progress, words)
+        filled = filled or part_filled
         edited.append(text)
         outputs.append(output)
         total = _sum(total, stats)
     whole = merge_parts(src.lines, parts, edited)
-    result = finish_edit(src, whole, instruction, total, "".join(outputs), opts.allow_deletions)
+    result = finish_edit(src, whole, instruction, total, "".join(outputs), opts.allow_deletions, filled)
     result.focused = (parts.why,)
     return result
 
@@ -182,9 +183,10 @@ def _sum(a: DecodeStats, b: DecodeStats) -> DecodeStats:
 
 
 def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, opts: EditOptions,
-               on_progress=None, words: tuple[str, ...] | None = None) -> tuple[str, DecodeStats, str]:
+               on_progress=None, words: tuple[str, ...] | None = None) -> tuple[str, DecodeStats, str, bool]:
     """Have the model rewrite `text` (the file, or its focus) in rewrite or spec mode: (LF text,
-    stats, raw output). `words`: the flagged words of a spelling-focus part (editor.prosefocus)."""
+    stats, raw output, whether placeholders for left-out code were filled with the original's lines).
+    `words`: the flagged words of a spelling-focus part (editor.prosefocus)."""
     prompt = rewrite_prompt(lm.tokenizer, src.path, text, instruction, LAYOUTS[opts.layout], words)
     ids = prompt_ids(lm, prompt)
     max_new = budget(lm, src, len(ids), opts.max_new_tokens, text)
@@ -216,20 +218,23 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    edited = finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text)
-    return prose.guard(src.path, text, edited, instruction), stats, output
+    edited, filled = elision.fill(text, finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text),
+                                  instruction, src.path)
+    return prose.guard(src.path, text, edited, instruction), stats, output, filled
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,
-                allow_deletions: bool = False) -> EditResult:
+                allow_deletions: bool = False, filled: bool = False) -> EditResult:
     """Whole-file check (merge fragments), then the file's own line endings. The original's lines come
-    from `src`; the new text is split here, once, and its lines go on to both stages."""
+    from `src`; the new text is split here, once, and its lines go on to both stages. `filled`: the model
+    wrote placeholders for code it left out (`editor.elision`), so it wrote part of the file: a merge too."""
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
     new_text = restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
-    return EditResult(src, new_text, stats, output, whole.complete, whole.merged, unmerged_text=unmerged)
+    return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
+                      unmerged_text=unmerged)
 
 
 def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:
@@ -245,11 +250,13 @@ def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Fo
 def finish_copy(src: SourceFile, text: str, instruction: str, stats, focus: Focus | None,
                 opts: EditOptions) -> EditResult:
     """A resolved program's text (over what `copy_shown` showed) as the file's edit: merged back by name
-    when focused, then the whole-file check."""
+    when focused, then the whole-file check. A `<gen>` span's placeholders for left-out code are filled with
+    the original's lines, as in rewrite mode (`editor.elision`)."""
+    text, filled = elision.fill(src.text if focus is None else focus.text, text, instruction, src.path)
     if focus is None:
-        return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions)
+        return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions, filled)
     whole = merge_focus(src.text, text, instruction, opts.allow_deletions, src.lines)
-    result = finish_edit(src, whole, instruction, stats, stats.program, opts.allow_deletions)
+    result = finish_edit(src, whole, instruction, stats, stats.program, opts.allow_deletions, filled)
     result.focused = focus.names
     return result
 

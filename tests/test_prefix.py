@@ -180,7 +180,7 @@ def test_regenerate_uses_the_prefix_across_files(llama_lm, mode, monkeypatch):
     for mode_ in ("rewrite", mode):
         for k, name in enumerate(("stats.py", "app.js", "stats.py")):
             src = source_from_text(FILES[name].encode(), name)
-            _, stats, output = edit.regenerate(llama_lm, src, src.text, "Fix the bug.",
+            _, stats, output, _ = edit.regenerate(llama_lm, src, src.text, "Fix the bug.",
                                                EditOptions(mode=mode_, max_new_tokens=48, focus=False))
             outs[mode_, k] = output
             assert stats.prefix_tokens > 40 and (k == 0 or stats.prefix_source == "memory")

@@ -320,7 +320,7 @@ def test_chunked_edit_puts_every_part_back(scripted_lm, monkeypatch):
 
     def regenerate(lm, src, part, *args, **kwargs):  # the model, scripted per part: fix the part's typos
         shown.append(part)
-        return part.replace("tpyo", "typo"), DecodeStats("spec", output_tokens=len(part)), ""
+        return part.replace("tpyo", "typo"), DecodeStats("spec", output_tokens=len(part)), "", False
 
     monkeypatch.setattr("editllm.editor.edit.regenerate", regenerate)
     result = edit_file(scripted_lm(""), src, "Fix the spelling mistakes.", EditOptions())
@@ -460,7 +460,7 @@ def test_a_spelling_focus_edit_changes_only_the_flagged_lines_in_both_modes(scri
         asked.append((part, words, rewrite_prompt(tokenizer, src.path, part, instruction, words=words).text))
         for wrong, right in fixes.items():
             part = part.replace(wrong, right)
-        return part, DecodeStats(opts.mode, output_tokens=1), ""
+        return part, DecodeStats(opts.mode, output_tokens=1), "", False
 
     monkeypatch.setattr("editllm.editor.edit.regenerate", regenerate)
     src = SourceFile("README.md", SPELLING_README)
