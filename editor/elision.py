@@ -36,8 +36,11 @@ BODILESS = re.compile(r"abstract|protocol|interface|overload", re.I)  # asks for
 
 
 def trigger(line: str) -> str | None:
-    """The words that make `line` a placeholder for left-out code (`...` for a bare ellipsis), or None."""
-    if not line.strip():
+    """The words that make `line` a placeholder for left-out code (`...` for a bare ellipsis), or None. Only a
+    comment (or a bracketed note) says it: a line of code with `...` in it (`from ...utils import x`) is code."""
+    if line.strip() in ("...", "…"):
+        return "..."
+    if not _comment(line):
         return None
     body = TRAIL.sub("", LEAD.sub("", line, count=1), count=1)
     words = body.split()
@@ -48,7 +51,7 @@ def trigger(line: str) -> str | None:
     if ELLIPSIS.search(body) and (m := LEFT_OUT.search(body)):
         return m.group(0)
     m = PHRASE.search(body) or (SHORT.search(body) if len(words) <= 4 else None)
-    return m.group(0) if m and _comment(line) else None
+    return m.group(0) if m else None
 
 
 def _comment(line: str) -> bool:

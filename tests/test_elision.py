@@ -38,6 +38,7 @@ def test_placeholders_are_recognised(line):
     "# keep the existing code path for py2 because of a bug in the parser on windows", "x = 1  # unchanged",
     "return rest", "def foo(): ...", "# TODO: handle other cases", "print('...')", "# Process the rest of the items",
     "# value stays unchanged when empty", "# NOTE: the rest of this is legacy", "",
+    "from ...utils import auto_docstring, logging", "x = f(...)",
 ])
 def test_ordinary_lines_and_comments_are_not_placeholders(line):
     assert trigger(line) is None

@@ -186,3 +186,20 @@ def test_distilling_here_leaves_out_what_was_distilled_before(tiny_model_dir, to
     assert "Add a docstring to `mean`." in attempt
     assert lease.distill_here(2, 0, [tmp_path / "earlier.jsonl.gz"], out, 1.0, model=str(tiny_model_dir),
                               log=said.append) == {}
+
+
+def test_pack_refuses_distilled_examples_holding_a_placeholder_for_left_out_code(tokenizer, tokenizer_dir, tmp_path):
+    """Rewrite mode's outputs from before the editor filled placeholders (`editor.elision`) may hold one: copy
+    mode must not learn to write `# ... existing code ...` in place of the user's lines."""
+    from editllm.training.data import elided
+    from editllm.training.lease import pack
+
+    good = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL, ORIGINAL.replace(
+        "def mean(items):\n", 'def mean(items):\n    """The average."""\n'), "distill:docstring:pkg/stats.py").finish()
+    cut = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL, good.after.split("def mean")[0] +
+                  "# ... existing code ...\n", "distill:docstring:pkg/stats.py")
+    assert not elided(good) and elided(cut)
+    write_jsonl([good], tmp_path / "syn.jsonl.gz", tokenizer)
+    write_jsonl([good, cut], tmp_path / "earlier.jsonl.gz", tokenizer)
+    pack(tmp_path / "syn.jsonl.gz", 1, 0, tokenizer_dir, tmp_path / "pack", [tmp_path / "earlier.jsonl.gz"])
+    assert load_encoded(tmp_path / "pack" / "distilled.npz") == [encode_example(tokenizer, good, eos_id(tokenizer))]

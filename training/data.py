@@ -349,6 +349,18 @@ def eval_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
     return humaneval_fingerprints() + heldout_fingerprints(cases_dir)
 
 
+def elided(example: Example) -> bool:
+    """Whether the example's after-text holds a placeholder for code the model left out (`# ... existing code
+    ...`): rewrite mode's outputs from before the editor filled those (`editor.elision`) may, and copy mode must
+    not learn to write one."""
+    from editllm.editor.elision import fill
+
+    try:
+        return fill(example.before, example.after, example.instruction, example.path)[1]
+    except EditError:
+        return True
+
+
 def overlaps_eval(example: Example, prints: list[Fingerprint]) -> bool:
     """True when the example holds an evaluation signature line, or three of one function's distinctive
     body lines (both, when it has only two: short held-out methods have no distinctive signature)."""
@@ -376,7 +388,10 @@ def collect(repo: Path | None = None, rev_range: str | None = None, synthetic: i
     if len(kept) < len(examples):
         log(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
             "evaluation cases (HumanEval, held-out)")
-    return kept
+    whole = [ex for ex in kept if not elided(ex)]
+    if len(whole) < len(kept):
+        log(f"refused {len(kept) - len(whole)} example(s) whose after-text holds a placeholder for left-out code")
+    return whole
 
 
 def write_jsonl(examples: list[Example], out: Path, tokenizer=None) -> None:

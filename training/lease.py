@@ -96,8 +96,9 @@ def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path,
     """Write `out/`: tasks.jsonl.gz, synthetic.npz (encoded), tokenizer/ (the one the prompts assume), and
     distilled.npz: the examples of earlier distillations (`training/data/distill-*.jsonl.gz`, decoded on an
     earlier lease or on a CPU), which `run` weighs like the ones it distils itself, so a lease can spend
-    all its time training. Those are guarded again against the evaluation cases, as `train data` does."""
-    from editllm.training.data import eval_fingerprints, overlaps_eval, read_jsonl
+    all its time training. Those are guarded again against the evaluation cases, as `train data` does, and
+    against placeholders for left-out code (`data.elided`)."""
+    from editllm.training.data import elided, eval_fingerprints, overlaps_eval, read_jsonl
     from editllm.training.sft import encode_example, eos_id
     from transformers import AutoTokenizer
 
@@ -109,14 +110,15 @@ def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path,
     save_encoded([encode_example(tokenizer, ex, eos) for ex in examples], out / "synthetic.npz")
     earlier = [ex for path in distilled or [] for ex in read_jsonl(path)]
     prints = eval_fingerprints()
-    kept = [ex for ex in earlier if not overlaps_eval(ex, prints)]
+    kept = [ex for ex in earlier if not overlaps_eval(ex, prints) and not elided(ex)]
     save_encoded([encode_example(tokenizer, ex, eos) for ex in kept], out / "distilled.npz")
     drawn = draw_tasks(tasks, seed)
     with gzip.open(out / "tasks.jsonl.gz", "wt", encoding="utf-8") as f:
         for t in drawn:
             f.write(json.dumps(t) + "\n")
     print(f"packed {len(examples)} synthetic examples, {len(kept)} distilled ones ({len(earlier) - len(kept)} "
-          f"refused: evaluation overlap) and {len(drawn)} tasks into {out}", file=sys.stderr)
+          f"refused: evaluation overlap or a placeholder for left-out code) and {len(drawn)} tasks into {out}",
+          file=sys.stderr)
 
 
 def distill_here(tasks: int, seed: int, exclude: list[Path], out: Path, minutes: float, model: str = "bundled:1.5b",
