@@ -289,11 +289,12 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
                 edit = session.edit_source(src, instruction)
                 break
             except ServerError as exc:
-                out_of_time = timeout is not None and time.monotonic() - t0 >= timeout
+                wait = min(30.0, backoff * 2 ** (outcome.attempts - 1))
+                out_of_time = timeout is not None and time.monotonic() - t0 + wait >= timeout  # no time to try again
                 if not exc.transient or outcome.attempts > retries or out_of_time:
                     outcome.error = str(exc)
                     return report(outcome)
-                time.sleep(min(30.0, backoff * 2 ** (outcome.attempts - 1)))
+                time.sleep(wait)
             except EditError as exc:
                 outcome.error = str(exc)
                 return report(outcome)

@@ -345,7 +345,7 @@ JOBS = typer.Option(1, "--jobs", "-j", min=1, help="Files edited at once: reques
                                                   "together in one batch on the llama.cpp engine.")
 RETRIES = typer.Option(2, "--retries", min=0, help="Retries per file when the server is down or busy.")
 TIMEOUT = typer.Option(None, "--timeout", min=1.0, help="Seconds per file (each request to the server and its "
-                                                           "retries).")
+                                                           "retries); with --server only.")
 JOURNAL = typer.Option(None, "--journal", help="Folder of the resume journal (.editllm-journal.jsonl; default: the "
                                                   "cache). Giving it, --server or --jobs makes a many-files run "
                                                   "(each file written as it finishes; a rerun resumes).")
@@ -376,6 +376,14 @@ def check_decoding(draft: str, temperature: float) -> None:
         api.check_options(draft=draft, temperature=temperature)
     except EditError as exc:
         raise EditError(f"--{exc}") from None
+
+
+def refuse_local_timeout(conf, timeout: float | None) -> None:
+    """--timeout bounds a server's requests; a local model's decode is not interrupted midway, so a run that
+    asked for a bound and silently had none (a pre-commit hook's time limit) is refused instead."""
+    if timeout is not None and not conf.get("server"):
+        raise EditError(f"--timeout {timeout:g} bounds requests to a server (--server URL); a local model runs "
+                        "each file to its end: drop --timeout")
 
 
 def refuse_unwritable(sources: list, staged: bool = False) -> None:
@@ -530,6 +538,7 @@ def fix(
                     batch_invariant=batch_invariant)
     if copy_requests != "loop" and not conf.get("server"):
         raise EditError(f"--copy-requests {copy_requests} is for copy mode through a server: add --server URL")
+    refuse_local_timeout(conf, timeout)
     session = edit_session(conf, adapter, no_adapter, trust_remote_code=trust_remote_code,
                            max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, draft=draft,
                            monotonic=monotonic, focus=focus, allow_deletions=allow_deletions,
@@ -604,6 +613,7 @@ def check(
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
+    refuse_local_timeout(conf, timeout)
     session = edit_session(conf, adapter, no_adapter, max_new_tokens=max_new_tokens, focus=focus,
                            allow_deletions=allow_deletions)
     if batched(session, jobs, journal):

@@ -86,6 +86,22 @@ def test_transient_errors_are_retried_and_permanent_ones_are_not(files, tmp_path
     assert report.exit_code() == 2
 
 
+def test_no_backoff_is_slept_past_the_files_timeout(files, tmp_path, monkeypatch):
+    """A retry whose backoff would end past `timeout` is not waited for: the file fails now, with its error."""
+    slept, clock = [], [0.0]
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr("editllm.api.batch.time.sleep", sleep)
+    monkeypatch.setattr("editllm.api.batch.time.monotonic", lambda: clock[0])
+    down = ServerError("server: connection refused", transient=True)
+    session = FakeSession({"f1.py": [down, down, down]})
+    report = edit_many(session, read_sources(["f1.py"], "shout"), "shout", retries=5, backoff=4.0, timeout=10.0)
+    assert report.failed[0].error == str(down) and report.failed[0].attempts == 2 and slept == [4.0]
+
+
 def test_an_unexpected_exception_fails_only_its_file(files, tmp_path):
     session = FakeSession({"f0.py": [ZeroDivisionError("boom")]})
     report = run(session, files, tmp_path, jobs=3)

@@ -116,6 +116,7 @@ def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py"], "usage: editllm fix"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--model", "nowhere/dir/x"], "model not found"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--copy-requests", "one"], "add --server URL"),
+        (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--timeout", "30"], "bounds requests to a server"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--copy-requests", "two"], "'two' is not one of"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--batch-invariant", "--server", "http://127.0.0.1:9"],
          "set where it starts"),
