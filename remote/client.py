@@ -33,6 +33,11 @@ class ServerError(EditError):
         self.transient = transient
 
 
+class NotJson(ServerError):
+    """An answer whose body is not JSON: transient for a request the server must answer (a proxy's error page,
+    a cut answer); for a probe of which engine it is, a page of some other server."""
+
+
 @dataclass(frozen=True)
 class ServerInfo:
     """What the server says about itself: its slots, each slot's context, its speculation, its model."""
@@ -83,8 +88,7 @@ class HttpClient:
             return json.loads(raw)
         except ValueError as exc:  # JSONDecodeError, or bytes that are no UTF-8/16/32
             start = raw[:60].decode(errors="replace").replace("\n", " ")
-            raise ServerError(f"server {self.url}{path}: not a JSON answer ({exc}): {start!r}",
-                              transient=True) from exc
+            raise NotJson(f"server {self.url}{path}: not a JSON answer ({exc}): {start!r}", transient=True) from exc
 
     def text(self, path: str, timeout: float | None = None) -> str:
         """GET a plain-text page (vLLM's `/metrics`)."""

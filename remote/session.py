@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from editllm.editor.errors import describe_json
-from editllm.remote.client import HttpClient, ServerClient, ServerError
+from editllm.remote.client import HttpClient, NotJson, ServerClient, ServerError
 from editllm.remote.modes import RemoteModel
 from editllm.remote.sglang import SglangClient
 from editllm.remote.vllm import VllmClient
@@ -34,8 +34,8 @@ def open_client(url: str, kind: str = "auto", timeout: float = 600.0) -> HttpCli
         try:
             answer = probe.request_json(path)
         except ServerError as exc:
-            if exc.transient:  # down or busy: the runner may retry; a 404 means another engine
-                raise
+            if exc.transient and not (path == "/props" and isinstance(exc, NotJson)):
+                raise  # down or busy: the runner may retry; a 404, or a page at /props, means another engine
             seen.append(str(exc).removeprefix("server "))
             continue
         if path == "/props" and isinstance(answer, dict) and isinstance(answer.get("default_generation_settings"),

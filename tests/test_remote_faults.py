@@ -122,6 +122,18 @@ def test_a_server_answering_a_list_everywhere_is_refused_in_one_line(fake):
     assert "/completion answered a list" in str(failure(lambda: ServerClient(URL).complete([1], 4)))
 
 
+def test_a_page_at_props_does_not_stop_the_engine_probe(fake):
+    """A proxy or another server answering `/props` with a page (HTML, 200) is not a llama-server: `/v1/models`
+    is still asked; only where no probe answers JSON does the error stay transient (a proxy's error page)."""
+    page = "<!doctype html><title>Gateway</title>"
+    fake({"/props": page, "/v1/models": {"data": [{"id": "m", "owned_by": "vllm"}]}})
+    assert type(open_client(URL)) is VllmClient
+    fake({"/props": page, "/v1/models": page})
+    assert failure(lambda: open_client(URL)).transient
+    fake({"/props": 404, "/v1/models": page})
+    assert "not a JSON answer" in str(failure(lambda: open_client(URL)))
+
+
 def test_a_vllm_card_without_an_id_and_no_tokens_are_refused(fake):
     fake(Every({"data": [{"owned_by": "vllm"}]}))
     client = open_client(URL)
