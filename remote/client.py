@@ -146,6 +146,17 @@ class TranslatingClient(HttpClient):
             raise ServerError(f"server {self.url}: /v1/models lists no model", transient=False)
         return base[0], tuple(str(c["id"]) for c in cards if c.get("parent"))
 
+    def number(self, value: object, what: str) -> int:
+        """A count the server states (a context length; 0 where it states none): another shape (a list, a
+        word) is a server of another API or version, said in one line rather than an internal error."""
+        try:
+            if isinstance(value, bool | list | dict):
+                raise TypeError
+            return int(value or 0)
+        except (TypeError, ValueError, OverflowError):
+            raise ServerError(f"server {self.url}: {what} is {describe_json(value)}, not a number",
+                              transient=False) from None
+
     def tokenize_body(self, text: str) -> dict:
         """The `/tokenize` request for `text`, without special tokens (vLLM and SGLang read the same fields)."""
         return {"prompt": text, "add_special_tokens": False}

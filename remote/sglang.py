@@ -51,9 +51,9 @@ class SglangClient(TranslatingClient):
             card, adapters = self.model_cards()
             settings = self._server_info()
             spec = settings.get("speculative_algorithm") or None
-            self._info = ServerInfo(self.url, 1,
-                                    int(card.get("max_model_len") or settings.get("context_length") or 0),
-                                    None if spec in (None, "", "NONE") else f"sglang {spec}",
+            n_ctx = self.number(card.get("max_model_len"), "/v1/models max_model_len") or self.number(
+                settings.get("context_length"), "/server_info context_length")
+            self._info = ServerInfo(self.url, 1, n_ctx, None if spec in (None, "", "NONE") else f"sglang {spec}",
                                     str(settings.get("model_path") or card.get("root") or card["id"]),
                                     kind=self.kind, model=str(card["id"]), adapters=adapters)
         return self._info

@@ -49,7 +49,8 @@ class VllmClient(TranslatingClient):
         `/metrics` (whether it speculates), read once."""
         if self._info is None:
             card, adapters = self.model_cards()
-            self._info = ServerInfo(self.url, 1, int(card.get("max_model_len") or 0), self._speculative(),
+            n_ctx = self.number(card.get("max_model_len"), "/v1/models max_model_len")
+            self._info = ServerInfo(self.url, 1, n_ctx, self._speculative(),
                                     str(card.get("root") or card["id"]), kind=self.kind, model=str(card["id"]),
                                     adapters=adapters)
         return self._info

@@ -134,6 +134,17 @@ def test_a_page_at_props_does_not_stop_the_engine_probe(fake):
     assert "not a JSON answer" in str(failure(lambda: open_client(URL)))
 
 
+def test_a_context_length_of_another_shape_is_refused_in_one_line(fake):
+    from editllm.remote.sglang import SglangClient
+
+    fake({"/v1/models": {"data": [{"id": "m", "owned_by": "sglang"}]}, "/server_info": {"context_length": "lots"}})
+    assert "/server_info context_length is a string, not a number" in str(failure(SglangClient(URL).info))
+    fake({"/v1/models": {"data": [{"id": "m", "owned_by": "vllm", "max_model_len": [4096]}]}})
+    assert "max_model_len is a list, not a number" in str(failure(VllmClient(URL).info))
+    fake({"/v1/models": {"data": [{"id": "m", "owned_by": "sglang"}]}, "/server_info": {"context_length": "4096"}})
+    assert SglangClient(URL).info().n_ctx == 4096
+
+
 def test_a_vllm_card_without_an_id_and_no_tokens_are_refused(fake):
     fake(Every({"data": [{"owned_by": "vllm"}]}))
     client = open_client(URL)
