@@ -11,6 +11,7 @@ another mode does not apply it again).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
@@ -22,10 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from editllm.editor.cachefs import replacing
 from editllm.editor.errors import EditError
 from editllm.editor.source import SourceFile
 
 JOURNAL_NAME = ".editllm-journal.jsonl"
+SHARED_LIMIT = 8 << 20  # bytes of the cache's journal, which every run without --journal shares
 
 
 def content_sha(text: str, bom: bool = False) -> str:
@@ -64,7 +67,9 @@ class Journal:
     `--apply` prints it again). Appends are flushed and fsynced under a lock: threads share one journal.
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, limit: int | None = None) -> None:
+        """`limit` (bytes): the journal every run shares (the cache's, not a `--journal DIR`) is cut to its
+        newest half past it, so it cannot grow without end (each record holds a diff)."""
         self.path = Path(folder).expanduser() / JOURNAL_NAME
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,6 +81,8 @@ class Journal:
         except OSError as exc:
             raise EditError(f"--journal {folder}: cannot write {self.path.name} there ({exc.strerror or exc})") from exc
         self._lock = threading.Lock()
+        if limit is not None:
+            self._compact(limit)
         self.records: dict[str, list[dict]] = {}
         self.applied: dict[tuple[str, str], list[dict]] = {}  # (path, instruction's sha) -> records of writes
         for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -101,15 +108,32 @@ class Journal:
         blob = json.dumps({"path": path, "instruction": instruction, "settings": settings}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
+    def _compact(self, limit: int) -> None:
+        """Past `limit` bytes, keep the newest whole lines of `limit // 2`: written beside and renamed over it,
+        under an exclusive lock that another process's append waits for (it then appends to the new file)."""
+        with open(self.path, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            if os.fstat(f.fileno()).st_size <= limit:
+                return
+            data = f.read()
+            tail = data[len(data) - limit // 2:]
+            with replacing(self.path) as tmp:
+                tmp.write_bytes(tail[tail.find(b"\n") + 1:])  # from the first whole line on
+
     def append(self, rec: dict) -> None:
-        line = json.dumps(rec, sort_keys=True) + "\n"
         with self._lock:
-            if not _ends_a_line(self.path):  # a killed run's cut-off line: end it, so that this record is
-                line = "\n" + line            # not read as part of that one and lost
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+            while True:
+                with open(self.path, "a", encoding="utf-8") as f:
+                    fcntl.flock(f, fcntl.LOCK_SH)  # not while another process compacts the journal
+                    if os.fstat(f.fileno()).st_ino != self.path.stat().st_ino:
+                        continue  # compacted meanwhile: this is the old file, append to the new one
+                    line = json.dumps(rec, sort_keys=True) + "\n"
+                    if not _ends_a_line(self.path):  # a killed run's cut-off line: end it, so that this record
+                        line = "\n" + line            # is not read as part of that one and lost
+                    f.write(line)
+                    f.flush()
+                    os.fsync(f.fileno())
+                    break
             self._index(rec)
 
     def finished(self, key: str, sha: str, apply: bool, path: str = "", instruction: str = "",

@@ -423,7 +423,7 @@ def run_batch(session: api.EditSession, sources: list, instruction: str, apply: 
               worktree: bool = False):
     """Edit through `api.batch`: a progress bar on stderr, diffs of the files that succeeded in input order
     on stdout (or written as each finishes, with --apply), failures listed with their reasons, a summary."""
-    from editllm.api.batch import Journal
+    from editllm.api.batch import SHARED_LIMIT, Journal
     from editllm.editor.modelspec import cache_dir
 
     folder = Path(journal) if journal else cache_dir() / "journal"
@@ -439,7 +439,8 @@ def run_batch(session: api.EditSession, sources: list, instruction: str, apply: 
                          + (f", {failed} failed" if failed else ""))
 
         report = session.edit_many(sources, instruction, jobs=jobs, retries=retries, timeout=timeout,
-                                   journal=Journal(folder), apply=apply, worktree=worktree, progress=bar,
+                                   journal=Journal(folder, None if journal else SHARED_LIMIT), apply=apply,
+                                   worktree=worktree, progress=bar,
                                    log=session.log)
     if not apply:
         write_diff("".join(o.diff for o in report.outcomes if o.error is None))

@@ -7,7 +7,7 @@ import json
 import threading
 
 import pytest
-from editllm.api.batch import Journal, content_sha, edit_many
+from editllm.api.batch import JOURNAL_NAME, Journal, content_sha, edit_many
 from editllm.api.session import FileEdit, read_sources
 from editllm.editor.diff import checked_diff
 from editllm.editor.errors import EditError
@@ -261,3 +261,18 @@ def test_a_server_still_loading_is_retried_while_connecting(files, tmp_path):
     assert report.exit_code() == 0 and len(report.changed) == len(files)
     with pytest.raises(ServerError, match="503"):
         run(Loading(3), files, tmp_path, retries=2)
+
+
+def test_the_shared_journal_keeps_its_newest_records_within_its_limit(tmp_path):
+    """The cache's journal (every run without --journal appends a diff per file) is cut to its newest half past
+    its limit; a journal opened before the cut appends to the new file, not to the one renamed away."""
+    early = Journal(tmp_path)
+    for k in range(200):
+        early.append({"key": f"k{k}", "diff": "x" * 80})
+    size = (tmp_path / JOURNAL_NAME).stat().st_size
+    later = Journal(tmp_path, limit=size // 2)
+    assert (tmp_path / JOURNAL_NAME).stat().st_size <= size // 4
+    assert "k199" in later.records and "k0" not in later.records
+    early.append({"key": "after", "diff": ""})
+    assert "after" in Journal(tmp_path).records and "k199" in Journal(tmp_path).records
+    assert Journal(tmp_path, limit=size).records.keys() == Journal(tmp_path).records.keys()  # under it: untouched
