@@ -103,6 +103,10 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
     room = lm.context_length - n_prompt
     needed = file_tokens + 8
     if needed > room:
+        if n_prompt - file_tokens > max(file_tokens, 1024):  # the instruction, not the file, fills the context
+            raise EditError(f"the instruction is too long for the model's context ({n_prompt - file_tokens} of "
+                            f"the prompt's {n_prompt} tokens are not {src.path}'s; the context holds "
+                            f"{lm.context_length}): shorten it")
         raise EditError(
             f"{src.path}: too long for the model's context ({n_prompt} prompt + ~{needed} output tokens "
             f"> {lm.context_length})"

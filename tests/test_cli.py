@@ -136,6 +136,14 @@ def test_too_long_for_context_is_refused(tmp_path, tiny_model_dir):
     (tmp_path / "big.py").write_text("value = 12345\n" * 2000)  # ~10k tokens > tiny context 4096
     res = invoke("fix", "big.py", "x", "--model", str(tiny_model_dir), "--dtype", "float32", cwd=tmp_path)
     assert res.exit_code == 2 and "too long for the model's context" in res.stderr
+    assert "big.py: too long" in res.stderr
+
+
+def test_an_instruction_that_fills_the_context_is_blamed_not_the_file(tmp_path, tiny_model_dir):
+    (tmp_path / "small.py").write_text("value = 1\n")
+    res = invoke("fix", "small.py", "make it " + "much " * 5000 + "bigger", "--model", str(tiny_model_dir),
+                 "--dtype", "float32", cwd=tmp_path)
+    assert res.exit_code == 2 and "the instruction is too long for the model's context" in res.stderr
 
 
 def test_tiny_model_end_to_end_subprocess(tmp_path, tiny_model_dir):
