@@ -35,6 +35,13 @@ DEF = re.compile(
     r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+([A-Za-z_$][\w$]*)"
 )
+# A JavaScript/TypeScript method in a class or object body (`  size() {`, `  static async load(url): Promise<X> {`):
+# indented, so never a top-level statement, and never a control statement (`if (x) {`).
+METHOD = re.compile(
+    r"^[ \t]+(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*\*?"
+    r"(?!(?:if|for|while|switch|catch|with|function|return|else|do|try|new|await|typeof)\b)"
+    r"([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*(?::\s*[^{=;]+)?\{\s*$"
+)
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
@@ -101,11 +108,15 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             block.lines.extend(block.blank)
             block.blank = []
         block.lines.append(line)
-        if block.name is None:
-            m = DEF.match(line)
-            if m and indent_of(line) == indent:
-                block.name = m.group(1)
+        if block.name is None and indent_of(line) == indent:
+            block.name = definition(line)
     return blocks
+
+
+def definition(line: str) -> str | None:
+    """The name a line defines (`def f`, `class C`, `function g`, a JavaScript method `size() {`), if any."""
+    m = DEF.match(line) or METHOD.match(line)
+    return m.group(1) if m else None
 
 
 def joined(blocks: list[Block]) -> list[str]:
@@ -132,7 +143,7 @@ def child_indent(block: Block) -> int | None:
 def header_size(block: Block) -> int:
     """Lines up to and including the definition line (decorators come first)."""
     for k, line in enumerate(block.lines):
-        if DEF.match(line):
+        if definition(line):
             return k + 1
     return 1
 
@@ -437,6 +448,16 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     return Block(new.name, lines, blank)
 
 
+def closer_of(block: Block) -> list[str]:
+    """A braced definition's closing lines (`}`, `};` at its own indentation): a member written alone lacks
+    them, and without them the class would lose its `}` when the member is merged in."""
+    base = indent_of(block.lines[0])
+    k = len(block.lines)
+    while k > 1 and CLOSER.match(block.lines[k - 1]) and indent_of(block.lines[k - 1]) == base:
+        k -= 1
+    return block.lines[k:]
+
+
 def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
     """Merge by blocks; None when the text has no definitions to go by. `drop`: indices of old
     top-level blocks that go when the output has nothing in their place."""
@@ -464,7 +485,8 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
         return None
     i = parents[0]
     parent = old_blocks[i]
-    wrapped = Block(parent.name, parent.lines[:header_size(parent)] + new, parent.blank)
+    closing = closer_of(parent) if not any(CLOSER.match(line) and indent_of(line) < base for line in new) else []
+    wrapped = Block(parent.name, parent.lines[:header_size(parent)] + new + closing, parent.blank)
     old_blocks[i] = merge_pair(parent, wrapped, instruction, "the file")
     return joined(old_blocks)
 
