@@ -274,6 +274,8 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
             lost |= gone
             if n in (0, len(ops) - 1):
                 edge |= gone
+        elif tag == "replace":  # lines rewritten in place, but a line with no counterpart among them is gone
+            lost |= unmatched(old[i1:i2], new[j1:j2], i1)
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     written = Counter(b.text for b in split_blocks(new, 0))
@@ -289,6 +291,24 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
         count += sum(1 for n in content if n in edge)
         whole = whole or (b.name is None and all(n in lost for n in content))
     return count, whole
+
+
+def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
+    """Indices (from `offset`) of the non-blank old lines of a rewritten stretch left without a counterpart:
+    each new line there stands for at most one old line it is much like, the most alike pairs first. So `Z = 3`
+    beside `Y = 2` → `Y = 5` is gone (only one line came back for two), where `Y = 5` alone would match both."""
+    pairs = sorted(((difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio(), i, j)
+                    for i, a in enumerate(old) if not is_blank(a) for j, b in enumerate(new) if not is_blank(b)),
+                   reverse=True)
+    used_old: set[int] = set()
+    used_new: set[int] = set()
+    for ratio, i, j in pairs:
+        if ratio < 0.6:
+            break
+        if i not in used_old and j not in used_new:
+            used_old.add(i)
+            used_new.add(j)
+    return {offset + i for i, line in enumerate(old) if not is_blank(line) and i not in used_old}
 
 
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
@@ -348,6 +368,8 @@ def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior))]
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
+            else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike
+                cands = [i for i in cands if head(old[i]) == head(nb)] or cands
             if not cands and nb.name:  # moved: the one unpaired old definition of that name, anywhere
                 cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
                 if len(cands) > 1:
@@ -400,9 +422,13 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
                 out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
         else:
             out.append(b)
+        kept_next = i + 1 < len(old) and i + 1 not in replaced  # an old block the output left out comes next
         for k, j in enumerate(after):
             last = k == len(after) - 1
-            blank = (b.blank or new[j].blank) if last and i in replaced else new[j].blank
+            if last and i in replaced:  # the gap before the next block: the original's when that block is old
+                blank = b.blank if kept_next else (b.blank or new[j].blank)
+            else:
+                blank = new[j].blank
             out.append(Block(new[j].name, new[j].lines, blank))
     return out
 

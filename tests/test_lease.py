@@ -188,18 +188,20 @@ def test_distilling_here_leaves_out_what_was_distilled_before(tiny_model_dir, to
                               log=said.append) == {}
 
 
-def test_pack_refuses_distilled_examples_holding_a_placeholder_for_left_out_code(tokenizer, tokenizer_dir, tmp_path):
-    """Rewrite mode's outputs from before the editor filled placeholders (`editor.elision`) may hold one: copy
-    mode must not learn to write `# ... existing code ...` in place of the user's lines."""
-    from editllm.training.data import elided
+def test_pack_refuses_distilled_examples_that_lost_code(tokenizer, tokenizer_dir, tmp_path):
+    """Rewrite mode's outputs from before the editor caught them may hold a placeholder (`editor.elision`) or a
+    statement dropped beside a changed one: copy mode must not learn to lose the user's lines."""
+    from editllm.training.data import lossy
     from editllm.training.lease import pack
 
     good = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL, ORIGINAL.replace(
         "def mean(items):\n", 'def mean(items):\n    """The average."""\n'), "distill:docstring:pkg/stats.py").finish()
     cut = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL, good.after.split("def mean")[0] +
                   "# ... existing code ...\n", "distill:docstring:pkg/stats.py")
-    assert not elided(good) and elided(cut)
+    dropped = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL,
+                      good.after.replace("import math\n", "import logging\n"), "distill:docstring:pkg/stats.py")
+    assert not lossy(good) and lossy(cut) and lossy(dropped)
     write_jsonl([good], tmp_path / "syn.jsonl.gz", tokenizer)
-    write_jsonl([good, cut], tmp_path / "earlier.jsonl.gz", tokenizer)
+    write_jsonl([good, cut, dropped], tmp_path / "earlier.jsonl.gz", tokenizer)
     pack(tmp_path / "syn.jsonl.gz", 1, 0, tokenizer_dir, tmp_path / "pack", [tmp_path / "earlier.jsonl.gz"])
     assert load_encoded(tmp_path / "pack" / "distilled.npz") == [encode_example(tokenizer, good, eos_id(tokenizer))]

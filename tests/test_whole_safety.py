@@ -75,3 +75,21 @@ def test_a_method_dropped_from_a_class_written_whole_is_refused_unless_named(tmp
     model["text"] = "class A:\n    def f(self):\n        return 1\n\n\ndef h():\n    return 3\n"
     res = run(tmp_path, "fix", "c.py", "remove the method g", "--apply", "--no-focus")  # named: it may go
     assert res.exit_code == 0 and "def g" not in (tmp_path / "c.py").read_text()
+
+
+@pytest.mark.parametrize("old,new,goal", [
+    ("import os\n\nX = 1\nY = 2\nZ = 3\n\n\ndef f():\n    return X + Y + Z\n",
+     "import os\n\nX = 1\nY = 5\n\n\ndef f():\n    return X + Y + Z\n",
+     "import os\n\nX = 1\nY = 5\nZ = 3\n\n\ndef f():\n    return X + Y + Z\n"),
+    # seen in rewrite mode's own outputs (distillation): an import swapped for the logging one it asked for
+    ("import os\nfrom .ansi import AnsiDecoder\n\n\ndef f():\n    return AnsiDecoder(os.sep)\n",
+     "import os\nimport logging\n\n\ndef f():\n    return AnsiDecoder(os.sep)\n",
+     "import os\nimport logging\nfrom .ansi import AnsiDecoder\n\n\ndef f():\n    return AnsiDecoder(os.sep)\n"),
+])
+def test_a_statement_dropped_beside_a_changed_one_is_kept(old, new, goal):
+    """Two lines rewritten as one: each new line stands for one old line, so the one with no counterpart is gone,
+    and the output is a fragment (merged: the changed statement replaces the one with its target)."""
+    from editllm.editor.wholefile import ensure_whole
+
+    whole = ensure_whole(old, new, "set Y to 5")
+    assert whole.merged and whole.text == goal

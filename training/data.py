@@ -349,16 +349,20 @@ def eval_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
     return humaneval_fingerprints() + heldout_fingerprints(cases_dir)
 
 
-def elided(example: Example) -> bool:
-    """Whether the example's after-text holds a placeholder for code the model left out (`# ... existing code
-    ...`): rewrite mode's outputs from before the editor filled those (`editor.elision`) may, and copy mode must
-    not learn to write one."""
+def lossy(example: Example) -> bool:
+    """Whether the example's after-text lost what the instruction did not ask to lose: a placeholder for code
+    the model left out (`# ... existing code ...`), or a statement dropped beside a changed one (an import
+    swapped for a logging line). Rewrite mode's outputs from before the editor caught those (`editor.elision`,
+    `wholefile.is_fragment`) may hold them, and copy mode must not learn to write them."""
     from editllm.editor.elision import fill
+    from editllm.editor.wholefile import is_fragment
 
     try:
-        return fill(example.before, example.after, example.instruction, example.path)[1]
+        if fill(example.before, example.after, example.instruction, example.path)[1]:
+            return True
     except EditError:
         return True
+    return is_fragment(split_lines(example.before), split_lines(example.after), example.instruction)
 
 
 def overlaps_eval(example: Example, prints: list[Fingerprint]) -> bool:
@@ -388,9 +392,9 @@ def collect(repo: Path | None = None, rev_range: str | None = None, synthetic: i
     if len(kept) < len(examples):
         log(f"refused {len(examples) - len(kept)} example(s) that share functions with the bench's "
             "evaluation cases (HumanEval, held-out)")
-    whole = [ex for ex in kept if not elided(ex)]
+    whole = [ex for ex in kept if not lossy(ex)]
     if len(whole) < len(kept):
-        log(f"refused {len(kept) - len(whole)} example(s) whose after-text holds a placeholder for left-out code")
+        log(f"refused {len(kept) - len(whole)} example(s) whose after-text lost code the instruction did not name")
     return whole
 
 

@@ -97,8 +97,8 @@ def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path,
     distilled.npz: the examples of earlier distillations (`training/data/distill-*.jsonl.gz`, decoded on an
     earlier lease or on a CPU), which `run` weighs like the ones it distils itself, so a lease can spend
     all its time training. Those are guarded again against the evaluation cases, as `train data` does, and
-    against placeholders for left-out code (`data.elided`)."""
-    from editllm.training.data import elided, eval_fingerprints, overlaps_eval, read_jsonl
+    against outputs that lost code the instruction did not name (`data.lossy`)."""
+    from editllm.training.data import eval_fingerprints, lossy, overlaps_eval, read_jsonl
     from editllm.training.sft import encode_example, eos_id
     from transformers import AutoTokenizer
 
@@ -110,14 +110,14 @@ def pack(synthetic: Path, tasks: int, seed: int, tokenizer_dir: Path, out: Path,
     save_encoded([encode_example(tokenizer, ex, eos) for ex in examples], out / "synthetic.npz")
     earlier = [ex for path in distilled or [] for ex in read_jsonl(path)]
     prints = eval_fingerprints()
-    kept = [ex for ex in earlier if not overlaps_eval(ex, prints) and not elided(ex)]
+    kept = [ex for ex in earlier if not overlaps_eval(ex, prints) and not lossy(ex)]
     save_encoded([encode_example(tokenizer, ex, eos) for ex in kept], out / "distilled.npz")
     drawn = draw_tasks(tasks, seed)
     with gzip.open(out / "tasks.jsonl.gz", "wt", encoding="utf-8") as f:
         for t in drawn:
             f.write(json.dumps(t) + "\n")
     print(f"packed {len(examples)} synthetic examples, {len(kept)} distilled ones ({len(earlier) - len(kept)} "
-          f"refused: evaluation overlap or a placeholder for left-out code) and {len(drawn)} tasks into {out}",
+          f"refused: evaluation overlap or lost code) and {len(drawn)} tasks into {out}",
           file=sys.stderr)
 
 
