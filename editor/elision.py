@@ -3,11 +3,20 @@ unchanged`, a body of `...  # unchanged`): never written into the user's file.
 
 Asked for a whole file, models often abbreviate what they did not change with such a line. Written as it
 is, the placeholder replaces the user's code (a function's body becomes `...`), or lands in the file as a
-stray comment while the whole-file merge puts the code back. Here each run of placeholder lines is aligned
-with the text the model was shown (`difflib`, as the diff itself is): where it stands in place of lines of
-the original, those lines come back; where it stands for nothing, it goes. A placeholder mixed into lines
-the model changed cannot be placed (which original lines does it stand for?): refused, one line, nothing
-written. An instruction that asks for placeholders (a stub, an elision) turns this off.
+stray comment while the whole-file merge puts the code back. Here the output is aligned with the text the
+model was shown (`difflib`, as the diff itself is), and each stretch that differs is judged:
+
+- placeholders alone in place of original lines: those lines come back; in place of nothing: they go;
+- placeholders beside lines the model changed: they go when every original line of the stretch has its
+  rewritten counterpart there (the placeholder stood for nothing of it), else the edit is refused (one line,
+  nothing written): which original lines they stand for cannot be told, and a guess could lose code.
+
+What counts is deliberately narrow, since a real comment the model adds must stay: a comment (in the file's
+own comment syntax; in prose only `<!-- -->` or a bracketed line `[...]`) whose text starts or ends with `...` and
+says what was left out, or that is nothing but a description of left-out code ("rest of the file unchanged",
+"existing code"). Weaker signs (a note "unchanged", a bare `...`) count only alone in place of original
+lines, a bare `...` only as the whole body of a Python definition the instruction does not name, and an
+instruction that asks for stubs, placeholders or ellipses turns them off.
 """
 
 from __future__ import annotations
@@ -17,84 +26,106 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
+from editllm.editor.wholefile import definition
 
-# Comment syntax around a placeholder, and the `...` or `pass` statement a body placeholder starts with.
-LEAD = re.compile(r"^\s*(?:(?:\.\.\.|…|pass)\s*;?\s*)?(?:#+|//+|/\*+|\*|<!--|--|;+|%+|\{/\*)?\s*[\[(]?\s*")
-TRAIL = re.compile(r"\s*[\])]?\s*(?:\*+/\}?|-->)?\s*$")
+PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
+# Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.
+CODE_COMMENT = re.compile(r"^\s*(?:(?:\.\.\.|…|pass)\s*;?\s*)?(?:#+|//+|/\*+|<!--|--(?=\s)|;+|%+|\{/\*)")
+PROSE_COMMENT = re.compile(r"^\s*<!--")
+BRACKETED = re.compile(r"^\s*(?:\[.*\]|\(.*\))\s*$")
+OPEN = re.compile(r"^\s*(?:(?:\.\.\.|…|pass)\s*;?\s*)?(?:#+|//+|/\*+|<!--|--|;+|%+|\{/\*)?\s*[\[(]?")
+CLOSE = re.compile(r"[\])]?\s*(?:\*+/\}?|-->)?\s*$")
 ELLIPSIS = re.compile(r"\.\.\.|…")
-# With an ellipsis: any word saying what was left out. Without one: a phrase that can only mean "left out".
+NOUN = (r"(?:file|code|class|function|method|module|implementation|body|document|content|component|program|"
+        r"script|section|page|text|config|methods|functions|imports|lines|logic|fields|tests|definitions|"
+        r"sections|properties|attributes|handlers|routes|cases|members|helpers)")
+STAYS = r"(?:unchanged|omitted|as before|as is|the same|(?:remains?|stays?|is|are) (?:unchanged|the same|as before))"
+# A comment that is nothing but a description of left-out code (never a bare noun: `# Helpers` heads a section).
+DESCRIBES = re.compile(
+    rf"(?:keep(?:ing)? )?(?:(?:the )?(?:rest|remainder) of (?:the |this )?{NOUN}(?: {STAYS})?|"
+    rf"(?:existing|remaining|unchanged) (?:code|imports|methods|functions|logic|content|lines|implementation)"
+    rf"(?: here)?(?: {STAYS})?|(?:the )?(?:rest|{NOUN}) {STAYS})", re.I)
+# With an ellipsis at its start or end, any word saying what was left out.
 LEFT_OUT = re.compile(r"\b(?:existing|unchanged|same|rest|remaining|remainder|previous|original|other|omitted|"
                       r"more|before|etc|code|here|methods?|functions?|imports?)\b", re.I)
-# Without one: a phrase naming left-out code, or (in a note of a few words) saying it did not change.
-PHRASE = re.compile(
-    r"\b(?:(?:rest|remainder)\s+of\s+(?:the\s+|this\s+)?|(?:existing|remaining|previous|original|unchanged)\s+)"
-    r"(?:file|code|class|function|method|module|implementation|body|document|content|component|program|script|"
-    r"section|page|text|config|methods|functions|imports|lines|logic|fields|tests|definitions|sections)\b", re.I)
-SHORT = re.compile(r"\b(?:unchanged|omitted|as\s+before|no\s+changes?|same\s+as\s+(?:before|above)|same)\b", re.I)
-ASKED = re.compile(r"placeholder|stub|elid|elision|omit|\.\.\.|…", re.I)
-BODILESS = re.compile(r"abstract|protocol|interface|overload", re.I)  # asks for bodies of a bare `...`
+NOTE = re.compile(r"(?:unchanged|no changes?|omitted|same as (?:before|above)|as before)", re.I)
+HINT = re.compile(r"unchanged|omitted|as before|as is|the same|no change|rest of|remainder of|existing|remaining|"
+                  r"same as", re.I)  # in every placeholder without an ellipsis
+ASKED = re.compile(r"placeholder|stub|elid|elision|omit|ellips|abstract|protocol|interface|overload", re.I)
+HEADER = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+).*:\s*(?:#.*)?$")
+CLASS = re.compile(r"^(\s*)class\s+(\w+)")
 
 
-def trigger(line: str) -> str | None:
-    """The words that make `line` a placeholder for left-out code (`...` for a bare ellipsis), or None. Only a
-    comment (or a bracketed note) says it: a line of code with `...` in it (`from ...utils import x`) is code."""
-    if line.strip() in ("...", "…"):
-        return "..."
-    if not _comment(line):
+def note_of(line: str, path: str) -> str | None:
+    """The text of the comment `line` is (its syntax stripped), or None when it is no comment."""
+    prose = path.lower().endswith(PROSE)
+    if not ((prose and BRACKETED.match(line)) or (PROSE_COMMENT if prose else CODE_COMMENT).match(line)):
         return None
-    body = TRAIL.sub("", LEAD.sub("", line, count=1), count=1)
-    words = body.split()
+    body = CLOSE.sub("", OPEN.sub("", line, count=1), count=1).strip()
     if not body.strip(".… "):
-        return "..." if ELLIPSIS.search(line) else None
-    if len(words) > 10 or len(line) > 100:  # a sentence of a real comment, not a placeholder
+        return "..." if ELLIPSIS.search(body) else ""  # `# ...` says code was left out; `#` alone says nothing
+    return re.sub(r"[\s:;,.!]+$", "", body)
+
+
+def strength(line: str, path: str) -> str | None:
+    """"strong" for a placeholder comment, "weak" for a note of a few words or a bare `...`, else None."""
+    if line.strip() in ("...", "…"):
+        return "weak" if path.endswith((".py", ".pyi")) else None
+    note = note_of(line, path)
+    if not note or len(line) > 100:
         return None
-    if ELLIPSIS.search(body) and (m := LEFT_OUT.search(body)):
-        return m.group(0)
-    m = PHRASE.search(body) or (SHORT.search(body) if len(words) <= 4 else None)
-    return m.group(0) if m else None
+    if note == "..." or (ELLIPSIS.search(line) and _edged(line) and LEFT_OUT.search(note)
+                         and len(ELLIPSIS.sub(" ", note).split()) <= 5):  # longer: a sentence trailing off
+        return "strong"
+    if DESCRIBES.fullmatch(note.strip(".… ")):
+        return "strong"
+    return "weak" if NOTE.fullmatch(note.strip(".… ()[]")) else None
 
 
-def _comment(line: str) -> bool:
-    """Whether a line holds a comment (or a bracketed note): a phrase alone in code is code, not a placeholder."""
-    s = line.strip()
-    return bool(re.match(r"(?:(?:\.\.\.|…|pass)\s*;?\s*)?(?:#|//|/\*|\*|<!--|--|;|%|\{/\*|\[|\()", s))
+def _edged(line: str) -> bool:
+    """Whether the comment's text starts or ends with an ellipsis (`# ... existing code`, `// other methods ...`):
+    one in the middle of a sentence is prose."""
+    body = CLOSE.sub("", OPEN.sub("", line, count=1), count=1).strip(" ()[]")
+    return body.startswith(("...", "…")) or body.endswith(("...", "…"))
 
 
 def fill(shown: str, edited: str, instruction: str, path: str) -> tuple[str, bool]:
     """`edited` with the original lines in place of the model's placeholders, and whether it had any.
-
-    `shown` is the text the model was asked to rewrite (the file, or its focus). Only lines the model added
-    count: a placeholder-like comment the file already had is the user's. A bare `...` statement is code (a
-    stub, a Protocol's body) unless it stands, alone, in place of the original's lines."""
-    if ASKED.search(instruction) or not (ELLIPSIS.search(edited) or PHRASE.search(edited) or SHORT.search(edited)):
+    `shown` is the text the model was asked to rewrite (the file, or its focus)."""
+    if not ELLIPSIS.search(edited) and not HINT.search(edited):
         return edited, False  # the common case, decided without splitting the texts into lines
     old, new = split_lines(shown), split_lines(edited)
-    own = {line.strip() for line in old}
-    bodiless = BODILESS.search(instruction) is not None
+    asked = instruction.lower()
+    weak_ok = ASKED.search(instruction) is None
 
-    def marker(line: str) -> str | None:
-        """"said" for a placeholder comment, "bare" for a bare `...`, None for anything else."""
-        why = trigger(line)
-        if why is None or line.strip() in own:
+    def kind(line: str, hunk_old: list[str]) -> str | None:
+        """The line's placeholder strength in its stretch; None for the model's own line or one the original
+        had right there, or a strong one whose words the instruction itself uses."""
+        k = strength(line, path)
+        if k is None or line in hunk_old or (k == "weak" and not weak_ok):
             return None
-        if _comment(line):
-            return "said"
-        return None if bodiless else "bare"
+        if k == "strong" and (note_of(line, path) or "").lower() in asked:
+            return None
+        return k
 
-    if not any(marker(line) for line in new):
+    if not any(strength(line, path) for line in new):
         return edited, False
     out: list[str] = []
     filled = False
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(_blank, old, new, autojunk=False).get_opcodes():
-        part = new[j1:j2]
-        kinds = {marker(line) for line in part if line.strip()}
-        if tag in ("equal", "delete") or "said" not in kinds and (tag == "insert" or None in kinds):
-            out += part  # the model's own lines; a bare `...` among them is code it wrote
-        elif kinds <= {"said", "bare"}:
-            out += old[i1:i2]  # the placeholder stood for these lines (none, for an insert)
+        part, was = new[j1:j2], old[i1:i2]
+        kinds = [kind(line, was) for line in part if line.strip()]
+        if tag == "equal" or not any(kinds):
+            out += part
+        elif all(kinds) and tag == "replace" and ("strong" in kinds or _whole_body(new, j1, old, i2, instruction)):
+            out += was  # placeholders alone in place of these lines: the lines come back
             filled = True
+        elif "strong" not in kinds:
+            out += part  # a weak sign beside the model's own lines: the model's text
+        elif all(k == "strong" for k in kinds):
+            filled = True  # placeholders in place of nothing: they go
         else:
-            out += around(old[i1:i2], part, marker, path)
+            out += _beside(old, i1, i2, part, lambda line, was=was: kind(line, was) == "strong", path)
             filled = True
     return "".join(out), filled
 
@@ -105,38 +136,79 @@ def _blank(line: str) -> bool:
     return not line.strip()
 
 
-def around(old: list[str], part: list[str], marker, path: str) -> list[str]:
-    """Changed lines with placeholders before or after them, as one stretch of the diff: the placeholder
-    after stands for the original's lines after the one the last changed line rewrites (the most alike),
-    the one before for those before the first's. A placeholder between changed lines is refused."""
-    def edge(lines: list[str]) -> int:  # how many lines at the start are placeholders, blank or a `pass` filler
-        return next((k for k, line in enumerate(lines) if line.strip() not in ("", "pass") and not marker(line)),
-                    len(lines))
-
-    lead, tail = edge(part), edge(part[::-1])
-    if lead == len(part):  # placeholders and a `pass` only: they stood for these lines
-        return old
-    core = part[lead:len(part) - tail]
-    said = next(line for line in part if marker(line) == "said")
-    if any(marker(line) == "said" for line in core):
-        raise EditError(f"{path}: the model wrote a placeholder ({said.strip()!r}) for code it left out, "
-                        "among lines it changed, so where the original goes is unclear; nothing written")
-    lead_marked = any(marker(line) for line in part[:lead])
-    tail_marked = any(marker(line) for line in part[len(part) - tail:])
-    if not old:  # inserted lines: the placeholders stood for nothing
-        return ([] if lead_marked else part[:lead]) + core + ([] if tail_marked else part[len(part) - tail:])
-    first = _likeliest(core[0], old) if lead_marked else 0
-    last = _likeliest(core[-1], old) if tail_marked else len(old) - 1
-    if first is None or last is None or first > last:
-        raise EditError(f"{path}: the model wrote a placeholder ({said.strip()!r}) for code it left out, and "
-                        "which lines it stands for is unclear; nothing written")
-    before = old[:first] if lead_marked else part[:lead]
-    after = old[last + 1:] if tail_marked else part[len(part) - tail:]
-    return before + core + after
+def _whole_body(new: list[str], j1: int, old: list[str], i2: int, instruction: str) -> bool:
+    """Whether weak signs alone (a bare `...`, a note "unchanged") stand for `was`: the whole body of a Python
+    definition the instruction names neither by itself nor by its class (`helper`'s body written `...`)."""
+    if j1 == 0 or not (m := HEADER.match(new[j1 - 1])):
+        return False
+    indent = len(m.group(1))
+    rest = next((line for line in old[i2:] if line.strip()), None)
+    if rest is not None and len(rest) - len(rest.lstrip()) > indent:
+        return False  # the original body goes on past the stretch: not the whole body
+    names = [m.group(2)]
+    for line in reversed(new[:j1 - 1]):
+        c = CLASS.match(line)
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            if c:
+                names.append(c.group(2))
+            break
+    return not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", instruction) for n in names)
 
 
-def _likeliest(line: str, old: list[str]) -> int | None:
-    """The index of the original line `line` most likely rewrites (None when none is much alike)."""
-    scores = [difflib.SequenceMatcher(None, line.strip(), o.strip()).ratio() for o in old]
-    best = max(range(len(old)), key=scores.__getitem__, default=None)
-    return best if best is not None and scores[best] >= 0.5 else None
+def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str) -> list[str]:
+    """A stretch `old[i1:i2]` the model rewrote as `part`, placeholders beside lines it changed. Each original
+    line is paired with the rewritten line most like it (one each, the most alike first, 3/4 alike at least, a
+    definition only with one of its name). All paired: the placeholders stood for nothing here and go.
+    Placeholders after the changed lines, the stretch anchored before it, and the unpaired lines all after the
+    paired ones: they stand for those (`return t.lower()...` then `# ... rest of the file unchanged ...`); the
+    same mirrored for placeholders before. Anything else could lose lines by a guess (a new function after a
+    placeholder taken for the rewrite of one alike, `e = 5` for `c = 3`): refused."""
+    was = old[i1:i2]
+    said = next(line for line in part if marker(line))
+    lead, tail = _edge(part, marker), _edge(part[::-1], marker)
+    core = [line for k, line in enumerate(part) if lead <= k < len(part) - tail and not marker(line)]
+    pairs = sorted(((_alike(a, b), i, j) for i, a in enumerate(was) if a.strip()
+                    for j, b in enumerate(core) if b.strip()), reverse=True)
+    used_old, used_new = set(), set()
+    for ratio, i, j in pairs:
+        if ratio >= 0.75 and i not in used_old and j not in used_new:
+            used_old.add(i)
+            used_new.add(j)
+    unpaired = [i for i, line in enumerate(was) if line.strip() and i not in used_old]
+    inner = any(marker(line) for line in part[lead:len(part) - tail])
+    if not unpaired and not inner:
+        return core
+    if used_old and not inner:
+        if tail and not lead and i1 > 0 and min(unpaired) > max(used_old):  # the original's spacing after
+            return _strip(core, trailing=True) + was[max(used_old) + 1:]
+        if lead and not tail and i2 < len(old) and max(unpaired) < min(used_old):
+            return was[:min(used_old)] + _strip(core, trailing=False)
+    raise EditError(f"{path}: the model wrote a placeholder ({said.strip()!r}) for code it left out, beside "
+                    "lines it changed, so which original lines it stands for is unclear; nothing written")
+
+
+def _alike(a: str, b: str) -> float:
+    """How alike two lines are, for pairing an original line with its rewrite: 0 for definitions of two names
+    (`def a2` is no rewrite of `def b`, however alike the text)."""
+    if definition(a) != definition(b):
+        return 0.0
+    return difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
+
+
+def _strip(lines: list[str], trailing: bool) -> list[str]:
+    """`lines` without their blank lines at the end (or the start)."""
+    k = len(lines) if trailing else 0
+    while (k > 0 if trailing else k < len(lines)) and not lines[k - 1 if trailing else k].strip():
+        k += -1 if trailing else 1
+    return lines[:k] if trailing else lines[k:]
+
+
+def _edge(lines: list[str], marker) -> int:
+    """How many lines at the start are placeholders or blank, up to the last placeholder among them."""
+    last = 0
+    for k, line in enumerate(lines):
+        if marker(line):
+            last = k + 1
+        elif line.strip():
+            break
+    return last
