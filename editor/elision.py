@@ -26,7 +26,7 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import definition
+from editllm.editor.wholefile import DEF
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 # Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.
@@ -190,7 +190,8 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
 def _alike(a: str, b: str) -> float:
     """How alike two lines are, for pairing an original line with its rewrite: 0 for definitions of two names
     (`def a2` is no rewrite of `def b`, however alike the text)."""
-    if definition(a) != definition(b):
+    da, db = DEF.match(a), DEF.match(b)
+    if (da and da.group(1)) != (db and db.group(1)):
         return 0.0
     return difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
 

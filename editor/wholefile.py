@@ -35,13 +35,6 @@ DEF = re.compile(
     r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+([A-Za-z_$][\w$]*)"
 )
-# A JavaScript/TypeScript method in a class or object body (`  size() {`, `  static async load(url): Promise<X> {`):
-# indented, so never a top-level statement, and never a control statement (`if (x) {`).
-METHOD = re.compile(
-    r"^[ \t]+(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*\*?"
-    r"(?!(?:if|for|while|switch|catch|with|function|return|else|do|try|new|await|typeof)\b)"
-    r"([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*(?::\s*[^{=;]+)?\{\s*$"
-)
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
@@ -108,15 +101,11 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             block.lines.extend(block.blank)
             block.blank = []
         block.lines.append(line)
-        if block.name is None and indent_of(line) == indent:
-            block.name = definition(line)
+        if block.name is None:
+            m = DEF.match(line)
+            if m and indent_of(line) == indent:
+                block.name = m.group(1)
     return blocks
-
-
-def definition(line: str) -> str | None:
-    """The name a line defines (`def f`, `class C`, `function g`, a JavaScript method `size() {`), if any."""
-    m = DEF.match(line) or METHOD.match(line)
-    return m.group(1) if m else None
 
 
 def joined(blocks: list[Block]) -> list[str]:
@@ -143,7 +132,7 @@ def child_indent(block: Block) -> int | None:
 def header_size(block: Block) -> int:
     """Lines up to and including the definition line (decorators come first)."""
     for k, line in enumerate(block.lines):
-        if definition(line):
+        if DEF.match(line):
             return k + 1
     return 1
 
@@ -268,6 +257,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     edge: set[int] = set()
     lost: set[int] = set()
+    loose: set[int] = set()  # rewritten in place without a counterpart: lost only if the output still needs it
     for n, (tag, i1, i2, j1, j2) in enumerate(ops):
         if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
             gone = {k for k in range(i1, i2) if not is_blank(old[k])}
@@ -275,13 +265,14 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
             if n in (0, len(ops) - 1):
                 edge |= gone
         elif tag == "replace":  # lines rewritten in place, but a line with no counterpart among them is gone
-            lost |= unmatched(old[i1:i2], new[j1:j2], i1)
+            loose |= unmatched(old[i1:i2], new[j1:j2], i1)
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     written = Counter(b.text for b in split_blocks(new, 0))
     had = Counter(b.text for b in blocks)
     count, whole = 0, False
     start = 0
+    needed = dangling(new)
     for k, b in enumerate(blocks):
         content = [start + n for n, line in enumerate(b.lines) if not is_blank(line)]
         start += len(b.lines) + len(b.blank)
@@ -290,7 +281,36 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
             continue
         count += sum(1 for n in content if n in edge)
         whole = whole or (b.name is None and all(n in lost for n in content))
+        whole = whole or (b.name is None and all(n in lost | loose for n in content) and bool(needed(b)))
     return count, whole
+
+
+def defines(block: Block) -> set[str]:
+    """The names a top-level statement defines: what an import binds, an assignment's targets."""
+    imports = imported(block)
+    if imports:
+        return {p.split(" as ")[-1].strip().split(".")[0] for p in imports[1]}
+    name = target(block.lines[0]) if block.lines else None
+    return {n for n in (name or "").split(",") if n and "." not in n}
+
+
+def dangling(new: list[str]):
+    """A test of a dropped statement: the names it defined that the output still uses but defines nowhere
+    (`from .ansi import AnsiDecoder` swapped for `import logging` while `AnsiDecoder(...)` stays). A statement
+    folded into another (`x = f()` then `g(x)` written `g(f())`, two imports joined) leaves none. The output's
+    definitions are over-counted (any assignment, import or definition on any line), so the test errs on the
+    side of taking the output as the user's edit."""
+    text = "".join(new)
+    used = set(IDENT.findall(text))
+    bound = set(re.findall(r"([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=(?!=)", text))
+    bound |= set(re.findall(r"\b(?:as|for|def|class|function|import)\s+([A-Za-z_$][\w$]*)", text))
+    for b in split_blocks(new, 0):
+        bound |= defines(b)
+        bound |= {n for line in b.lines if (t := target(line)) for n in t.split(",")}
+
+    def needed(block: Block) -> set[str]:
+        return {n for n in defines(block) if n in used and n not in bound}
+    return needed
 
 
 def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
@@ -474,16 +494,6 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     return Block(new.name, lines, blank)
 
 
-def closer_of(block: Block) -> list[str]:
-    """A braced definition's closing lines (`}`, `};` at its own indentation): a member written alone lacks
-    them, and without them the class would lose its `}` when the member is merged in."""
-    base = indent_of(block.lines[0])
-    k = len(block.lines)
-    while k > 1 and CLOSER.match(block.lines[k - 1]) and indent_of(block.lines[k - 1]) == base:
-        k -= 1
-    return block.lines[k:]
-
-
 def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
     """Merge by blocks; None when the text has no definitions to go by. `drop`: indices of old
     top-level blocks that go when the output has nothing in their place."""
@@ -511,8 +521,7 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
         return None
     i = parents[0]
     parent = old_blocks[i]
-    closing = closer_of(parent) if not any(CLOSER.match(line) and indent_of(line) < base for line in new) else []
-    wrapped = Block(parent.name, parent.lines[:header_size(parent)] + new + closing, parent.blank)
+    wrapped = Block(parent.name, parent.lines[:header_size(parent)] + new, parent.blank)
     old_blocks[i] = merge_pair(parent, wrapped, instruction, "the file")
     return joined(old_blocks)
 

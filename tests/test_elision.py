@@ -31,7 +31,8 @@ def model(monkeypatch, scripted_lm) -> dict:
     ("[... rest of document unchanged ...]", "m.md", "strong"), ("# ...", "m.py", "strong"),
     ("<!-- ... -->", "m.html", "strong"), ("// Rest of the code remains the same", "m.js", "strong"),
     ("# ... (2 more) ...", "m.py", "strong"), ("# existing code", "m.py", "strong"),
-    ("    ...  # unchanged", "m.py", "weak"), ("    pass  # same as before", "m.py", "weak"), ("    ...", "m.py", "weak"),
+    ("    ...  # unchanged", "m.py", "weak"), ("    pass  # same as before", "m.py", "weak"),
+    ("    ...", "m.py", "weak"),
 ])
 def test_placeholders_are_recognised(line, path, kind):
     assert strength(line, path) == kind
@@ -136,11 +137,13 @@ def test_a_new_function_with_a_bare_ellipsis_body_is_code():
      "make A.m abstract"),
     ("def f(x):\n    return x + 1\n\n\ndef g():\n    return 2\n", "def f(x):\n    ...\n\n\ndef g():\n    return 2\n",
      "replace the body of f with an ellipsis"),  # f is named, and so is the ellipsis
-    ("class Reader:\n    def read(self):\n        return 1\n", "class Reader(Protocol):\n    def read(self):\n        ...\n",
+    ("class Reader:\n    def read(self):\n        return 1\n",
+     "class Reader(Protocol):\n    def read(self):\n        ...\n",
      "turn Reader into a structural type for static checking"),  # the class is named
     ('def f(x):\n    """\n    >>> f(-1)\n    Traceback (most recent call last):\n      File "<stdin>", line 1\n'
-     '    ValueError: negative\n    """\n', 'def f(x):\n    """\n    >>> f(-1)\n    Traceback (most recent call last):\n'
-     '    ...\n    ValueError: negative\n    """\n', "simplify the traceback in the doctest"),  # a doctest's ...
+     '    ValueError: negative\n    """\n',
+     'def f(x):\n    """\n    >>> f(-1)\n    Traceback (most recent call last):\n    ...\n'
+     '    ValueError: negative\n    """\n', "simplify the traceback in the doctest"),  # a doctest's ...
     ("x = clamp(x)\ny = y\n", "x = clamp(x)\n# Same for y\ny = clamp(y)\n", "clamp y too, with a comment"),
     ("def f(x):\n    if x > 0:\n        x -= 1\n    return x\n",
      "def f(x):\n    if x > 0:\n        x -= 1\n    else:\n        # no change\n        pass\n    return x\n",

@@ -93,3 +93,21 @@ def test_a_statement_dropped_beside_a_changed_one_is_kept(old, new, goal):
 
     whole = ensure_whole(old, new, "set Y to 5")
     assert whole.merged and whole.text == goal
+
+
+@pytest.mark.parametrize("old,new", [
+    ("A = 1\nB = 2\n\n\ndef f():\n    return A + B\n", "A = B = 1\n\n\ndef f():\n    return A + B\n"),
+    ("import os\napp = make()\napp.run()\n", "import os\napp = make()\napp.run(debug=True, port=8000)\n"),
+    ("x = compute()\nresult = transform(x)\nprint(result)\n", "result = transform(compute())\nprint(result)\n"),
+    ("import os\nimport sys\n\nprint(os.sep, sys.argv)\n", "import os, sys\n\nprint(os.sep, sys.argv)\n"),
+    ("from os import path\nfrom os import sep\n\nprint(path, sep)\n", "from os import path, sep\n\nprint(path, sep)\n"),
+    ("print('Starting up')\nmain()\n", "logging.info('boot')\nsys.exit(main())\n"),
+    ("WIDTH = 3\nHEIGHT = 4\n\nprint(WIDTH * HEIGHT)\n", "WIDTH, HEIGHT = 6, 8\n\nprint(WIDTH * HEIGHT)\n"),
+])
+def test_statements_folded_together_are_the_users_edit(old, new):
+    """The review's cases: a statement rewritten into another (joined, inlined, renamed) leaves no name the output
+    still needs, so the output is the edit as written, not a merge that would bring the old statement back."""
+    from editllm.editor.wholefile import ensure_whole
+
+    whole = ensure_whole(old, new, "tidy this up")
+    assert not whole.merged and whole.text == new
