@@ -109,16 +109,24 @@ class Journal:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def _compact(self, limit: int) -> None:
-        """Past `limit` bytes, keep the newest whole lines of `limit // 2`: written beside and renamed over it,
-        under an exclusive lock that another process's append waits for (it then appends to the new file)."""
-        with open(self.path, "rb") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            if os.fstat(f.fileno()).st_size <= limit:
-                return
-            data = f.read()
-            tail = data[len(data) - limit // 2:]
-            with replacing(self.path) as tmp:
-                tmp.write_bytes(tail[tail.find(b"\n") + 1:])  # from the first whole line on
+        """Past `limit` bytes, keep the newest whole lines of about `limit // 2` (at least the newest record):
+        written beside and renamed over it, with its modes, under an exclusive lock that another process's
+        append waits for (it then appends to the new file). Best effort: a journal that is a link, or a folder
+        where no file can be made, is left to grow rather than failing the run."""
+        if self.path.is_symlink():
+            return
+        try:
+            with open(self.path, "rb") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                st = os.fstat(f.fileno())
+                if st.st_size <= limit or st.st_ino != self.path.stat().st_ino:
+                    return  # small, or compacted by another process while this one waited
+                data = f.read()
+                start = data.rfind(b"\n", 0, len(data) - limit // 2) + 1  # the line the cut falls in, whole
+                with replacing(self.path, mode=st.st_mode & 0o777) as tmp:
+                    tmp.write_bytes(data[start:])
+        except OSError:
+            return
 
     def append(self, rec: dict) -> None:
         with self._lock:

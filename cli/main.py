@@ -586,6 +586,7 @@ def check(
     args = list(args or [])
     conf = settings(mode, model, device, dtype, engine=engine, copy_kv=copy_kv, server=server,
                     batch_invariant=batch_invariant)
+    refuse_local_timeout(conf, timeout)  # before "nothing to check": a hook's bad flag fails on every commit
     instruction = instruction_opt if instruction_opt is not None else conf.get("instruction")
     if instruction is None:
         if not args:
@@ -614,7 +615,6 @@ def check(
         if not quiet:
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
-    refuse_local_timeout(conf, timeout)
     session = edit_session(conf, adapter, no_adapter, max_new_tokens=max_new_tokens, focus=focus,
                            allow_deletions=allow_deletions)
     if batched(session, jobs, journal):

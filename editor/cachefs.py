@@ -92,11 +92,11 @@ def building(dest: Path, valid: Callable[[Path], bool], folder: bool = False,
 
 
 @contextlib.contextmanager
-def replacing(path: Path) -> Iterator[Path]:
+def replacing(path: Path, mode: int | None = None) -> Iterator[Path]:
     """A temp file beside `path` (the same suffix: compressed alike) to fill; when the block succeeds it is
-    synced, given the umask's modes and renamed over `path`, else removed. Readers in other processes thus see
-    the old file or the new one, never half of it; two writers at once leave one whole file; and a full disk, a
-    file size limit or a kill midway leaves `path` as it was."""
+    synced, given `mode` (else the umask's modes) and renamed over `path`, else removed. Readers in other
+    processes thus see the old file or the new one, never half of it; two writers at once leave one whole file;
+    and a full disk, a file size limit or a kill midway leaves `path` as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp" + path.suffix)
     os.close(fd)
@@ -105,7 +105,10 @@ def replacing(path: Path) -> Iterator[Path]:
         yield tmp
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())  # a crash right after the rename must not leave an empty file in place
-        shared(tmp)
+        if mode is None:
+            shared(tmp)
+        else:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -271,8 +271,27 @@ def test_the_shared_journal_keeps_its_newest_records_within_its_limit(tmp_path):
         early.append({"key": f"k{k}", "diff": "x" * 80})
     size = (tmp_path / JOURNAL_NAME).stat().st_size
     later = Journal(tmp_path, limit=size // 2)
-    assert (tmp_path / JOURNAL_NAME).stat().st_size <= size // 4
+    assert (tmp_path / JOURNAL_NAME).stat().st_size <= size // 4 + 120  # and the line the cut falls in
     assert "k199" in later.records and "k0" not in later.records
     early.append({"key": "after", "diff": ""})
     assert "after" in Journal(tmp_path).records and "k199" in Journal(tmp_path).records
     assert Journal(tmp_path, limit=size).records.keys() == Journal(tmp_path).records.keys()  # under it: untouched
+
+
+def test_compaction_keeps_a_huge_newest_record_the_modes_and_a_link(tmp_path):
+    """The review's cases: a newest record bigger than half the limit is kept whole (it emptied the journal); the
+    journal keeps its private modes (it holds diffs of the user's code); a journal that is a link is left as it is
+    (compacting replaced the link with a file the target no longer saw)."""
+    import os
+
+    j = Journal(tmp_path)
+    j.append({"key": "old", "diff": "x" * 100})
+    j.append({"key": "big", "diff": "y" * 3000})
+    os.chmod(tmp_path / JOURNAL_NAME, 0o600)
+    kept = Journal(tmp_path, limit=2000)
+    assert "big" in kept.records and "old" not in kept.records
+    assert (tmp_path / JOURNAL_NAME).stat().st_mode & 0o777 == 0o600
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / JOURNAL_NAME).symlink_to(tmp_path / JOURNAL_NAME)
+    Journal(tmp_path / "link", limit=10)
+    assert (tmp_path / "link" / JOURNAL_NAME).is_symlink()

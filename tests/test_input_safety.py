@@ -93,6 +93,14 @@ def test_check_staged_names_a_missing_file(tmp_path, loads):
     assert loads == []
 
 
+def test_a_local_timeout_is_refused_even_with_nothing_staged(tmp_path, loads):
+    """A hook's `--timeout` without a server fails on the first commit, not only once a file is staged."""
+    git(tmp_path, "init", "-q")
+    one_line_error(run(tmp_path, "check", "--staged", "--timeout", "5", "-i", "fix average"),
+                   "bounds requests to a server")
+    assert loads == []
+
+
 def test_check_staged_says_a_named_file_is_not_staged(tmp_path, loads):
     """A named file with no staged change is reported as skipped, not passed over in silence."""
     git(tmp_path, "init", "-q")
