@@ -26,7 +26,7 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import DEF
+from editllm.editor.wholefile import DEF, PAIRING_LIMIT, line_likeness
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 # Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.
@@ -165,6 +165,9 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
     placeholder taken for the rewrite of one alike, `e = 5` for `c = 3`): refused."""
     was = old[i1:i2]
     said = next(line for line in part if marker(line))
+    if len(was) * len(part) > PAIRING_LIMIT:
+        raise EditError(f"{path}: the model wrote a placeholder ({said.strip()!r}) for code it left out, in a long "
+                        "stretch it rewrote, so which original lines it stands for is unclear; nothing written")
     lead, tail = _edge(part, marker), _edge(part[::-1], marker)
     core = [line for k, line in enumerate(part) if lead <= k < len(part) - tail and not marker(line)]
     pairs = sorted(((_alike(a, b), i, j) for i, a in enumerate(was) if a.strip()
@@ -193,7 +196,7 @@ def _alike(a: str, b: str) -> float:
     da, db = DEF.match(a), DEF.match(b)
     if (da and da.group(1)) != (db and db.group(1)):
         return 0.0
-    return difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio()
+    return line_likeness(a, b)
 
 
 def _strip(lines: list[str], trailing: bool) -> list[str]:

@@ -4,8 +4,9 @@ Asked for a whole file, small models often write only the part they changed. A d
 fragment would delete everything else, so every regenerated text is checked here first:
 
 - it is a *fragment* when it drops what the instruction does not name: a top-level definition
-  (each of several with one name), a whole top-level statement anywhere, or more than a few lines
-  at the start or end of the file. No instruction *word* lifts this check (a "strip" in "make f
+  (each of several with one name), a whole top-level statement anywhere (also one dropped beside a
+  statement the output rewrote, when the output still uses a name only it defined), or more than a few
+  lines at the start or end of the file. No instruction *word* lifts this check (a "strip" in "make f
   strip its input" is not a request to delete); only naming what goes, or `allow_deletions`, does;
 - a fragment is *merged* into the original by an in-order alignment of blocks (statements with
   what is nested under them): identical blocks are anchors matched in order, a definition replaces
@@ -313,11 +314,22 @@ def dangling(new: list[str]):
     return needed
 
 
+PAIRING_LIMIT = 5_000  # line pairs compared in one rewritten stretch (a 400-line rewrite took 15 s unbounded)
+
+
+def line_likeness(a: str, b: str) -> float:
+    """difflib's ratio of two lines' text, 0 where its cheap upper bounds already fall below 0.6."""
+    sm = difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False)
+    return sm.ratio() if sm.real_quick_ratio() >= 0.6 and sm.quick_ratio() >= 0.6 else 0.0
+
+
 def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
     """Indices (from `offset`) of the non-blank old lines of a rewritten stretch left without a counterpart:
     each new line there stands for at most one old line it is much like, the most alike pairs first. So `Z = 3`
     beside `Y = 2` → `Y = 5` is gone (only one line came back for two), where `Y = 5` alone would match both."""
-    pairs = sorted(((difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False).ratio(), i, j)
+    if len(old) * len(new) > PAIRING_LIMIT:
+        return set()  # a rewrite of this size is the model's whole text: judged as before, not line by line
+    pairs = sorted(((line_likeness(a, b), i, j)
                     for i, a in enumerate(old) if not is_blank(a) for j, b in enumerate(new) if not is_blank(b)),
                    reverse=True)
     used_old: set[int] = set()

@@ -111,3 +111,14 @@ def test_statements_folded_together_are_the_users_edit(old, new):
 
     whole = ensure_whole(old, new, "tidy this up")
     assert not whole.merged and whole.text == new
+
+
+def test_a_long_rewritten_stretch_is_not_paired_line_by_line():
+    """Pairing is quadratic (a 400-line rewrite took 15 s): past `PAIRING_LIMIT` pairs a stretch is judged as
+    before the pairing existed, by the 3:1 rule alone."""
+    from editllm.editor.wholefile import PAIRING_LIMIT, unmatched
+
+    old = [f"value_{k} = {k}\n" for k in range(100)]
+    new = [f"other_{k} = {k * 7}\n" for k in range(100)]
+    assert len(old) * len(new) > PAIRING_LIMIT and unmatched(old, new, 0) == set()
+    assert unmatched(old[:3], new[:1], 0) == {1, 2}  # short: each new line stands for one old line
