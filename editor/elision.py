@@ -26,7 +26,7 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import DEF, PAIRING_LIMIT, line_likeness
+from editllm.editor.wholefile import DEF, PAIRING_LIMIT, line_likeness, split_blocks
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 # Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.
@@ -181,6 +181,8 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
     inner = any(marker(line) for line in part[lead:len(part) - tail])
     if not unpaired and not inner:
         return core
+    if lead and not tail and not inner and i2 == len(old) and _only_new_definitions(core, old):
+        return was + core  # `# ... existing code ...` then a new function: the file, and the function after it
     if used_old and not inner:
         if tail and not lead and i1 > 0 and min(unpaired) > max(used_old):  # the original's spacing after
             return _strip(core, trailing=True) + was[max(used_old) + 1:]
@@ -188,6 +190,14 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
             return was[:min(used_old)] + _strip(core, trailing=False)
     raise EditError(f"{path}: the model wrote a placeholder ({said.strip()!r}) for code it left out, beside "
                     "lines it changed, so which original lines it stands for is unclear; nothing written")
+
+
+def _only_new_definitions(core: list[str], old: list[str]) -> bool:
+    """Whether the lines are top-level definitions only, none of a name the original defines: added, so a
+    placeholder before them stands for the whole rest of the original."""
+    blocks = [b for b in split_blocks(core, 0) if b.lines]
+    had = {m.group(1) for line in old if (m := DEF.match(line))}
+    return bool(blocks) and all(b.name and b.name not in had and not b.lines[0][:1].isspace() for b in blocks)
 
 
 def _alike(a: str, b: str) -> float:

@@ -165,7 +165,7 @@ def test_a_bare_ellipsis_is_a_placeholder_only_for_a_whole_body_of_an_unnamed_de
 
 
 @pytest.mark.parametrize("old,new,instruction", [
-    (MODULE, "# ... existing code ...\n\n\ndef main2():\n    return parse('c d')\n", "add a main2 function"),
+    (MODULE, "# ... existing code ...\n\n\ndef main(x):\n    return parse(x)\n", "give main a parameter"),
     ("def f(xs):\n    for x in xs:\n        if x:\n            a = 1\n            b = 2\n            c = 3\n"
      "        else:\n            d = 4\n    return xs\n", "def f(xs):\n    for x in xs:\n        if x:\n"
      "            # ... existing code ...\n            e = 5\n        else:\n            d = 4\n    return xs\n",
@@ -192,3 +192,9 @@ def test_a_placeholder_is_filled_whatever_the_instruction_says():
         old.replace('name="q"', 'name="q" placeholder="Search"'), True)
     assert fill(MODULE, f"import os\n\n\n{PARSED}\n\n# ... rest of the file unchanged ...\n", ASK + "...",
                 "m.py") == (GOAL, True)
+
+
+def test_a_placeholder_then_new_functions_appends_them_to_the_whole_file():
+    new = "# ... existing code ...\n\n\ndef main2():\n    return parse('c d')\n"
+    assert fill(MODULE, new, "add a main2 function", "m.py") == (MODULE + "\n\ndef main2():\n    return parse('c d')\n",
+                                                                 True)
