@@ -26,7 +26,7 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import DEF, PAIRING_LIMIT, line_likeness, split_blocks
+from editllm.editor.wholefile import DEF, PAIRING_LIMIT, line_likeness, mentioned, paired, split_blocks
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 # Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.
@@ -61,7 +61,7 @@ def note_of(line: str, path: str) -> str | None:
     prose = path.lower().endswith(PROSE)
     if not ((prose and BRACKETED.match(line)) or (PROSE_COMMENT if prose else CODE_COMMENT).match(line)):
         return None
-    body = CLOSE.sub("", OPEN.sub("", line, count=1), count=1).strip()
+    body = _body(line)
     if not body.strip(".… "):
         return "..." if ELLIPSIS.search(body) else ""  # `# ...` says code was left out; `#` alone says nothing
     return re.sub(r"[\s:;,.!]+$", "", body)
@@ -85,8 +85,13 @@ def strength(line: str, path: str) -> str | None:
 def _edged(line: str) -> bool:
     """Whether the comment's text starts or ends with an ellipsis (`# ... existing code`, `// other methods ...`):
     one in the middle of a sentence is prose."""
-    body = CLOSE.sub("", OPEN.sub("", line, count=1), count=1).strip(" ()[]")
+    body = _body(line).strip(" ()[]")
     return body.startswith(("...", "…")) or body.endswith(("...", "…"))
+
+
+def _body(line: str) -> str:
+    """A comment line's text, its comment syntax (and a statement before it) stripped."""
+    return CLOSE.sub("", OPEN.sub("", line, count=1), count=1).strip()
 
 
 def fill(shown: str, edited: str, instruction: str, path: str) -> tuple[str, bool]:
@@ -152,7 +157,7 @@ def _whole_body(new: list[str], j1: int, old: list[str], i2: int, instruction: s
             if c:
                 names.append(c.group(2))
             break
-    return not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", instruction) for n in names)
+    return not any(mentioned(n, instruction) for n in names)
 
 
 def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str) -> list[str]:
@@ -170,13 +175,7 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
                         "stretch it rewrote, so which original lines it stands for is unclear; nothing written")
     lead, tail = _edge(part, marker), _edge(part[::-1], marker)
     core = [line for k, line in enumerate(part) if lead <= k < len(part) - tail and not marker(line)]
-    pairs = sorted(((_alike(a, b), i, j) for i, a in enumerate(was) if a.strip()
-                    for j, b in enumerate(core) if b.strip()), reverse=True)
-    used_old, used_new = set(), set()
-    for ratio, i, j in pairs:
-        if ratio >= 0.75 and i not in used_old and j not in used_new:
-            used_old.add(i)
-            used_new.add(j)
+    used_old = paired(was, core, _alike, 0.75)
     unpaired = [i for i, line in enumerate(was) if line.strip() and i not in used_old]
     inner = any(marker(line) for line in part[lead:len(part) - tail])
     if not unpaired and not inner:
@@ -211,10 +210,10 @@ def _alike(a: str, b: str) -> float:
 
 def _strip(lines: list[str], trailing: bool) -> list[str]:
     """`lines` without their blank lines at the end (or the start)."""
-    k = len(lines) if trailing else 0
-    while (k > 0 if trailing else k < len(lines)) and not lines[k - 1 if trailing else k].strip():
-        k += -1 if trailing else 1
-    return lines[:k] if trailing else lines[k:]
+    content = [k for k, line in enumerate(lines) if line.strip()]
+    if not content:
+        return []
+    return lines[:content[-1] + 1] if trailing else lines[content[0]:]
 
 
 def _edge(lines: list[str], marker) -> int:

@@ -324,23 +324,30 @@ def line_likeness(a: str, b: str) -> float:
 
 
 def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
-    """Indices (from `offset`) of the non-blank old lines of a rewritten stretch left without a counterpart:
-    each new line there stands for at most one old line it is much like, the most alike pairs first. So `Z = 3`
-    beside `Y = 2` → `Y = 5` is gone (only one line came back for two), where `Y = 5` alone would match both."""
+    """Indices (from `offset`) of the non-blank old lines of a rewritten stretch left without a counterpart
+    (`paired`). So `Z = 3` beside `Y = 2` → `Y = 5` is gone (only one line came back for two), where `Y = 5`
+    alone would match both."""
     if len(old) * len(new) > PAIRING_LIMIT:
         return set()  # a rewrite of this size is the model's whole text: judged as before, not line by line
-    pairs = sorted(((line_likeness(a, b), i, j)
-                    for i, a in enumerate(old) if not is_blank(a) for j, b in enumerate(new) if not is_blank(b)),
-                   reverse=True)
+    kept = paired(old, new, line_likeness, 0.6)
+    return {offset + i for i, line in enumerate(old) if not is_blank(line) and i not in kept}
+
+
+def paired(old: list[str], new: list[str], alike, least: float) -> set[int]:
+    """The indices of the non-blank old lines that have a counterpart among the new ones: each new line stands
+    for at most one old line it is `least` alike at least (`alike(old_line, new_line)`), the most alike pairs
+    first."""
+    pairs = sorted(((alike(a, b), i, j) for i, a in enumerate(old) if not is_blank(a)
+                    for j, b in enumerate(new) if not is_blank(b)), reverse=True)
     used_old: set[int] = set()
     used_new: set[int] = set()
     for ratio, i, j in pairs:
-        if ratio < 0.6:
+        if ratio < least:
             break
         if i not in used_old and j not in used_new:
             used_old.add(i)
             used_new.add(j)
-    return {offset + i for i, line in enumerate(old) if not is_blank(line) and i not in used_old}
+    return used_old
 
 
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
