@@ -26,7 +26,8 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import DEF, PAIRING_LIMIT, line_likeness, mentioned, paired, split_blocks
+from editllm.editor.wholefile import CLOSER, CONTAINER, DEF, PAIRING_LIMIT, line_likeness, mentioned, paired
+from editllm.editor.wholefile import members as members_of
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 # Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.
@@ -130,7 +131,7 @@ def fill(shown: str, edited: str, instruction: str, path: str) -> tuple[str, boo
         elif all(k == "strong" for k in kinds):
             filled = True  # placeholders in place of nothing: they go
         else:
-            out += _beside(old, i1, i2, part, lambda line, was=was: kind(line, was) == "strong", path)
+            out += _beside(old, i1, i2, part, lambda line, was=was: kind(line, was) == "strong", path, new[j2:])
             filled = True
     return "".join(out), filled
 
@@ -160,7 +161,7 @@ def _whole_body(new: list[str], j1: int, old: list[str], i2: int, instruction: s
     return not any(mentioned(n, instruction) for n in names)
 
 
-def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str) -> list[str]:
+def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str, following: list[str]) -> list[str]:
     """A stretch `old[i1:i2]` the model rewrote as `part`, placeholders beside lines it changed. Each original
     line is paired with the rewritten line most like it (one each, the most alike first, 3/4 alike at least, a
     definition only with one of its name). All paired: the placeholders stood for nothing here and go.
@@ -180,8 +181,8 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
     inner = any(marker(line) for line in part[lead:len(part) - tail])
     if not unpaired and not inner:
         return core
-    if lead and not tail and not inner and i2 == len(old) and _only_new_definitions(core, old):
-        return was + core  # `# ... existing code ...` then a new function: the file, and the function after it
+    if lead and not inner and (placed := _appended(old, i1, i2, core, bool(tail), following)) is not None:
+        return placed  # `# ... existing code ...` then a new function: the code, and the function after it
     if used_old and not inner:
         if tail and not lead and i1 > 0 and min(unpaired) > max(used_old):  # the original's spacing after
             return _strip(core, trailing=True) + was[max(used_old) + 1:]
@@ -191,12 +192,57 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
                     "lines it changed, so which original lines it stands for is unclear; nothing written")
 
 
-def _only_new_definitions(core: list[str], old: list[str]) -> bool:
-    """Whether the lines are top-level definitions only, none of a name the original defines: added, so a
-    placeholder before them stands for the whole rest of the original."""
-    blocks = [b for b in split_blocks(core, 0) if b.lines]
-    had = {m.group(1) for line in old if (m := DEF.match(line))}
-    return bool(blocks) and all(b.name and b.name not in had and not b.lines[0][:1].isspace() for b in blocks)
+def _appended(old: list[str], i1: int, i2: int, core: list[str], tail: bool, following: list[str]) -> list[str] | None:
+    """A placeholder then only new definitions, the model's usual answer to "add a function" (or "a method to
+    class C"): the placeholder stands for every original line of the stretch, and the definitions are added
+    after them: top-level ones at the end of the stretch, methods at the end of the class they are indented
+    into (the class whose header comes before the stretch, its body at their indentation), also when a second
+    placeholder after them stands for the rest of the file. None for anything else (a statement, a name the
+    file or class already defines: it may be a rewrite, not an addition; a top-level function between two
+    placeholders: where it goes is a guess). `following`: the output's lines after the stretch."""
+    was = old[i1:i2]
+    body = _strip(_strip(core, trailing=True), trailing=False)
+    if not body:
+        return None
+    indent = _indent(body[0])
+    if indent == 0 and tail:
+        return None
+    if indent == 0:
+        scope, end = old, len(was)
+    else:
+        header = next((k for k in range(i1 - 1, -1, -1) if old[k].strip() and _indent(old[k]) < indent), None)
+        if header is None or not (CONTAINER.match(old[header]) or CLASS.match(old[header])):
+            return None
+        base = _indent(old[header])
+        members = old[header + 1:]
+        stop = next((k for k, line in enumerate(members) if line.strip() and _indent(line) <= base), len(members))
+        scope = members[:stop]
+        if next((_indent(line) for line in scope if line.strip()), None) != indent:
+            return None  # not the class body's indentation
+        end = max(0, min(len(was), header + 1 + stop - i1))
+    braced = indent > 0 and old[header].rstrip().endswith("{")
+    blocks = [b for b in members_of(body, indent, braced) if b.lines]
+    had = {b.name for b in members_of(scope, indent, braced)} | {m.group(1) for line in scope if (m := DEF.match(line))}
+    if not blocks or not all(b.name and b.name not in had for b in blocks):
+        return None
+    while end > 0 and not was[end - 1].strip():
+        end -= 1  # after the last line of code, before the blank lines that follow it
+    if not (_boundary(old[i1 + end:], indent) and _boundary(following, indent)):
+        return None  # the stretch ends inside a definition (a method's `}` taken for the new one's): no addition
+    gap = core[:len(core) - len(_strip(core, trailing=False))] or was[end:end + 1] or ["\n"]
+    return was[:end] + gap + body + was[end:]
+
+
+def _boundary(rest: list[str], indent: int) -> bool:
+    """Whether code that goes on with `rest` can take a definition at `indent` before it: `rest` starts (after
+    blank lines) with the end of the file, a line less indented, or one as indented that opens something
+    (not the closing brace of the definition before)."""
+    line = next((x for x in rest if x.strip()), None)
+    return line is None or _indent(line) < indent or (_indent(line) == indent and not CLOSER.match(line))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _alike(a: str, b: str) -> float:

@@ -36,9 +36,18 @@ DEF = re.compile(
     r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
     r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+([A-Za-z_$][\w$]*)"
 )
+# A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, a C++ constructor): named
+# only as a member of a class whose header opens a brace, never elsewhere (object literals, PHP `foreach`, C macros
+# and Kotlin `repeat(3) {` look the same).
+METHOD = re.compile(
+    r"^[ \t]+(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*\*?#?"
+    r"(?!(?:if|for|foreach|while|switch|catch|with|function|return|else|do|try|new|await|typeof|elseif)\b)"
+    r"([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*(?::\s*[^{=;]+)?\{\s*$"
+)
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
+DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
 CLOSER = re.compile(r"^[ \t]*[}\])]")
 # An assignment or a declaration (`x = 1`, `x: int = 1`, `x: int`, `const X = 1`): group 1 is the target.
 ASSIGN = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$.]*(?:\s*,\s*[A-Za-z_$][\w$.]*)*)"
@@ -131,17 +140,56 @@ def child_indent(block: Block) -> int | None:
 
 
 def header_size(block: Block) -> int:
-    """Lines up to and including the definition line (decorators come first)."""
+    """Lines up to and including the definition line (decorators come first); for a named block the line
+    that defines its name (a method `size() {` too)."""
     for k, line in enumerate(block.lines):
-        if DEF.match(line):
+        m = DEF.match(line) or (METHOD.match(line) if block.name else None)
+        if m and block.name in (None, m.group(1)):
             return k + 1
     return 1
 
 
+def braced(block: Block) -> bool:
+    """A class whose header opens a brace (JavaScript, TypeScript, Java, C++): its methods need no keyword
+    (`size() {`), and its closing brace is its last line."""
+    header = block.lines[header_size(block) - 1] if block.lines else ""
+    return bool(CONTAINER.match(header)) and header.rstrip().endswith("{")
+
+
+def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
+    """A class body cut into its members at `indent`; with `methods` (a braced class) a member such as
+    `size() {` or `@Input() get size() {` is named too."""
+    blocks = split_blocks(lines, indent)
+    for b in blocks if methods else []:
+        first = next((line for line in b.lines if not DECORATOR.match(line)), "")
+        m = METHOD.match(first) if b.name is None and indent_of(first) == indent else None
+        if m:
+            b.name = m.group(1)
+    return blocks
+
+
+def closing(lines: list[str], top: int) -> int:
+    """How many lines end a braced definition: its closing brace(s) at the header's indentation, and the
+    blank lines before them. A member merged in must not take them along (a class closed before its
+    last member) nor leave them out (a class never closed)."""
+    base = indent_of(lines[top - 1])
+    k = len(lines)
+    while k > top and CLOSER.match(lines[k - 1]) and indent_of(lines[k - 1]) == base:
+        k -= 1
+    if k == len(lines):
+        return 0
+    while k > top and is_blank(lines[k - 1]):
+        k -= 1
+    return len(lines) - k
+
+
 def signature(block: Block) -> tuple:
-    """A definition's decorators and name: tells a property's getter from its setter, and
-    `@overload` stubs from their implementation."""
-    return (block.name, tuple(x.strip() for x in block.lines[:header_size(block) - 1]))
+    """A definition's decorators, accessor keywords and name: tells a property's getter from its setter
+    (`@x.setter`, JavaScript's `set x(v) {`), and `@overload` stubs from their implementation."""
+    top = header_size(block)
+    m = METHOD.match(block.lines[top - 1]) if block.name and block.lines else None
+    accessor = tuple(w for w in block.lines[top - 1][:m.start(1)].split() if w in ("get", "set", "static")) if m else ()
+    return (block.name, tuple(x.strip() for x in block.lines[:top - 1]), accessor)
 
 
 def imported(block: Block) -> tuple[str, set[str]] | None:
@@ -210,8 +258,8 @@ def missing_members(old: list[str], new: list[str], instruction: str) -> list[st
         inner, nb = child_indent(b), new_by[b.name]
         if inner is None or child_indent(nb) != inner:
             continue
-        have = Counter(names(split_blocks(nb.lines[header_size(nb):], inner)))
-        want = Counter(names(split_blocks(b.lines[top:], inner)))
+        have = Counter(names(members(nb.lines[header_size(nb):], inner, braced(nb))))
+        want = Counter(names(members(b.lines[top:], inner, braced(b))))
         out += [f"{b.name}.{n}" for n in want if have[n] < want[n] and not mentioned(n, instruction)]
     return out
 
@@ -255,18 +303,22 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     not name: how many non-blank ones were cut off at the start or end of the file, and whether a
     whole top-level statement went anywhere (a definition's own lines may shrink in an edit; a
     statement that vanishes was deleted)."""
-    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     edge: set[int] = set()
     lost: set[int] = set()
     loose: set[int] = set()  # rewritten in place without a counterpart: lost only if the output still needs it
-    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
-        if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
-            gone = {k for k in range(i1, i2) if not is_blank(old[k])}
-            lost |= gone
-            if n in (0, len(ops) - 1):
-                edge |= gone
-        elif tag == "replace":  # lines rewritten in place, but a line with no counterpart among them is gone
-            loose |= unmatched(old[i1:i2], new[j1:j2], i1)
+    # Two line alignments, and what either finds lost: blank lines as anchors keep a trailing blank run of the
+    # output from hiding what it cut off; without them, two imports cannot pass for a rewrite of the
+    # `def answer():` and its body that the output opens with (it matched the blank lines after them).
+    for junk in (None, is_blank):
+        ops = difflib.SequenceMatcher(junk, old, new, autojunk=False).get_opcodes()
+        for n, (tag, i1, i2, j1, j2) in enumerate(ops):
+            if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
+                gone = {k for k in range(i1, i2) if not is_blank(old[k])}
+                lost |= gone
+                if n in (0, len(ops) - 1):
+                    edge |= gone
+            elif tag == "replace" and junk is None:  # rewritten in place, but a line with no counterpart is gone
+                loose |= unmatched(old[i1:i2], new[j1:j2], i1)
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     written = Counter(b.text for b in split_blocks(new, 0))
@@ -492,24 +544,44 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     return result
 
 
+def decorator_named(decorators: list[str], instruction: str) -> bool:
+    """Whether the instruction speaks of a definition's decorators: the word, or a name in one of them
+    (`cache` for `@functools.cache`, `route` for `@app.route("/")`). Otherwise a definition the output shows
+    without them keeps them: a fragment leaves out what it does not change, and `@dataclass` or
+    `@app.route("/")` dropped by a merge would change what the code does with exit 0."""
+    if re.search(r"decorat", instruction, re.I):
+        return True
+    words = {m.group(1) for line in decorators if (m := DECORATOR_NAME.match(line))}
+    return any(mentioned(w, instruction) for w in words)
+
+
 def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     """The new version of a definition. A function is replaced whole (a helper the model inlined
     goes with the old body). A class has its body merged with the old body, so members the output
     does not show (a class shown with one method) stay; a method the instruction names and the
     output lacks goes ("remove `A.f`")."""
+    top, top_new = header_size(old), header_size(new)
+    if top > 1 and top_new == 1 and not decorator_named(old.lines[:top - 1], instruction):
+        new = Block(new.name, old.lines[:top - 1] + new.lines, new.blank)  # shown bare: its decorators stay
+        top_new = top
     if old.text == new.text:
         return old
     blank = old.blank  # keep the original spacing after the block
     inner = child_indent(old)
-    top, top_new = header_size(old), header_size(new)
     if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) != inner:
         return Block(new.name, new.lines, blank)
-    old_body, new_body = split_blocks(old.lines[top:], inner), split_blocks(new.lines[top_new:], inner)
+    methods = braced(old)
+    old_end = len(old.lines) - (closing(old.lines, top) if methods else 0)
+    new_end = len(new.lines) - (closing(new.lines, top_new) if methods else 0)
+    old_body = members(old.lines[top:old_end], inner, methods)
+    new_body = members(new.lines[top_new:new_end], inner, methods)
     drop = {k for k, b in enumerate(old_body) if b.name and mentioned(b.name, instruction)}
     body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
     lines = new.lines[:top_new] + joined(body)
     while lines and is_blank(lines[-1]):
         lines.pop()
+    if methods:  # the class's end, whichever member the output showed last (a member alone has none)
+        lines += new.lines[new_end:] if new_end < len(new.lines) else old.lines[old_end:]
     return Block(new.name, lines, blank)
 
 
@@ -523,11 +595,11 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
             return None
         return joined(merge_blocks(old_blocks, split_blocks(new, 0), instruction, "the file", drop))
     # An indented fragment (a method alone): find the one definition whose body holds its names.
-    new_names = set(names(split_blocks(new, base)))
+    new_names = set(names(members(new, base, methods=True)))
     if not new_names:
         return None
-    parents = [i for i, b in enumerate(old_blocks)
-               if child_indent(b) == base and new_names & set(names(split_blocks(b.lines[header_size(b):], base)))]
+    parents = [i for i, b in enumerate(old_blocks) if child_indent(b) == base
+               and new_names & set(names(members(b.lines[header_size(b):], base, braced(b))))]
     if len(parents) > 1:  # the same method in two classes: the instruction must say which
         named = [i for i in parents if old_blocks[i].name and mentioned(old_blocks[i].name, instruction)]
         if len(named) != 1:
@@ -595,7 +667,22 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
     if len(results) > 1:
         raise EditError("cannot place the model's partial output: it matches several places in the file equally "
                         "well; nothing written")
+    start, end = min(places)
+    lost = dropped(old[start:end], new)
+    if lost > 2:
+        raise EditError(f"cannot place the model's partial output: where it matches best it would delete {lost} "
+                        "lines it does not show; nothing written")
     return list(results.pop())
+
+
+def dropped(old: list[str], new: list[str]) -> int:
+    """Non-blank lines of `old` that `new` leaves out with next to nothing in their place (the 3:1 rule of
+    `unasked_losses`). A region is only the best guess of where a fragment goes: lines between two lines it
+    matched, which it never showed (the next method of a class, found between its first and a later `}`), would
+    be deleted by that guess, not by the model."""
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    return sum(sum(1 for line in old[i1:i2] if not is_blank(line))
+               for tag, i1, i2, j1, j2 in ops if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1))
 
 
 def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False,

@@ -198,3 +198,70 @@ def test_a_placeholder_then_new_functions_appends_them_to_the_whole_file():
     new = "# ... existing code ...\n\n\ndef main2():\n    return parse('c d')\n"
     assert fill(MODULE, new, "add a main2 function", "m.py") == (MODULE + "\n\ndef main2():\n    return parse('c d')\n",
                                                                  True)
+
+
+SHAPES = '''import math
+
+
+class Shape:
+    def __init__(self, w, h):
+        self.w = w
+        self.h = h
+
+    def perimeter(self):
+        return 2 * (self.w + self.h)
+
+
+def unit():
+    return Shape(1, 1)
+
+
+if __name__ == "__main__":
+    print(unit())
+'''
+AREA = "    def area(self):\n        return self.w * self.h\n"
+WITH_AREA = SHAPES.replace("(self.w + self.h)\n", "(self.w + self.h)\n\n" + AREA)
+
+
+@pytest.mark.parametrize("new", [
+    "class Shape:\n    # ... existing code ...\n\n" + AREA,  # the class alone (the merge puts back the rest)
+    "class Shape:\n    # ... existing methods ...\n\n" + AREA + "\n\n# ... rest of the file unchanged ...\n",
+    SHAPES.split("class Shape")[0] + "class Shape:\n    # ... existing code ...\n\n" + AREA + "\n    # ...\n\n\n"
+    + "def unit" + SHAPES.split("def unit")[1],
+])
+def test_a_placeholder_then_a_new_method_appends_it_to_its_class(new):
+    out, filled = fill(SHAPES, new, "add an area method to Shape", "m.py")
+    assert filled
+    assert out in (WITH_AREA, WITH_AREA.split("import math\n\n\n")[1])  # the lines before the class: the merge's
+
+
+@pytest.mark.parametrize("focus", [[], ["--no-focus"]])
+def test_adding_a_method_as_a_placeholder_and_the_method_edits_the_file_end_to_end(tmp_path, model, focus):
+    (tmp_path / "m.py").write_text(SHAPES)
+    model["text"] = "class Shape:\n    # ... existing code ...\n\n" + AREA + "```\n"
+    res = run(tmp_path, "fix", "m.py", "add an area method to Shape", "--apply", *focus)
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "m.py").read_text() == WITH_AREA
+
+
+def test_a_placeholder_then_a_new_function_before_an_anchor_adds_it_there():
+    square = "def square(n):\n    return Shape(n, n)\n\n\n"
+    new = "# ... existing code ...\n\n\n" + square + "if __name__" + SHAPES.split("if __name__")[1]
+    out, filled = fill(SHAPES, new, "add a square function", "m.py")
+    assert filled and out == SHAPES.replace("\n\nif __name__", "\n\n" + square + "if __name__")
+
+
+@pytest.mark.parametrize("new", [
+    "class Shape:\n    # ... existing code ...\n\n    x = 1\n",  # a statement
+    "# ... existing code ...\n\n\ndef square(n):\n    return Shape(n, n)\n\n\n# ... rest of the file ...\n",
+])
+def test_a_placeholder_beside_more_than_new_definitions_is_still_refused(new):
+    with pytest.raises(EditError, match="unclear"):
+        fill(SHAPES, new, "change Shape", "m.py")
+
+
+def test_a_new_method_whose_closing_brace_matched_another_ones_is_refused_not_put_inside_it():
+    old = "class Cart {\n  constructor(items) {\n    this.items = items;\n  }\n\n  total() {\n    return 1;\n  }\n}\n"
+    new = "class Cart {\n  // ... existing code ...\n\n  count() {\n    return this.items.length;\n  }\n}\n"
+    with pytest.raises(EditError, match="unclear"):  # once: count() written inside total(), before its `}`
+        fill(old, new, "add count", "cart.js")

@@ -200,3 +200,80 @@ def test_a_statement_moved_in_a_whole_file_is_not_a_loss():
     moved = MODULE.replace('"""Stats."""\nimport math\n', 'import math\n"""Stats."""\n')
     out = ensure_whole(MODULE, moved, "put the import first")
     assert out.complete and out.text == moved
+
+
+def test_a_definition_shown_without_its_decorators_keeps_them_unless_the_instruction_speaks_of_them():
+    bare = "def maximum(values):\n    return max(values, default=None)\n"
+    kept = MODULE.split("@functools")[0] + "@functools.cache\n" + bare
+    assert ensure_whole(MODULE, bare, "simplify maximum").text == kept
+    gone = MODULE.split("@functools")[0] + bare
+    assert ensure_whole(MODULE, bare, "simplify maximum and drop its cache").text == gone
+    assert ensure_whole(MODULE, bare, "remove the decorator from maximum").text == gone
+    lru = "@functools.lru_cache(None)\n" + bare
+    assert ensure_whole(MODULE, lru, "simplify maximum").text == MODULE.split("@functools")[0] + lru
+
+
+SHOP = '''export class Cart {
+  constructor(items) {
+    this.items = items;
+  }
+
+  get size() {
+    return this.items.length;
+  }
+
+  set size(n) {
+    this.items.length = n;
+  }
+
+  total() {
+    if (this.items.length) {
+      return this.items.reduce((sum, item) => sum + item.price, 0);
+    }
+    return 0;
+  }
+}
+'''
+
+
+def test_a_javascript_method_alone_lands_in_its_class_and_the_class_keeps_its_brace():
+    fragment = "  total() {\n    return this.items.reduce((sum, item) => sum + item.price, 0);\n  }\n"
+    out = ensure_whole(SHOP, fragment, "simplify total")
+    assert out.merged
+    assert out.text == SHOP.replace(
+        "    if (this.items.length) {\n      return this.items.reduce((sum, item) => sum + item.price, 0);\n"
+        "    }\n    return 0;\n", "    return this.items.reduce((sum, item) => sum + item.price, 0);\n")
+
+
+def test_a_getter_shown_alone_is_told_from_its_setter_by_its_keyword():
+    fragment = "  get size() {\n    return this.items.length || 0;\n  }\n"
+    out = ensure_whole(SHOP, fragment, "make size never undefined")
+    assert out.text == SHOP.replace("return this.items.length;", "return this.items.length || 0;")
+
+
+def test_a_javascript_class_written_whole_without_a_method_is_refused():
+    without_setter = SHOP.replace("  set size(n) {\n    this.items.length = n;\n  }\n\n", "")
+    with pytest.raises(EditError, match="Cart.size.*nothing written"):
+        ensure_whole(SHOP, without_setter.replace("item.price", "item.price * item.qty"), "count quantities")
+    assert ensure_whole(SHOP, without_setter, "remove the size setter").text == without_setter
+
+
+def test_control_statements_and_object_literals_are_not_methods():
+    from editllm.editor.wholefile import METHOD, braced, split_blocks
+    for line in ("  if (x) {", "  foreach ($a as $b) {", "  while (true) {", "  } else if (y) {", "  switch (k) {",
+                 "  function (a) {", "  return (a) {"):
+        assert not METHOD.match(line), line
+    for line in ("  size() {", "  static async load(url): Promise<X> {", "  *items() {", "  #secret() {",
+                 "  public render(): void {"):
+        assert METHOD.match(line), line
+    literal = split_blocks(["const api = {\n", "  get(url) {\n", "    return url;\n", "  },\n", "};\n"], 0)
+    assert not braced(literal[0])
+
+
+def test_a_region_that_would_delete_lines_the_fragment_never_showed_is_refused():
+    from editllm.editor.wholefile import merge_region
+    old = ["a = {\n", "  f(x) {\n", "    return x;\n", "  },\n", "  g(x) {\n", "    return 2 * x;\n", "  },\n", "};\n"]
+    fragment = ["  f(x) {\n", "    return x + 1;\n", "  },\n", "};\n"]
+    with pytest.raises(EditError, match=r"would delete \d+ lines it does not show"):
+        merge_region(old, fragment)
+    assert merge_region(old, fragment[:3]) == old[:2] + ["    return x + 1;\n"] + old[3:]
