@@ -184,12 +184,14 @@ def closing(lines: list[str], top: int) -> int:
 
 
 def signature(block: Block) -> tuple:
-    """A definition's decorators, accessor keywords and name: tells a property's getter from its setter
-    (`@x.setter`, JavaScript's `set x(v) {`), and `@overload` stubs from their implementation."""
+    """A definition's decorators, keywords and name: tells a property's getter from its setter (`@x.setter`,
+    JavaScript's `set x(v) {`), `@overload` stubs from their implementation, and a Rust `struct S` from its
+    `impl S`."""
     top = header_size(block)
-    m = METHOD.match(block.lines[top - 1]) if block.name and block.lines else None
-    accessor = tuple(w for w in block.lines[top - 1][:m.start(1)].split() if w in ("get", "set", "static")) if m else ()
-    return (block.name, tuple(x.strip() for x in block.lines[:top - 1]), accessor)
+    header = block.lines[top - 1] if block.lines else ""
+    m = DEF.match(header) or (METHOD.match(header) if block.name else None)
+    keywords = tuple(w for w in header[:m.start(1)].split() if w not in ("export", "async")) if m else ()
+    return (block.name, tuple(x.strip() for x in block.lines[:top - 1]), keywords)
 
 
 def imported(block: Block) -> tuple[str, set[str]] | None:
