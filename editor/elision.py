@@ -118,7 +118,11 @@ def fill(shown: str, edited: str, instruction: str, path: str) -> tuple[str, boo
         return edited, False
     out: list[str] = []
     filled = False
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(_blank, old, new, autojunk=False).get_opcodes():
+    taken = 0  # lines of the next (equal) stretch a placement already took
+    ops = difflib.SequenceMatcher(_blank, old, new, autojunk=False).get_opcodes()
+    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if taken:
+            i1, j1, taken = i1 + taken, j1 + taken, 0
         part, was = new[j1:j2], old[i1:i2]
         kinds = [kind(line, was) for line in part if line.strip()]
         if tag == "equal" or not any(kinds):
@@ -131,7 +135,10 @@ def fill(shown: str, edited: str, instruction: str, path: str) -> tuple[str, boo
         elif all(k == "strong" for k in kinds):
             filled = True  # placeholders in place of nothing: they go
         else:
-            out += _beside(old, i1, i2, part, lambda line, was=was: kind(line, was) == "strong", path, new[j2:])
+            ahead = ops[n + 1][2] - ops[n + 1][1] if n + 1 < len(ops) and ops[n + 1][0] == "equal" else 0
+            lines, taken = _beside(old, i1, i2, part, lambda line, was=was: kind(line, was) == "strong", path,
+                                   new[j2:], ahead)
+            out += lines
             filled = True
     return "".join(out), filled
 
@@ -161,14 +168,16 @@ def _whole_body(new: list[str], j1: int, old: list[str], i2: int, instruction: s
     return not any(mentioned(n, instruction) for n in names)
 
 
-def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str, following: list[str]) -> list[str]:
+def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str, following: list[str],
+            ahead: int) -> tuple[list[str], int]:
     """A stretch `old[i1:i2]` the model rewrote as `part`, placeholders beside lines it changed. Each original
     line is paired with the rewritten line most like it (one each, the most alike first, 3/4 alike at least, a
     definition only with one of its name). All paired: the placeholders stood for nothing here and go.
     Placeholders after the changed lines, the stretch anchored before it, and the unpaired lines all after the
     paired ones: they stand for those (`return t.lower()...` then `# ... rest of the file unchanged ...`); the
     same mirrored for placeholders before. Anything else could lose lines by a guess (a new function after a
-    placeholder taken for the rewrite of one alike, `e = 5` for `c = 3`): refused."""
+    placeholder taken for the rewrite of one alike, `e = 5` for `c = 3`): refused. Returns the lines and how
+    many of the `ahead` lines after the stretch (the same in both texts) they took (`_appended`)."""
     was = old[i1:i2]
     said = next(line for line in part if marker(line))
     if len(was) * len(part) > PAIRING_LIMIT:
@@ -180,19 +189,34 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
     unpaired = [i for i, line in enumerate(was) if line.strip() and i not in used_old]
     inner = any(marker(line) for line in part[lead:len(part) - tail])
     if not unpaired and not inner:
-        return core
-    if lead and not inner and (placed := _appended(old, i1, i2, core, bool(tail), following)) is not None:
+        return core, 0
+    if lead and not inner and (placed := _appended(old, i1, i2, core, bool(tail), following, ahead)):
         return placed  # `# ... existing code ...` then a new function: the code, and the function after it
     if used_old and not inner:
         if tail and not lead and i1 > 0 and min(unpaired) > max(used_old):  # the original's spacing after
-            return _strip(core, trailing=True) + was[max(used_old) + 1:]
+            return _strip(core, trailing=True) + was[max(used_old) + 1:], 0
         if lead and not tail and i2 < len(old) and max(unpaired) < min(used_old):
-            return was[:min(used_old)] + _strip(core, trailing=False)
+            return was[:min(used_old)] + _strip(core, trailing=False), 0
     raise EditError(f"{path}: the model wrote a placeholder ({said.strip()!r}) for code it left out, beside "
                     "lines it changed, so which original lines it stands for is unclear; nothing written")
 
 
-def _appended(old: list[str], i1: int, i2: int, core: list[str], tail: bool, following: list[str]) -> list[str] | None:
+def _appended(old: list[str], i1: int, i2: int, core: list[str], tail: bool, following: list[str],
+              ahead: int) -> tuple[list[str], int] | None:
+    """`_append_at`, and when the stretch ends inside a definition because the new one's closing brace was
+    matched to the old last member's (`  }` then `}`: the same text), again with that brace given to the new
+    member; then also how many lines after the stretch it took."""
+    placed = _append_at(old, i1, i2, core, tail, following)
+    if placed is not None:
+        return placed, 0
+    k = next((n + 1 for n, line in enumerate(following) if line.strip()), 0)
+    if not 0 < k <= ahead or not CLOSER.match(following[k - 1]):
+        return None
+    placed = _append_at(old, i1, i2 + k, core + following[:k], tail, following[k:])
+    return (placed, k) if placed is not None else None
+
+
+def _append_at(old: list[str], i1: int, i2: int, core: list[str], tail: bool, following: list[str]) -> list[str] | None:
     """A placeholder then only new definitions, the model's usual answer to "add a function" (or "a method to
     class C"): the placeholder stands for every original line of the stretch, and the definitions are added
     after them: top-level ones at the end of the stretch, methods at the end of the class they are indented

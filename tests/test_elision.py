@@ -260,8 +260,22 @@ def test_a_placeholder_beside_more_than_new_definitions_is_still_refused(new):
         fill(SHAPES, new, "change Shape", "m.py")
 
 
-def test_a_new_method_whose_closing_brace_matched_another_ones_is_refused_not_put_inside_it():
+def test_a_new_method_whose_closing_brace_matched_another_ones_goes_after_that_one_not_inside_it():
     old = "class Cart {\n  constructor(items) {\n    this.items = items;\n  }\n\n  total() {\n    return 1;\n  }\n}\n"
-    new = "class Cart {\n  // ... existing code ...\n\n  count() {\n    return this.items.length;\n  }\n}\n"
-    with pytest.raises(EditError, match="unclear"):  # once: count() written inside total(), before its `}`
-        fill(old, new, "add count", "cart.js")
+    count = "  count() {\n    return this.items.length;\n  }\n"
+    new = "class Cart {\n  // ... existing code ...\n\n" + count + "}\n\nmodule.exports = Cart;\n"
+    out = old.replace("  }\n}\n", "  }\n\n" + count + "}\n")  # once: count() written inside total(), before its `}`
+    tail = "\nmodule.exports = Cart;\n"
+    assert fill(old + tail, new, "add count", "cart.js") == (out + tail, True)
+    assert fill(old, new.split("\nmodule")[0], "add count", "cart.js") == (out, True)
+
+
+def test_adding_a_javascript_method_as_a_placeholder_and_the_method_edits_the_file_end_to_end(tmp_path, model):
+    old = ("class Cart {\n  constructor(items) {\n    this.items = items;\n  }\n\n  total() {\n    return 1;\n  }\n}\n"
+           "\nmodule.exports = Cart;\n")
+    count = "  count() {\n    return this.items.length;\n  }\n"
+    (tmp_path / "cart.js").write_text(old)
+    model["text"] = "class Cart {\n  // ... existing code ...\n\n" + count + "}\n```\n"
+    res = run(tmp_path, "fix", "cart.js", "add a count method to Cart", "--apply")
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "cart.js").read_text() == old.replace("  }\n}\n", "  }\n\n" + count + "}\n")
