@@ -7,7 +7,8 @@ the instruction names definitions (and does not ask for file-wide changes such a
 model is given a small file: the module's import lines and the named definitions, in file order.
 Its output is merged back by definition name (`wholefile.merge_code`), so the rest of the file is
 kept byte for byte by construction, not by the model's care. A named definition the model was shown
-and left out is deleted (the instruction names it: "remove `f`"); nothing it was not shown can go.
+and left out is deleted only when the instruction asks for that ("remove `f`", `wholefile.asks_removal`):
+shown two functions, the model often writes back only the one it changed; nothing it was not shown can go.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import Block, is_blank, mentioned, merge_code, split_blocks
+from editllm.editor.wholefile import Block, asks_removal, is_blank, mentioned, merge_code, split_blocks
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
 FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references?|"
@@ -65,12 +66,13 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
                 lines: list[str] | None = None) -> str:
     """Put the edited definitions (and any new ones or new imports) back into the whole file.
 
-    What the model was shown and left out goes: the named definitions (the instruction names
-    them), and with `allow_deletions` the import lines too; everything it was not shown stays.
+    What the model was shown and left out goes: the named definitions the instruction asks to remove,
+    and with `allow_deletions` the import lines too; everything else stays.
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
-    drop = {i for i, b in enumerate(blocks) if is_named(b, instruction) or (allow_deletions and is_import(b))}
+    drop = {i for i, b in enumerate(blocks)
+            if (is_named(b, instruction) and asks_removal(b.name, instruction)) or (allow_deletions and is_import(b))}
     new_lines = split_lines(edited)
     refuse_unshown(blocks, new_lines, instruction)
     merged = merge_code(lines, new_lines, instruction, drop)

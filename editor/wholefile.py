@@ -13,7 +13,7 @@ fragment would delete everything else, so every regenerated text is checked here
   the old one of the same name (a lone method lands in its class), a changed statement replaces the
   old statement it aligns with, and prose goes into the region it matches best. A placement that
   depends on which of two identical blocks is meant is refused with a one-line reason, and so is a whole
-  output that drops a method of a class the instruction does not name;
+  output that drops a method of a class the instruction does not ask to remove (`asks_removal`);
 - a Python file that parsed before the edit must parse after it (`still_parses`): output cut short inside
   a definition, or a line of the model's own prose in the code, is refused, not written.
 """
@@ -99,7 +99,7 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
         starts = not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
         if starts and blocks and blocks[-1].lines and not blocks[-1].blank:
             last = blocks[-1]
-            if DECORATOR.match(last.lines[-1]) and indent_of(last.lines[-1]) == indent:
+            if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:
                 starts = False  # `@decorator` then `def f`: one block named f
         if starts or not blocks:
             blocks.append(Block(None, [], []))
@@ -118,6 +118,27 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     return blocks
 
 
+def bare_decorator(line: str) -> bool:
+    """A line that is a decorator and nothing else (`@property`, `@app.route("/")`): the definition under it
+    belongs to it. A decorated field (TypeScript's `@Input() userId: string;`) is a member of its own."""
+    m = re.match(r"[ \t]*@[\w$.]+[ \t]*", line)
+    if not m:
+        return False
+    rest, depth, quote = line[m.end():], 0, ""
+    for k, ch in enumerate(rest):
+        if quote:
+            quote = "" if ch == quote and rest[k - 1] != "\\" else quote
+        elif ch in "\"'`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth <= 0 and not ch.isspace():
+            return rest[k:].startswith(("#", "//"))  # only a comment after the decorator
+    return True
+
+
 def joined(blocks: list[Block]) -> list[str]:
     return [line for b in blocks for line in b.lines + b.blank]
 
@@ -128,6 +149,26 @@ def names(blocks: list[Block]) -> list[str]:
 
 def mentioned(name: str, instruction: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction) is not None
+
+
+# Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere), and words
+# after a name that say it should go.
+GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
+        r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|convert\w*|"
+        r"turn\w*|deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*")
+GONE = (r"removed|deleted|dropped|unused|obsolete|redundant|dead|superfluous|unnecessary|not needed|no longer|"
+        r"(?:should|must|can|may) go|goes away|gone")
+SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # within one clause (a dot inside `A.f` does not end it)
+
+
+def asks_removal(name: str, instruction: str) -> bool:
+    """Whether the instruction asks for `name` to go: it names it right after a verb such as remove, delete,
+    rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c"), or right before a word such
+    as unused or obsolete ("f is dead code"). A mere mention is not enough: "make tick stop the timer" names
+    the method `stop` too, and a merge that took it as a removal deleted it."""
+    n = re.escape(name)
+    return re.search(rf"\b(?:{GOES})\b{SPAN}{{0,45}}?(?<![\w$]){n}(?![\w$])"
+                     rf"|(?<![\w$]){n}(?![\w$]){SPAN}{{0,40}}?\b(?:{GONE})\b", instruction, re.I) is not None
 
 
 def child_indent(block: Block) -> int | None:
@@ -245,7 +286,7 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
 
 
 def missing_members(old: list[str], new: list[str], instruction: str) -> list[str]:
-    """Members of a class (`A.g`) that the output drops and the instruction does not name, in classes both
+    """Members of a class (`A.g`) that the output drops and the instruction does not ask to remove, in classes both
     texts define once: a class written whole with a method gone lost it silently. Merging it back could undo
     the edit (a class turned into a dataclass drops its `__init__`), so the output is refused instead."""
     olds = [b for b in split_blocks(old, 0) if b.name]
@@ -262,7 +303,7 @@ def missing_members(old: list[str], new: list[str], instruction: str) -> list[st
             continue
         have = Counter(names(members(nb.lines[header_size(nb):], inner, braced(nb))))
         want = Counter(names(members(b.lines[top:], inner, braced(b))))
-        out += [f"{b.name}.{n}" for n in want if have[n] < want[n] and not mentioned(n, instruction)]
+        out += [f"{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
     return out
 
 
@@ -546,15 +587,21 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     return result
 
 
-def decorator_named(decorators: list[str], instruction: str) -> bool:
-    """Whether the instruction speaks of a definition's decorators: the word, or a name in one of them
-    (`cache` for `@functools.cache`, `route` for `@app.route("/")`). Otherwise a definition the output shows
-    without them keeps them: a fragment leaves out what it does not change, and `@dataclass` or
-    `@app.route("/")` dropped by a merge would change what the code does with exit 0."""
-    if re.search(r"decorat", instruction, re.I):
-        return True
+def decorator_named(decorators: list[str], instruction: str, name: str | None, reshaped: bool) -> bool:
+    """Whether the instruction speaks of a definition's decorators: one by its name, any case (`cache` for
+    `@functools.cache`, "not injectable" for `@Injectable()`), or the word "decorator" in one clause with the
+    definition's name ("drop fib's decorator"); or, with its definition line `reshaped`, a `@staticmethod` or
+    `@classmethod` that the new signature decides. Otherwise a definition the output shows without them keeps
+    them: a fragment leaves out what it does not change, and `@dataclass` or `@app.route("/")` dropped by a
+    merge would change what the code does with exit 0."""
     words = {m.group(1) for line in decorators if (m := DECORATOR_NAME.match(line))}
-    return any(mentioned(w, instruction) for w in words)
+    if any(re.search(rf"(?<![\w$]){re.escape(w)}(?![\w$])", instruction, re.I) for w in words):
+        return True
+    n = re.escape(name or "")
+    if name and re.search(rf"decorat\w*{SPAN}{{0,20}}?(?<![\w$]){n}(?![\w$])|(?<![\w$]){n}(?![\w$]){SPAN}{{0,20}}?"
+                          r"decorat", instruction, re.I):
+        return True
+    return reshaped and bool(words & {"staticmethod", "classmethod"})
 
 
 def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
@@ -563,7 +610,8 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     does not show (a class shown with one method) stay; a method the instruction names and the
     output lacks goes ("remove `A.f`")."""
     top, top_new = header_size(old), header_size(new)
-    if top > 1 and top_new == 1 and not decorator_named(old.lines[:top - 1], instruction):
+    reshaped = old.lines[top - 1].strip() != new.lines[top_new - 1].strip()  # the definition's own line changed
+    if top > 1 and top_new == 1 and not decorator_named(old.lines[:top - 1], instruction, old.name, reshaped):
         new = Block(new.name, old.lines[:top - 1] + new.lines, new.blank)  # shown bare: its decorators stay
         top_new = top
     if old.text == new.text:
@@ -577,7 +625,7 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     new_end = len(new.lines) - (closing(new.lines, top_new) if methods else 0)
     old_body = members(old.lines[top:old_end], inner, methods)
     new_body = members(new.lines[top_new:new_end], inner, methods)
-    drop = {k for k, b in enumerate(old_body) if b.name and mentioned(b.name, instruction)}
+    drop = {k for k, b in enumerate(old_body) if b.name and asks_removal(b.name, instruction)}
     body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
     lines = new.lines[:top_new] + joined(body)
     while lines and is_blank(lines[-1]):
@@ -585,6 +633,29 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     if methods:  # the class's end, whichever member the output showed last (a member alone has none)
         lines += new.lines[new_end:] if new_end < len(new.lines) else old.lines[old_end:]
     return Block(new.name, lines, blank)
+
+
+def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:
+    """The one place whose member of that name reads much like the fragment ([] when none stands out): a
+    constructor that three classes define is told by its body. Only a clear margin counts (two `area()` bodies
+    a line long are alike whichever the edit was meant for)."""
+    text = "".join(new)
+    scores = []
+    for i in places:
+        mine = [b.text for b in members(blocks[i].lines[header_size(blocks[i]):], base, True) if b.name in wanted]
+        scores.append((max((difflib.SequenceMatcher(None, m, text, autojunk=False).ratio() for m in mine),
+                           default=0.0), i))
+    scores.sort(reverse=True)
+    return [scores[0][1]] if scores[0][0] >= 0.5 and scores[0][0] - scores[1][0] >= 0.25 else []
+
+
+def labelled(block: Block) -> str | None:
+    """What a block is called: its definition's name, an assignment's target (`const api = {`), or the name after
+    `class` (`export abstract class Repo {`)."""
+    if block.name or not block.lines:
+        return block.name
+    m = re.search(r"\bclass\s+([A-Za-z_$][\w$]*)", block.lines[0])
+    return target(block.lines[0]) or (m.group(1) if m else None)
 
 
 def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
@@ -602,14 +673,27 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
         return None
     parents = [i for i, b in enumerate(old_blocks) if child_indent(b) == base
                and new_names & set(names(members(b.lines[header_size(b):], base, braced(b))))]
-    if len(parents) > 1:  # the same method in two classes: the instruction must say which
-        named = [i for i in parents if old_blocks[i].name and mentioned(old_blocks[i].name, instruction)]
-        if len(named) != 1:
-            owners_ = " and ".join(str(old_blocks[i].name) for i in parents)
+    # Blocks that define such a member too, where the merge cannot go by names (an object literal's `get(url) {`,
+    # an `abstract class`): never a wrong parent's by default.
+    others = [i for i, b in enumerate(old_blocks) if i not in parents and any(
+        indent_of(line) == base and (m := DEF.match(line) or METHOD.match(line)) and m.group(1) in new_names
+        for line in b.lines)]
+    places = parents + others
+    if len(places) > 1:  # the same method in two classes: the instruction, or the method's own first line, says which
+        named = [i for i in places if (label := labelled(old_blocks[i])) and mentioned(label, instruction)]
+        first = next((line for line in new if indent_of(line) == base and (DEF.match(line) or METHOD.match(line))), "")
+        same = [i for i in places if first in old_blocks[i].lines]
+        chosen = named if len(named) == 1 else same if not named and len(same) == 1 else []
+        if not chosen and not named:
+            chosen = likest(old_blocks, places, new, base, new_names)
+        if not chosen:
+            owners_ = " and ".join(labelled(old_blocks[i]) or "a block" for i in sorted(places))
             raise EditError(f"cannot place the model's partial output: {', '.join(sorted(new_names))} is defined "
-                            f"in {owners_} and the instruction names {'both' if named else 'neither'}; "
+                            f"in {owners_} and the instruction names {'several' if named else 'neither'}; "
                             "nothing written")
-        parents = named
+        if chosen[0] not in parents:
+            return None  # not a class: placed by the text it matches (`merge_region`)
+        parents = chosen
     if not parents:
         return None
     i = parents[0]
@@ -671,20 +755,25 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
                         "well; nothing written")
     start, end = min(places)
     lost = dropped(old[start:end], new)
-    if lost > 2:
-        raise EditError(f"cannot place the model's partial output: where it matches best it would delete {lost} "
-                        "lines it does not show; nothing written")
+    if lost:
+        raise EditError(f"cannot place the model's partial output: where it matches best it would delete "
+                        f"{lost[0].strip()!r}, which it does not show; nothing written")
     return list(results.pop())
 
 
-def dropped(old: list[str], new: list[str]) -> int:
-    """Non-blank lines of `old` that `new` leaves out with next to nothing in their place (the 3:1 rule of
-    `unasked_losses`). A region is only the best guess of where a fragment goes: lines between two lines it
-    matched, which it never showed (the next method of a class, found between its first and a later `}`), would
-    be deleted by that guess, not by the model."""
-    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
-    return sum(sum(1 for line in old[i1:i2] if not is_blank(line))
-               for tag, i1, i2, j1, j2 in ops if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1))
+def dropped(old: list[str], new: list[str]) -> list[str]:
+    """The lines of `old` that open something (a definition, a method, a braced block, a Markdown heading) at the
+    fragment's own indentation or less and have no counterpart in `new`. A region is only the best guess of where
+    a fragment goes: a definition between two lines it matched, which it never showed (the next method of a class,
+    found between its first line and a later `}`), would be deleted by that guess, not by the model. Lines it
+    rewrote inside what it shows (a body simplified, a section shortened) are its edit."""
+    base = min((indent_of(line) for line in new if not is_blank(line) and not CLOSER.match(line)), default=0)
+    if len(old) * len(new) > PAIRING_LIMIT:
+        return []
+    kept = paired(old, new, line_likeness, 0.6)
+    return [line for i, line in enumerate(old) if i not in kept and not is_blank(line) and indent_of(line) <= base
+            and (DEF.match(line) or METHOD.match(line) or HEADING.match(line)
+                 or (line.split("//")[0].rstrip().endswith("{") and not CLOSER.match(line)))]
 
 
 def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False,
@@ -705,7 +794,7 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
         if gone:  # a merge would put them back and may undo the edit (a class made a dataclass): say so instead
             where = f"{path}: " if path else ""
             raise EditError(f"{where}the output drops {', '.join(gone[:3])}{' and more' if len(gone) > 3 else ''}, "
-                            "which the instruction does not name; nothing written (name what goes, or "
+                            "which the instruction does not ask to remove; nothing written (ask for it, or "
                             "--allow-deletions)")
         return WholeFile(new_text, complete=True, merged=False, lines=new)
     try:

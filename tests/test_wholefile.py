@@ -274,6 +274,94 @@ def test_a_region_that_would_delete_lines_the_fragment_never_showed_is_refused()
     from editllm.editor.wholefile import merge_region
     old = ["a = {\n", "  f(x) {\n", "    return x;\n", "  },\n", "  g(x) {\n", "    return 2 * x;\n", "  },\n", "};\n"]
     fragment = ["  f(x) {\n", "    return x + 1;\n", "  },\n", "};\n"]
-    with pytest.raises(EditError, match=r"would delete \d+ lines it does not show"):
+    with pytest.raises(EditError, match=r"would delete 'g\(x\) \{', which it does not show"):
         merge_region(old, fragment)
     assert merge_region(old, fragment[:3]) == old[:2] + ["    return x + 1;\n"] + old[3:]
+
+
+# A review's cases (each a wrong file with exit 0, or a refusal of a right merge, in a first version).
+TIMER = ("export class Timer {\n  start() {\n    this.id = setInterval(() => this.tick(), 1000);\n  }\n\n"
+         "  stop() {\n    clearInterval(this.id);\n  }\n\n  tick() {\n    this.left -= 1;\n  }\n}\n")
+TICK = "  tick() {\n    this.left -= 1;\n    if (this.left <= 0) this.stop();\n  }\n"
+
+
+@pytest.mark.parametrize(("instruction", "gone"), [
+    ("make tick stop the timer when it reaches zero", False),  # `stop` named, not asked to go
+    ("log a probe at the start of tick", False),
+    ("make tick stop the timer at zero and remove stop", True),
+    ("stop is unused: drop it, and make tick clear the interval itself", True),
+])
+def test_a_member_the_instruction_only_mentions_is_not_deleted(instruction, gone):
+    out = ensure_whole(TIMER, TICK, instruction).text
+    assert ("  stop() {" not in out) == gone
+    assert TICK in out and "  start() {" in out
+
+
+def test_a_focused_definition_the_model_left_out_goes_only_when_asked():
+    from editllm.editor.focus import merge_focus
+    text = "def stop():\n    print('bye')\n\n\ndef main():\n    print('hi')\n\n\ndef other():\n    return 1\n"
+    main = "def main():\n    print('hi')\n    stop()\n"
+    assert merge_focus(text, main, "make main call stop at the end") == text.replace("    print('hi')\n",
+                                                                                      "    print('hi')\n    stop()\n")
+    assert "def stop" not in merge_focus(text, main, "make main print bye itself and remove stop")
+
+
+def test_a_method_alone_goes_to_the_block_that_defines_it_or_is_refused():
+    api = ("const api = {\n  get(url) {\n    return fetch(url);\n  },\n};\n\n"
+           "class Store {\n  get(key) {\n    return this.map.get(key);\n  }\n}\n")
+    frag = '  get(url) {\n    return fetch(url, { cache: "no-store" });\n  },\n'
+    out = ensure_whole(api, frag, "make api.get bypass the cache").text  # an object literal, not the class
+    assert out == api.replace("    return fetch(url);\n", '    return fetch(url, { cache: "no-store" });\n')
+    repo = ("export abstract class Repo {\n  save(item) {\n    this.items.push(item);\n  }\n}\n\n"
+            "export class Cache extends Repo {\n  save(item) {\n    this.map.set(item.id, item);\n  }\n}\n")
+    frag = '  save(item) {\n    this.items.push(item);\n    this.emit("saved", item);\n  }\n'
+    out = ensure_whole(repo, frag, "make Repo.save emit a saved event").text
+    push = "    this.items.push(item);\n"
+    assert out == repo.replace(push, push + '    this.emit("saved", item);\n')
+    two = ("export class A {\n  add(target, absolute) {\n    this.a.set(target, absolute);\n  }\n}\n\n"
+           "export class B {\n  add(target, pattern) {\n    this.b.push(pattern);\n  }\n}\n")
+    frag = "  add(target, absolute) {\n    console.log(target);\n    this.a.set(target, absolute);\n  }\n"
+    out = ensure_whole(two, frag, "log the target in add").text  # its own first line says which
+    assert out == two.replace("  add(target, absolute) {\n", "  add(target, absolute) {\n    console.log(target);\n")
+
+
+def test_a_decorated_field_is_a_member_of_its_own():
+    ng = ('export class UserComponent {\n  @Input() userId: string;\n  ngOnInit() {\n    console.log("init");\n  }\n\n'
+          "  render() {\n    return 1;\n  }\n}\n")
+    frag = '  ngOnInit() {\n    console.log("init", this.userId);\n  }\n'
+    out = ensure_whole(ng, frag, "log the userId Input in ngOnInit").text
+    assert out == ng.replace('console.log("init");', 'console.log("init", this.userId);')
+
+
+def test_decorators_go_only_with_the_definition_the_instruction_speaks_of():
+    text = ('@functools.cache\ndef fib(n):\n    return n\n\n\n@app.route("/")\ndef index():\n    return str(fib(10))\n'
+            "\n\ndef unused():\n    return 0\n")
+    frag = "def fib(n):\n    return n\n\n\ndef index():\n    return str(fib(20))\n"
+    out = ensure_whole(text, frag, "remove the cache decorator from fib and show fib(20) in index").text
+    assert out == text.replace("@functools.cache\n", "").replace("fib(10)", "fib(20)")
+    circle = ("import math\n\n\nclass Circle:\n    def __init__(self, r):\n        self.r = r\n\n"
+              "    @staticmethod\n    def unit():\n        return math.pi\n")
+    frag = "    def unit(self):\n        return math.pi * self.r ** 0\n"
+    out = ensure_whole(circle, frag, "make unit an instance method that uses self").text
+    assert out == circle.replace("    @staticmethod\n    def unit():\n        return math.pi\n", frag)
+    ts = "@Injectable()\nexport class Api {\n  get() {\n    return 1;\n  }\n}\n\nexport const x = 1;\n"
+    frag = "export class Api {\n  get() {\n    return 2;\n  }\n}\n"
+    assert ensure_whole(ts, frag, "make Api a plain class that is not injectable").text == ts.replace(
+        "@Injectable()\n", "").replace("return 1", "return 2")
+
+
+def test_a_region_may_shorten_what_it_shows():
+    php = ("<?php\n\nclass Cart {\n    public function add($item) {\n        $this->items[] = $item;\n    }\n\n"
+           "    public function total() {\n        $sum = 0;\n        foreach ($this->items as $item) {\n"
+           "            $sum += $item->price;\n        }\n        return $sum;\n    }\n}\n")
+    body = ("        $sum = 0;\n        foreach ($this->items as $item) {\n            $sum += $item->price;\n"
+            "        }\n        return $sum;\n")
+    short = "        return array_sum(array_map(fn($i) => $i->price, $this->items));\n"
+    frag = "    public function total() {\n" + short + "    }\n"
+    assert ensure_whole(php, frag, "simplify total").text == php.replace(body, short)
+    md = ("# Tool\n\nIntro.\n\n## Install\n\nDownload the archive.\nUnpack it somewhere.\nAdd it to PATH.\n\n"
+          "## Use\n\nRun it.\n\n## License\n\nMIT.\n")
+    frag = "## Install\n\nRun `pip install tool`.\n\n## Use\n"
+    out = ensure_whole(md, frag, "shorten the install section to one line").text
+    long = "Download the archive.\nUnpack it somewhere.\nAdd it to PATH.\n"
+    assert out == md.replace(long, "Run `pip install tool`.\n")
