@@ -47,6 +47,7 @@ METHOD = re.compile(
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
+ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:\s*(?://.*)?$")
 DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
 CLOSER = re.compile(r"^[ \t]*[}\])]")
 # An assignment or a declaration (`x = 1`, `x: int = 1`, `x: int`, `const X = 1`): group 1 is the target.
@@ -96,7 +97,8 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     """
     blocks: list[Block] = []
     for line in lines:
-        starts = not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
+        starts = (not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
+                  and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
         if starts and blocks and blocks[-1].lines and not blocks[-1].blank:
             last = blocks[-1]
             if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:
@@ -252,11 +254,13 @@ def target(line: str) -> str | None:
 
 
 def head(block: Block) -> str:
-    """What a statement is about: an assignment's target, else its first line."""
+    """What a statement is about: an assignment's target, else its first line (an enum member's trailing comma,
+    which it gains when one is added after it, aside)."""
     if not block.lines:  # the blank lines a file starts with
         return ""
-    name = target(block.lines[0])
-    return "=" + name if name else block.lines[0].strip()
+    first = block.lines[0].strip().rstrip(",;")
+    name = target(first)
+    return "=" + name if name else first
 
 
 def same_statement(old: Block, new: Block, interior: bool) -> bool:
