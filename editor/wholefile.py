@@ -667,6 +667,16 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     top-level blocks that go when the output has nothing in their place."""
     base = min((indent_of(line) for line in new if not is_blank(line)), default=0)
     old_blocks = split_blocks(old, 0)
+    first = next((k for k, line in enumerate(new) if not is_blank(line)), None)
+    if base == 0 and first is not None and indent_of(new[first]) > 0:
+        # The output starts inside a class (its last methods, then the rest of the file): the methods go into
+        # their class, then the rest is merged at the top level (taken whole, the methods were added twice).
+        c = next(k for k, line in enumerate(new) if not is_blank(line) and indent_of(line) == 0)
+        k = next((k for k in range(c, len(new)) if not is_blank(new[k]) and not CLOSER.match(new[k])), len(new))
+        inner = merge_code(old, new[:c], instruction, drop)
+        if inner is None:
+            return None
+        return merge_code(inner, new[k:], instruction, drop) if k < len(new) else inner
     if base == 0:
         if not names(old_blocks):
             return None

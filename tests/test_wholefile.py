@@ -365,3 +365,14 @@ def test_a_region_may_shorten_what_it_shows():
     out = ensure_whole(md, frag, "shorten the install section to one line").text
     long = "Download the archive.\nUnpack it somewhere.\nAdd it to PATH.\n"
     assert out == md.replace(long, "Run `pip install tool`.\n")
+
+
+def test_an_output_that_starts_inside_a_class_merges_its_methods_into_it():
+    frag = ("    def perimeter(self):\n        return 2 * (self.w + self.h) + 1\n\n\n"
+            "def unit():\n    return Shape(2, 2)\n")
+    out = ensure_whole(CLASSY, frag, "add 1 to perimeter and make unit 2 by 2")
+    want = CLASSY.replace("(self.w + self.h)\n\n\n", "(self.w + self.h) + 1\n\n\n").replace("(1, 1)", "(2, 2)")
+    assert out.text == want
+    js = "class Shape {\n  area() {\n    return this.w;\n  }\n}\n\nfunction unit() {\n  return new Shape(1);\n}\n"
+    frag = "  area() {\n    return this.w * 2;\n  }\n}\n\nfunction unit() {\n  return new Shape(1);\n}\n"
+    assert ensure_whole(js, frag, "double area").text == js.replace("return this.w;", "return this.w * 2;")
