@@ -70,8 +70,9 @@ def check_name(name: str) -> None:
 
 
 def decode_bytes(data: bytes, name: str) -> tuple[str, bool]:
-    """Decode UTF-8 text; refuse binary and other encodings with a one-line reason."""
-    if b"\x00" in data[:8192]:
+    """Decode UTF-8 text; refuse binary and other encodings with a one-line reason. A NUL byte anywhere (not only
+    in git's first 8,000 bytes: a text header before binary data) is valid UTF-8 but no text the model can edit."""
+    if b"\x00" in data:
         raise EditError(f"{name}: binary file (contains NUL bytes); refusing to edit")
     try:
         text = data.decode("utf-8")

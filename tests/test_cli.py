@@ -106,6 +106,7 @@ def test_unfinished_output_is_refused_and_nothing_written(tmp_path, fake_model):
         (lambda d: None, ["missing.py", "x"], "no such file"),
         (lambda d: (d / "sub").mkdir(), ["sub", "x"], "is a directory"),
         (lambda d: (d / "b.bin").write_bytes(b"\x7fELF\x00\x01"), ["b.bin", "x"], "binary"),
+        (lambda d: (d / "late.txt").write_bytes(b"text\n" * 4000 + b"\x00\x01"), ["late.txt", "x"], "binary"),
         (lambda d: (d / "l.txt").write_bytes(b"caf\xe9\n"), ["l.txt", "x"], "not UTF-8"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "  "], "instruction is empty"),
         (lambda d: (d / "ok.py").write_text("x\n"), ["ok.py", "x", "--mode", "fast"], "'fast' is not one of"),
