@@ -19,6 +19,7 @@ from editllm.editor.errors import EditError
 from editllm.editor.focus import Focus, focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
+from editllm.editor.programcheck import check_program_text
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, has_fence_line, rewrite_prompt, strip_opening_fence
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
@@ -252,11 +253,14 @@ def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Fo
 
 
 def finish_copy(src: SourceFile, text: str, instruction: str, stats, focus: Focus | None,
-                opts: EditOptions) -> EditResult:
+                opts: EditOptions, lines: list[str] | None = None) -> EditResult:
     """A resolved program's text (over what `copy_shown` showed) as the file's edit: merged back by name
     when focused, then the whole-file check. A `<gen>` span's placeholders for left-out code are filled with
-    the original's lines, as in rewrite mode (`editor.elision`)."""
-    text, filled = elision.fill(src.text if focus is None else focus.text, text, instruction, src.path)
+    the original's lines, as in rewrite mode (`editor.elision`). A program whose text breaks code that still
+    parses is refused (`editor.programcheck`). `lines`: the shown text's lines, when the caller has them."""
+    shown = src.text if focus is None else focus.text
+    check_program_text(src.path, shown, text, stats.program, lines or (src.lines if focus is None else None))
+    text, filled = elision.fill(shown, text, instruction, src.path)
     if focus is None:
         return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions, filled)
     whole = merge_focus(src.text, text, instruction, opts.allow_deletions, src.lines)
@@ -278,7 +282,7 @@ def edit_copy(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         try:
             text, stats = run_copy(lm, src.path, shown, instruction, max_tokens, opts.monotonic, opts.draft,
                                    opts.prefill_copies, prompt_ids=ids, lines=lines, copy_kv=opts.copy_kv)
-            return finish_copy(src, text, instruction, stats, focus, opts)
+            return finish_copy(src, text, instruction, stats, focus, opts, lines)
         except (ProgramFailed, EditError) as exc:
             reason = str(exc)
     result = edit_file(lm, src, instruction, replace(opts, mode="spec"), on_progress)

@@ -230,7 +230,7 @@ def edit_copy_remote(lm: RemoteModel, src, instruction: str, opts):
         try:
             max_tokens = budget(lm, src, len(prompt), opts.max_new_tokens, shown)
             text, stats = ask_again(ask, resolver.lines)  # asks again after an idle gen span, as local copy mode
-            return finish_copy(src, text, instruction, stats, focus, opts)
+            return finish_copy(src, text, instruction, stats, focus, opts, lines)
         except ServerError:
             raise
         except (ProgramFailed, EditError) as exc:
