@@ -26,7 +26,7 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import CLOSER, CONTAINER, DEF, PAIRING_LIMIT, line_likeness, mentioned, paired
+from editllm.editor.wholefile import CLOSER, CONTAINER, DEF, METHOD, PAIRING_LIMIT, line_likeness, mentioned, paired
 from editllm.editor.wholefile import members as members_of
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
@@ -55,6 +55,7 @@ HINT = re.compile(r"unchanged|omitted|as before|as is|the same|no change|rest of
 ASKED = re.compile(r"placeholder|stub|elid|elision|omit|ellips|abstract|protocol|interface|overload", re.I)
 HEADER = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+).*:\s*(?:#.*)?$")
 CLASS = re.compile(r"^(\s*)class\s+(\w+)")
+LITERAL = re.compile(r"(?:=|:|\(|\bdefault)\s*\{\s*$")  # an object literal opens: `const api = {`, `handlers: {`
 
 
 def note_of(line: str, path: str) -> str | None:
@@ -203,14 +204,18 @@ def _beside(old: list[str], i1: int, i2: int, part: list[str], marker, path: str
 
 def _appended(old: list[str], i1: int, i2: int, core: list[str], tail: bool, following: list[str],
               ahead: int) -> tuple[list[str], int] | None:
-    """`_append_at`, and when the stretch ends inside a definition because the new one's closing brace was
-    matched to the old last member's (`  }` then `}`: the same text), again with that brace given to the new
-    member; then also how many lines after the stretch it took."""
+    """`_append_at`, and when the stretch ends inside a definition because the new one's last lines were matched
+    to the old last member's (`  }` then `}`, or `    log(e);` then `  },`: the same text), again with those
+    lines, up to its closing brace, given to the new member; then also how many lines after the stretch it
+    took."""
     placed = _append_at(old, i1, i2, core, tail, following)
     if placed is not None:
         return placed, 0
-    k = next((n + 1 for n, line in enumerate(following) if line.strip()), 0)
-    if not 0 < k <= ahead or not CLOSER.match(following[k - 1]):
+    body = _strip(_strip(core, trailing=True), trailing=False)
+    indent = _indent(body[0]) if body else 0
+    # the new member's own last lines, up to its closing brace, were matched to the old last member's
+    k = next((n + 1 for n, line in enumerate(following) if line.strip() and _indent(line) <= indent), 0)
+    if not 0 < k <= ahead or not CLOSER.match(following[k - 1]) or _indent(following[k - 1]) != indent:
         return None
     placed = _append_at(old, i1, i2 + k, core + following[:k], tail, following[k:])
     return (placed, k) if placed is not None else None
@@ -235,7 +240,8 @@ def _append_at(old: list[str], i1: int, i2: int, core: list[str], tail: bool, fo
         scope, end = old, len(was)
     else:
         header = next((k for k in range(i1 - 1, -1, -1) if old[k].strip() and _indent(old[k]) < indent), None)
-        if header is None or not (CONTAINER.match(old[header]) or CLASS.match(old[header])):
+        literal = header is not None and LITERAL.search(old[header]) is not None  # `const api = {`
+        if header is None or not (CONTAINER.match(old[header]) or CLASS.match(old[header]) or literal):
             return None
         base = _indent(old[header])
         members = old[header + 1:]
@@ -243,6 +249,8 @@ def _append_at(old: list[str], i1: int, i2: int, core: list[str], tail: bool, fo
         scope = members[:stop]
         if next((_indent(line) for line in scope if line.strip()), None) != indent:
             return None  # not the class body's indentation
+        if literal and not next((line for line in reversed(scope) if line.strip()), "").rstrip().endswith(","):
+            return None  # the last member has no comma after it: a member added after it would not parse
         end = max(0, min(len(was), header + 1 + stop - i1))
     braced = indent > 0 and old[header].rstrip().endswith("{")
     blocks = [b for b in members_of(body, indent, braced) if b.lines]
@@ -271,8 +279,8 @@ def _indent(line: str) -> int:
 
 def _alike(a: str, b: str) -> float:
     """How alike two lines are, for pairing an original line with its rewrite: 0 for definitions of two names
-    (`def a2` is no rewrite of `def b`, however alike the text)."""
-    da, db = DEF.match(a), DEF.match(b)
+    (`def a2` is no rewrite of `def b`, nor `getPost(id) {` of `getUser(id) {`, however alike the text)."""
+    da, db = DEF.match(a) or METHOD.match(a), DEF.match(b) or METHOD.match(b)
     if (da and da.group(1)) != (db and db.group(1)):
         return 0.0
     return line_likeness(a, b)

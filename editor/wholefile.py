@@ -32,9 +32,13 @@ from dataclasses import dataclass, field
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
 
+# What may come before a definition's keyword: `export default`, Rust's `pub(crate)`, modifiers of Java, C#,
+# Kotlin, TypeScript and PHP (`public abstract class`, `public function`), Python's `async`.
+MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
+             r"(?:(?:public|private|protected|internal|abstract|final|sealed|static|open|data|partial|async)\s+)*")
 DEF = re.compile(
-    r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?"
-    r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+([A-Za-z_$][\w$]*)"
+    MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+"
+    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)"
 )
 # A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, a C++ constructor): named
 # only as a member of a class whose header opens a brace, never elsewhere (object literals, PHP `foreach`, C macros
@@ -45,7 +49,7 @@ METHOD = re.compile(
     r"([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*(?::\s*[^{=;]+)?\{\s*$"
 )
 # Definitions whose body is a list of members: shown with one member, the others are kept.
-CONTAINER = re.compile(r"^[ \t]*(?:export\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:class|interface|struct|enum|trait|impl)\s")
+CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl)\s")
 DECORATOR = re.compile(r"^[ \t]*@")
 ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:\s*(?://.*)?$")
 DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
@@ -153,24 +157,61 @@ def mentioned(name: str, instruction: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction) is not None
 
 
-# Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere), and words
-# after a name that say it should go.
+# Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere); words after
+# a name that say it should go; phrases before one that say it is not needed; words that only hint at removal.
 GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
-        r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|convert\w*|"
-        r"turn\w*|deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*")
-GONE = (r"removed|deleted|dropped|unused|obsolete|redundant|dead|superfluous|unnecessary|not needed|no longer|"
-        r"(?:should|must|can|may) go|goes away|gone")
-SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # within one clause (a dot inside `A.f` does not end it)
+        r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
+        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*")
+GONE = (r"removed|deleted|dropped|unused|not used|never used|obsolete|redundant|dead|superfluous|unnecessary|"
+        r"not needed|no longer (?:needed|used)|gone|goes away")
+NEEDLESS = r"no longer (?:need|use)\w*|(?:don't|do not|doesn't|does not|won't|will not) (?:need|use)\w*|no need for"
+HINTS = rf"{GOES}|{GONE}|need\w*|anymore|any more|no longer|go"
+RENAMES = re.compile(r"\brenam\w*|\b(?:new|better|clearer|descriptive|shorter|proper|different)\s+name\b", re.I)
+# Words that make the name the object of something else: "the call to `validate`", "from `save`", "to `bar`".
+OBJECT_OF = {"to", "into", "in", "from", "of", "with", "inside", "within", "by", "for", "on", "at", "as", "than",
+             "onto", "via", "calls", "call", "calling", "uses", "use", "using", "called"}
+FILLER = {"the", "a", "an", "method", "function", "helper", "class", "member", "field", "attribute", "property"}
+CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot inside `A.f` or `f.py` does not)
+SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # a run of text within one clause
+
+
+def removal(name: str, instruction: str) -> str | None:
+    """Whether the instruction asks for `name` to go: "asked" when it names it right after a verb such as
+    remove, delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c"), right after
+    "no longer need" or "don't need", or right before "is unused", "can be removed", "is dead code", ": remove
+    it"; "unclear" when it names it in a clause that only hints at removal ("we should get stop out of here
+    somehow"), so a merge can neither keep it nor delete it; None otherwise, a name that is the object of
+    something else ("the call to `validate`", "rename foo to `bar`") included. A mere mention is never a
+    removal: "make tick stop the timer" names the method `stop` too, and a merge that took it for one
+    deleted it."""
+    verdict = None
+    ends = [c.end() for c in CLAUSE.finditer(instruction)]
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction):
+        before = instruction[max((e for e in ends if e <= m.start()), default=0):m.start()]
+        after = instruction[m.end():min((e - 1 for e in ends if e > m.end()), default=len(instruction))]
+        words = [w.lower() for w in re.findall(r"[A-Za-z_$'][\w$']*", before)]
+        while words and words[-1] in FILLER:
+            words.pop()
+        if re.search(rf"\b(?:{GOES})\s+$", " ".join(words[-4:]) + " ", re.I):
+            return "asked"  # right after the verb: "get rid of stop", "remove the stop method"
+        if words and words[-1] in OBJECT_OF:
+            continue
+        if RENAMES.search(instruction):
+            return "asked"  # "Give `report` a more descriptive name", "The name `f` is unclear; rename it"
+        near = before[-45:]
+        if (re.search(rf"\b(?:{GOES})\b", near, re.I) or re.search(rf"\b(?:{NEEDLESS})\b", before[-35:], re.I)
+                or re.match(rf"[`'\"()\s]*(?:(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)\s+)*"
+                            rf"(?:{GONE})\b", after, re.I)
+                or re.match(r"[`'\"()\s]*[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b", after, re.I)):
+            return "asked"
+        if re.search(rf"\b(?:{HINTS})\b", before + " " + after, re.I):
+            verdict = "unclear"
+    return verdict
 
 
 def asks_removal(name: str, instruction: str) -> bool:
-    """Whether the instruction asks for `name` to go: it names it right after a verb such as remove, delete,
-    rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c"), or right before a word such
-    as unused or obsolete ("f is dead code"). A mere mention is not enough: "make tick stop the timer" names
-    the method `stop` too, and a merge that took it as a removal deleted it."""
-    n = re.escape(name)
-    return re.search(rf"\b(?:{GOES})\b{SPAN}{{0,45}}?(?<![\w$]){n}(?![\w$])"
-                     rf"|(?<![\w$]){n}(?![\w$]){SPAN}{{0,40}}?\b(?:{GONE})\b", instruction, re.I) is not None
+    """`removal(name, instruction) == "asked"`."""
+    return removal(name, instruction) == "asked"
 
 
 def child_indent(block: Block) -> int | None:
@@ -282,17 +323,20 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
 
 
 def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]:
-    """Top-level definitions of `old` that `new` lacks and the instruction does not name; a name
-    defined several times (`@overload` stubs, a getter and a setter) counts each time."""
+    """Top-level definitions of `old` that `new` lacks and the instruction does not ask to remove (`removal`:
+    "make main call stop" names `stop` without asking for that); a name defined several times (`@overload`
+    stubs, a getter and a setter) counts each time."""
     have = Counter(names(split_blocks(new, 0)))
     want = Counter(names(split_blocks(old, 0)))
-    return [n for n in want if have[n] < want[n] and not mentioned(n, instruction)]
+    return [n for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
 
 
-def missing_members(old: list[str], new: list[str], instruction: str) -> list[str]:
+def missing_members(old: list[str], new: list[str], instruction: str, sparse: bool = False) -> list[str]:
     """Members of a class (`A.g`) that the output drops and the instruction does not ask to remove, in classes both
     texts define once: a class written whole with a method gone lost it silently. Merging it back could undo
-    the edit (a class turned into a dataclass drops its `__init__`), so the output is refused instead."""
+    the edit (a class turned into a dataclass drops its `__init__`), so the output is refused instead. With
+    `sparse`, only those of a class the output shows with fewer than half of its members: shown to place the one
+    it changed (a fragment, merged), not written whole."""
     olds = [b for b in split_blocks(old, 0) if b.name]
     news = [b for b in split_blocks(new, 0) if b.name]
     old_count, new_count = Counter(b.name for b in olds), Counter(b.name for b in news)
@@ -307,7 +351,9 @@ def missing_members(old: list[str], new: list[str], instruction: str) -> list[st
             continue
         have = Counter(names(members(nb.lines[header_size(nb):], inner, braced(nb))))
         want = Counter(names(members(b.lines[top:], inner, braced(b))))
-        out += [f"{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
+        gone = [f"{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
+        if not sparse or 2 * sum((want & have).values()) < sum(want.values()):
+            out += gone
     return out
 
 
@@ -452,7 +498,7 @@ def paired(old: list[str], new: list[str], alike, least: float) -> set[int]:
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
     if not old:
         return False
-    if missing_names(old, new, instruction):
+    if missing_names(old, new, instruction) or missing_members(old, new, instruction, sparse=True):
         return True
     count, whole_block = unasked_losses(old, new, instruction)
     nonblank = sum(1 for line in old if not is_blank(line))
@@ -591,21 +637,30 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     return result
 
 
-def decorator_named(decorators: list[str], instruction: str, name: str | None, reshaped: bool) -> bool:
-    """Whether the instruction speaks of a definition's decorators: one by its name, any case (`cache` for
-    `@functools.cache`, "not injectable" for `@Injectable()`), or the word "decorator" in one clause with the
-    definition's name ("drop fib's decorator"); or, with its definition line `reshaped`, a `@staticmethod` or
-    `@classmethod` that the new signature decides. Otherwise a definition the output shows without them keeps
-    them: a fragment leaves out what it does not change, and `@dataclass` or `@app.route("/")` dropped by a
-    merge would change what the code does with exit 0."""
-    words = {m.group(1) for line in decorators if (m := DECORATOR_NAME.match(line))}
-    if any(re.search(rf"(?<![\w$]){re.escape(w)}(?![\w$])", instruction, re.I) for w in words):
-        return True
+def kept_decorators(decorators: list[str], instruction: str, name: str | None, reshaped: bool) -> list[str]:
+    """The decorators (lines above a definition) that stay when the output shows the definition without any:
+    all but those the instruction speaks of: one by its name, any case (`cache` for `@functools.cache`, "not
+    injectable" for `@Injectable()`), all of them for the word "decorator" in one clause with the
+    definition's name ("drop fib's decorators"), and, with its definition line `reshaped`, a `@staticmethod`
+    or `@classmethod` that the new signature decides. A fragment leaves out what it does not change, and
+    `@dataclass` or `@app.route("/")` dropped by a merge would change what the code does with exit 0."""
     n = re.escape(name or "")
     if name and re.search(rf"decorat\w*{SPAN}{{0,20}}?(?<![\w$]){n}(?![\w$])|(?<![\w$]){n}(?![\w$]){SPAN}{{0,20}}?"
                           r"decorat", instruction, re.I):
-        return True
-    return reshaped and bool(words & {"staticmethod", "classmethod"})
+        return []
+    groups: list[list[str]] = []  # a decorator with its continuation lines (`@app.route(`, `"/x",`, `)`)
+    for line in decorators:
+        if DECORATOR.match(line) or not groups:
+            groups.append([])
+        groups[-1].append(line)
+    kept: list[str] = []
+    for group in groups:
+        m = DECORATOR_NAME.match(group[0])
+        word = m.group(1) if m else ""
+        named = bool(word) and re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", instruction, re.I) is not None
+        if not named and not (reshaped and word in ("staticmethod", "classmethod")):
+            kept += group
+    return kept
 
 
 def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
@@ -615,9 +670,10 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     output lacks goes ("remove `A.f`")."""
     top, top_new = header_size(old), header_size(new)
     reshaped = old.lines[top - 1].strip() != new.lines[top_new - 1].strip()  # the definition's own line changed
-    if top > 1 and top_new == 1 and not decorator_named(old.lines[:top - 1], instruction, old.name, reshaped):
-        new = Block(new.name, old.lines[:top - 1] + new.lines, new.blank)  # shown bare: its decorators stay
-        top_new = top
+    if top > 1 and top_new == 1:  # shown bare: its decorators stay, but those the instruction speaks of
+        kept = kept_decorators(old.lines[:top - 1], instruction, old.name, reshaped)
+        new = Block(new.name, kept + new.lines, new.blank)
+        top_new += len(kept)
     if old.text == new.text:
         return old
     blank = old.blank  # keep the original spacing after the block
@@ -653,6 +709,24 @@ def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wa
     return [scores[0][1]] if scores[0][0] >= 0.5 and scores[0][0] - scores[1][0] >= 0.25 else []
 
 
+def telling(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:
+    """The one place whose member of that name has names of its own that the fragment uses ([] when not exactly
+    one): a lone `toString()` that reads `this.s` belongs to the class whose `toString` does, not to the one
+    whose reads `this.r`. Names only the edit brings in count for none (a new `console.log`). Not between
+    a class and one that extends it: a subclass uses its parent's names without defining them."""
+    labels = {labelled(blocks[i]) for i in places} - {None}
+    for i in places:
+        header = blocks[i].lines[header_size(blocks[i]) - 1]
+        if any(mentioned(str(label), header.split(str(labelled(blocks[i])), 1)[-1]) for label in labels):
+            return []
+    words = [set(IDENT.findall("".join(b.text for b in members(blocks[i].lines[header_size(blocks[i]):], base, True)
+                                        if b.name in wanted))) for i in places]
+    used = set(IDENT.findall("".join(new))) & set().union(*words)  # not the edit's new words: any class may have those
+    own = [i for k, i in enumerate(places)
+           if used & (words[k] - set().union(*(w for n, w in enumerate(words) if n != k)))]
+    return own if len(own) == 1 else []
+
+
 def labelled(block: Block) -> str | None:
     """What a block is called: its definition's name, an assignment's target (`const api = {`), or the name after
     `class` (`export abstract class Repo {`)."""
@@ -682,6 +756,9 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
             return None
         return joined(merge_blocks(old_blocks, split_blocks(new, 0), instruction, "the file", drop))
     # An indented fragment (a method alone): find the one definition whose body holds its names.
+    if first is not None and (indent_of(new[first]) > base or CLOSER.match(new[first])):
+        raise EditError("cannot place the model's partial output: it starts in the middle of a definition, so "
+                        "where that part goes cannot be told; nothing written")
     new_names = set(names(members(new, base, methods=True)))
     if not new_names:
         return None
@@ -699,7 +776,8 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
         same = [i for i in places if first in old_blocks[i].lines]
         chosen = named if len(named) == 1 else same if not named and len(same) == 1 else []
         if not chosen and not named:
-            chosen = likest(old_blocks, places, new, base, new_names)
+            chosen = (likest(old_blocks, places, new, base, new_names)
+                      or telling(old_blocks, places, new, base, new_names))
         if not chosen:
             owners_ = " and ".join(labelled(old_blocks[i]) or "a block" for i in sorted(places))
             raise EditError(f"cannot place the model's partial output: {', '.join(sorted(new_names))} is defined "

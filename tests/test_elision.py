@@ -279,3 +279,19 @@ def test_adding_a_javascript_method_as_a_placeholder_and_the_method_edits_the_fi
     res = run(tmp_path, "fix", "cart.js", "add a count method to Cart", "--apply")
     assert res.exit_code == 0, res.stderr
     assert (tmp_path / "cart.js").read_text() == old.replace("  }\n}\n", "  }\n\n" + count + "}\n")
+
+
+@pytest.mark.parametrize(("old", "new", "added"), [
+    ("export const api = {\n  getUser(id) {\n    return get(id);\n  },\n};\n",
+     "export const api = {\n  // ... existing methods ...\n\n  getPost(id) {\n    return post(id);\n  },\n};\n",
+     "  getPost(id) {\n    return post(id);\n  },\n"),
+    ("const handlers = {\n  onClick(e) {\n    log(e);\n  },\n\n  onKey(e) {\n    log(e);\n  },\n};\n",
+     "const handlers = {\n  // ... existing handlers ...\n\n  onHover(e) {\n    log(e);\n  },\n};\n",
+     "  onHover(e) {\n    log(e);\n  },\n"),
+])
+def test_a_placeholder_then_a_new_method_of_an_object_literal_adds_it_after_the_others(old, new, added):
+    """Once `getUser(id) {` was taken for the old line `getPost(id) {` rewrote, and getUser was lost."""
+    assert fill(old, new, "add a method", "api.js") == (old.replace("  },\n};\n", "  },\n\n" + added + "};\n"), True)
+    no_comma = old.replace("  },\n};\n", "  }\n};\n")  # a member added after the last would not parse: refused
+    with pytest.raises(EditError, match="unclear"):
+        fill(no_comma, new, "add a method", "api.js")

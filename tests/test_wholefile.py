@@ -376,3 +376,80 @@ def test_an_output_that_starts_inside_a_class_merges_its_methods_into_it():
     js = "class Shape {\n  area() {\n    return this.w;\n  }\n}\n\nfunction unit() {\n  return new Shape(1);\n}\n"
     frag = "  area() {\n    return this.w * 2;\n  }\n}\n\nfunction unit() {\n  return new Shape(1);\n}\n"
     assert ensure_whole(js, frag, "double area").text == js.replace("return this.w;", "return this.w * 2;")
+
+
+@pytest.mark.parametrize(("instruction", "name", "verdict"), [
+    ("make tick stop the timer when it reaches zero", "stop", None),
+    ("remove `A.f`", "f", "asked"), ("delete the helpers a, b and c", "c", "asked"),
+    ("get rid of stop", "stop", "asked"),
+    ("rename parse to parse_args", "parse", "asked"), ("rename parse to parse_args", "parse_args", None),
+    ("Give `report` a more descriptive name and update every call site.", "report", "asked"),
+    ("remove the call to validate in save", "validate", None), ("remove the print statements from save", "save", None),
+    ("merge helper into main", "helper", "asked"), ("merge helper into main", "main", None),
+    ("we no longer need stop", "stop", "asked"), ("exists is not used anywhere, so drop it", "exists", "asked"),
+    ("stop() can be removed", "stop", "asked"), ("Square does not need its __repr__ anymore", "__repr__", "asked"),
+    ("in load, skip items that parse marks as unused", "parse", "unclear"),
+    ("convert render to use hooks", "render", None),
+])
+def test_removal_is_asked_only_in_so_many_words(instruction, name, verdict):
+    from editllm.editor.wholefile import removal
+    assert removal(name, instruction) == verdict
+
+
+TIMER_ONLY = ("export class Timer {\n  start() {\n    this.id = setInterval(() => this.tick(), 1000);\n  }\n\n"
+              "  stop() {\n    clearInterval(this.id);\n  }\n\n  tick() {\n    this.left -= 1;\n  }\n}\n")
+
+
+def test_a_lone_method_for_a_file_that_is_one_class_the_instruction_names_is_merged_not_taken_whole():
+    out = ensure_whole(TIMER_ONLY, TICK, "make Timer.tick stop the timer at zero").text
+    assert out == TIMER_ONLY.replace("  tick() {\n    this.left -= 1;\n", TICK.split("  }")[0])
+
+
+@pytest.mark.parametrize(("text", "shown", "old_line", "new_line"), [
+    ('import React from "react";\n\nfunction format(n) {\n  return n;\n}\n\nexport default class Counter extends '
+     'React.Component {\n  state = { count: 0 };\n\n  render() {\n    return <b>{format(this.state.count)}</b>;\n'
+     '  }\n}\n',
+     "export default class Counter extends React.Component {\n  render() {\n"
+     "    return <i>{format(this.state.count)}</i>;\n  }\n}\n", "b>", "i>"),
+    ("package x;\n\npublic class Cart {\n    private final List<Item> items;\n\n    public void add(Item item) {\n"
+     "        items.add(item);\n    }\n}\n\ninterface Item {\n    int price();\n}\n",
+     "public class Cart {\n    public void add(Item item) {\n        items.add(Objects.requireNonNull(item));\n"
+     "    }\n}\n",
+     "items.add(item);", "items.add(Objects.requireNonNull(item));"),
+])
+def test_classes_with_modifiers_keep_the_members_a_fragment_does_not_show(text, shown, old_line, new_line):
+    assert ensure_whole(text, shown, "change it").text == text.replace(old_line, new_line)
+
+
+def test_naming_one_decorator_drops_only_that_one():
+    text = '@app.route("/users")\n@login_required\ndef users():\n    return "u"\n\n\ndef other():\n    return 1\n'
+    out = ensure_whole(text, 'def users():\n    return "u"\n', "remove @login_required from users").text
+    assert out == text.replace("@login_required\n", "")
+
+
+def test_an_output_that_starts_in_the_middle_of_a_method_is_refused():
+    js = ("class Cart {\n  add(item) {\n    if (!item) {\n      return;\n    }\n    this.items.push(item);\n  }\n\n"
+          "  total() {\n    return 1;\n  }\n}\n\nfunction fmt(n) {\n  return n;\n}\n")
+    frag = "    this.items.push(item);\n  }\n\n  total() {\n    return 2;\n  }\n}\n" + js.split("}\n}\n")[1]
+    with pytest.raises(EditError, match="starts in the middle of a definition"):
+        ensure_whole(js, frag, "make total return 2")
+
+
+def test_a_lone_method_two_classes_define_goes_where_its_own_names_say():
+    js = ("class Circle {\n  toString() {\n    return `Circle ${this.r}`;\n  }\n}\n\n"
+          "class Square {\n  toString() {\n    return `Square ${this.s}`;\n  }\n}\n")
+    frag = "  toString() {\n    return `Square with side ${this.s}`;\n  }\n"
+    out = ensure_whole(js, frag, "say 'with side'").text
+    assert out == js.replace("`Square ${this.s}`", "`Square with side ${this.s}`")
+    sub = CLASSY + "\n\nclass Box(Shape):\n    def area(self):\n        return 0\n"  # a subclass: its parent's names
+    with pytest.raises(EditError, match="Shape and Box"):
+        ensure_whole(sub, "    def area(self):\n        return self.w * self.h\n", "fix area")
+
+
+def test_a_class_shown_with_a_minority_of_its_members_is_a_fragment_not_a_whole_class():
+    text = ("export default class Diff {\n  a() {\n    return 1;\n  }\n\n  b() {\n    return 2;\n  }\n\n"
+            "  c() {\n    return 3;\n  }\n}\n")
+    out = ensure_whole(text, "export default class Diff {\n  b() {\n    return 20;\n  }\n}\n", "make b return 20")
+    assert out.merged and out.text == text.replace("return 2;", "return 20;")
+    with pytest.raises(EditError, match="drops Diff.c"):  # most members written: a whole class that lost one
+        ensure_whole(text, text.replace("\n  c() {\n    return 3;\n  }\n", ""), "make b return 20")
