@@ -895,6 +895,10 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
             merged = merge_region(old, new)
         if missing_names(old, merged, instruction):
             raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
+        added = sorted(set(names(split_blocks(merged, 0))) - set(names(split_blocks(old, 0))))
+        if added and RENAMES.search(instruction):  # the renamed definitions would stand beside the old ones
+            raise EditError(f"the model wrote only part of the file for a rename, with new definitions ("
+                            f"{', '.join(added[:3])}) beside the old ones and their uses unchanged; nothing written")
     except EditError as exc:
         if path is None:
             raise

@@ -453,3 +453,16 @@ def test_a_class_shown_with_a_minority_of_its_members_is_a_fragment_not_a_whole_
     assert out.merged and out.text == text.replace("return 2;", "return 20;")
     with pytest.raises(EditError, match="drops Diff.c"):  # most members written: a whole class that lost one
         ensure_whole(text, text.replace("\n  c() {\n    return 3;\n  }\n", ""), "make b return 20")
+
+
+def test_a_fragment_for_a_rename_that_adds_the_new_definitions_beside_the_old_is_refused():
+    text = ("import termcolor\n\n\ndef Indent(s):\n    return s\n\n\ndef Bold(text):\n"
+            "    return termcolor.colored(text)\n\n\ndef Underline(text):\n    return text\n\n\n"
+            "def Both(text):\n    return Bold(Underline(text))\n")
+    frag = ("def Indent(s):\n    return s\n\n\ndef bold(text):\n    return termcolor.colored(text)\n\n\n"
+            "def underline(text):\n    return text\n")
+    with pytest.raises(EditError, match="for a rename, with new definitions \\(bold, underline\\)"):
+        ensure_whole(text, frag, "rename helper Bold to bold everywhere in this file")
+    local = "def Both(text):\n    t = Underline(text)\n    return Bold(t)\n"  # a rename inside one definition: fine
+    out = ensure_whole(text, local, "in Both, rename the inner value to t").text
+    assert out == text.replace("    return Bold(Underline(text))\n", "    t = Underline(text)\n    return Bold(t)\n")
