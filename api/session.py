@@ -23,6 +23,7 @@ from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.source import SourceFile, read_source, source_from_text
+from editllm.editor.undefined import newly_unbound
 
 if TYPE_CHECKING:  # imported only when a model is loaded
     from editllm.api.batch import BatchReport
@@ -499,6 +500,10 @@ class EditSession:
             self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
         if result.merged:
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
+        unknown = newly_unbound(src.path, src.text, result.new_text)
+        if unknown:
+            self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which the file neither defines nor "
+                     "imports")
         return FileEdit(src, result.new_text, checked_diff([(src, result.new_text)]), result)
 
     def settings_key(self) -> dict:
