@@ -15,7 +15,8 @@ import warnings
 
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
                               "__builtins__", "__path__", "__annotations__", "__dict__", "__class__", "__qualname__",
-                              "__module__", "__debug__", "reveal_type"}
+                              "__module__", "__debug__", "reveal_type", "__cached__",
+                              "_", "WindowsError"}  # gettext.install's `_`; Windows' own exception on any system
 
 
 def unbound(text: str) -> set[str] | None:

@@ -36,9 +36,11 @@ from editllm.editor.source import split_lines
 # Kotlin, TypeScript and PHP (`public abstract class`, `public function`), Python's `async`.
 MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
              r"(?:(?:public|private|protected|internal|abstract|final|sealed|static|open|data|partial|async)\s+)*")
+# The name is followed by what a definition goes on with (a parameter list, a base, `{`, `:`, the line's end):
+# "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
     MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+"
-    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)"
+    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)(?=\s*(?:[<({:;=\[]|extends\b|implements\b|where\b|for\b|$))"
 )
 # A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, a C++ constructor): named
 # only as a member of a class whose header opens a brace, never elsewhere (object literals, PHP `foreach`, C macros
@@ -102,6 +104,7 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     blocks: list[Block] = []
     for line in lines:
         starts = (not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
+                  and line.strip() != "{"  # a brace on its own line (PHP's PSR-12, C#, Allman) opens the last one
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
         if starts and blocks and blocks[-1].lines and not blocks[-1].blank:
             last = blocks[-1]
@@ -166,44 +169,61 @@ GONE = (r"removed|deleted|dropped|unused|not used|never used|obsolete|redundant|
         r"not needed|no longer (?:needed|used)|gone|goes away")
 NEEDLESS = r"no longer (?:need|use)\w*|(?:don't|do not|doesn't|does not|won't|will not) (?:need|use)\w*|no need for"
 HINTS = rf"{GOES}|{GONE}|need\w*|anymore|any more|no longer|go"
-RENAMES = re.compile(r"\brenam\w*|\b(?:new|better|clearer|descriptive|shorter|proper|different)\s+name\b", re.I)
+RENAMES = re.compile(r"(?<![.\w])renam\w*|\b(?:new|better|clearer|descriptive|shorter|proper|different)\s+name\b",
+                     re.I)
+QUOTES = r"[`'\"()\s]*"
+# After a name, words that make it a part of what goes: "the `validate()` call", "the `debug` parameter".
+PART = re.compile(r"[`'\"\s]*(?:\(\))?[`'\"\s]*(?:calls?|invocations?|parameters?|params?|arguments?|args?|checks?|"
+                  r"fields?|imports?|prefix|suffix|decorators?|statements?|lines?|usages?|uses|references?|keys?|"
+                  r"variables?|attributes?|options?|flags?|logging|prints?|comments?|docstrings?|type hints?|"
+                  r"annotations?)\b", re.I)
+STOPS = {"keep", "keeping", "but", "except", "not", "leave", "leaving", "preserve", "since", "because", "so", "while",
+         "when", "if", "then", "after", "before", "make", "add", "use", "call"}
 # Words that make the name the object of something else: "the call to `validate`", "from `save`", "to `bar`".
 OBJECT_OF = {"to", "into", "in", "from", "of", "with", "inside", "within", "by", "for", "on", "at", "as", "than",
              "onto", "via", "calls", "call", "calling", "uses", "use", "using", "called"}
-FILLER = {"the", "a", "an", "method", "function", "helper", "class", "member", "field", "attribute", "property"}
+FILLER = {"the", "a", "an", "its", "their", "this", "that", "method", "function", "helper", "class", "member", "field",
+          "attribute", "property"}
 CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot inside `A.f` or `f.py` does not)
 SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # a run of text within one clause
 
 
-def removal(name: str, instruction: str) -> str | None:
-    """Whether the instruction asks for `name` to go: "asked" when it names it right after a verb such as
-    remove, delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c"), right after
-    "no longer need" or "don't need", or right before "is unused", "can be removed", "is dead code", ": remove
-    it"; "unclear" when it names it in a clause that only hints at removal ("we should get stop out of here
-    somehow"), so a merge can neither keep it nor delete it; None otherwise, a name that is the object of
-    something else ("the call to `validate`", "rename foo to `bar`") included. A mere mention is never a
-    removal: "make tick stop the timer" names the method `stop` too, and a merge that took it for one
-    deleted it."""
+def removal(name: str, instruction: str, parts: bool = True) -> str | None:
+    """Whether the instruction asks for `name` to go: "asked" when it is the object of a verb such as remove,
+    delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c", "get rid of stop"),
+    follows "no longer need" or "don't need", comes before "is unused", "can be removed", ": remove it", or is
+    renamed in other words ("give `report` a clearer name", "`foo` should be called `load`", "the name of
+    `foo`"); "unclear" when it only shares a clause with such words (callers keep the code); None otherwise.
+    Not asked: a name in a phrase of its own between the verb and it ("remove the print calls from `parse`"),
+    one that names a part of it (with `parts`: "remove the `validate()` call", "the `debug` parameter"), one
+    after "keep" or "but" ("remove foo but keep `bar`"), or the object of a preposition ("rename foo to `bar`").
+    A mere mention is never a removal: "make tick stop the timer" names the method `stop` too, and a merge that
+    took it for one deleted it."""
     verdict = None
     ends = [c.end() for c in CLAUSE.finditer(instruction)]
     for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction):
         before = instruction[max((e for e in ends if e <= m.start()), default=0):m.start()]
         after = instruction[m.end():min((e - 1 for e in ends if e > m.end()), default=len(instruction))]
+        if parts and PART.match(after):
+            continue  # "the `validate()` call", "the `debug` parameter": a part of it goes, not it
         words = [w.lower() for w in re.findall(r"[A-Za-z_$'][\w$']*", before)]
         while words and words[-1] in FILLER:
             words.pop()
-        if re.search(rf"\b(?:{GOES})\s+$", " ".join(words[-4:]) + " ", re.I):
-            return "asked"  # right after the verb: "get rid of stop", "remove the stop method"
+        tail = " ".join(words[-4:]) + " "
+        if re.search(rf"\b(?:{GOES}|{NEEDLESS}|the name of|give|giving|name)\s+$", tail, re.I):
+            return "asked"  # right after the verb: "get rid of stop", "remove the stop method", "we don't need foo"
+        if re.match(rf"{QUOTES}(?:(?:a|an)\s+(?:[\w-]+\s+){{0,3}}name\b|(?:should|must|could|will|is to|to) be "
+                    rf"(?:called|named|renamed)\b|(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)"
+                    rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b)",
+                    after, re.I) or (words[-1:] == ["call"] and re.match(rf"{QUOTES}[\w$.]+\W*\s+instead\b", after)):
+            return "asked"  # "f is dead code", "`report` a clearer name", "call foo `load` instead"
         if words and words[-1] in OBJECT_OF:
             continue
-        if RENAMES.search(instruction):
-            return "asked"  # "Give `report` a more descriptive name", "The name `f` is unclear; rename it"
-        near = before[-45:]
-        if (re.search(rf"\b(?:{GOES})\b", near, re.I) or re.search(rf"\b(?:{NEEDLESS})\b", before[-35:], re.I)
-                or re.match(rf"[`'\"()\s]*(?:(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)\s+)*"
-                            rf"(?:{GONE})\b", after, re.I)
-                or re.match(r"[`'\"()\s]*[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b", after, re.I)):
-            return "asked"
+        verbs = list(re.finditer(rf"\b(?:{GOES})\b", before[-45:], re.I))
+        verb = verbs[-1] if verbs else None
+        between = before[-45:][verb.end():] if verb else ""
+        if verb and not re.search(rf"\b(?:{'|'.join(OBJECT_OF | STOPS)})\b", between, re.I):
+            return "asked"  # "delete the legacy helpers a, b and c"
         if re.search(rf"\b(?:{HINTS})\b", before + " " + after, re.I):
             verdict = "unclear"
     return verdict
@@ -236,8 +256,10 @@ def header_size(block: Block) -> int:
 def braced(block: Block) -> bool:
     """A class whose header opens a brace (JavaScript, TypeScript, Java, C++): its methods need no keyword
     (`size() {`), and its closing brace is its last line."""
-    header = block.lines[header_size(block) - 1] if block.lines else ""
-    return bool(CONTAINER.match(header)) and header.rstrip().endswith("{")
+    top = header_size(block)
+    header = block.lines[top - 1] if block.lines else ""
+    after = next((line for line in block.lines[top:] if not is_blank(line)), "")
+    return bool(CONTAINER.match(header)) and (header.rstrip().endswith("{") or after.strip() == "{")
 
 
 def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
@@ -335,8 +357,9 @@ def missing_members(old: list[str], new: list[str], instruction: str, sparse: bo
     """Members of a class (`A.g`) that the output drops and the instruction does not ask to remove, in classes both
     texts define once: a class written whole with a method gone lost it silently. Merging it back could undo
     the edit (a class turned into a dataclass drops its `__init__`), so the output is refused instead. With
-    `sparse`, only those of a class the output shows with fewer than half of its members: shown to place the one
-    it changed (a fragment, merged), not written whole."""
+    `sparse`, only those of a class the output shows with fewer than half of its members, under the same header
+    and with none of its own: shown to place the one it changed (a fragment, merged), not rewritten (a class
+    made a dataclass drops `__init__`, `__repr__` and `__eq__` at once)."""
     olds = [b for b in split_blocks(old, 0) if b.name]
     news = [b for b in split_blocks(new, 0) if b.name]
     old_count, new_count = Counter(b.name for b in olds), Counter(b.name for b in news)
@@ -352,7 +375,8 @@ def missing_members(old: list[str], new: list[str], instruction: str, sparse: bo
         have = Counter(names(members(nb.lines[header_size(nb):], inner, braced(nb))))
         want = Counter(names(members(b.lines[top:], inner, braced(b))))
         gone = [f"{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
-        if not sparse or 2 * sum((want & have).values()) < sum(want.values()):
+        shown_only = (b.lines[:top] == nb.lines[:header_size(nb)] and not (have - want))  # same header, no new ones
+        if not sparse or (shown_only and 2 * sum((want & have).values()) < sum(want.values())):
             out += gone
     return out
 
@@ -637,13 +661,14 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     return result
 
 
-def kept_decorators(decorators: list[str], instruction: str, name: str | None, reshaped: bool) -> list[str]:
+def kept_decorators(decorators: list[str], instruction: str, name: str | None, signature_line: str | None) -> list[str]:
     """The decorators (lines above a definition) that stay when the output shows the definition without any:
-    all but those the instruction speaks of: one by its name, any case (`cache` for `@functools.cache`, "not
-    injectable" for `@Injectable()`), all of them for the word "decorator" in one clause with the
-    definition's name ("drop fib's decorators"), and, with its definition line `reshaped`, a `@staticmethod`
-    or `@classmethod` that the new signature decides. A fragment leaves out what it does not change, and
-    `@dataclass` or `@app.route("/")` dropped by a merge would change what the code does with exit 0."""
+    all but those the instruction asks to remove by name, any case ("remove `@login_required`", "drop the
+    cache", "make Api not injectable": `removal`), all of them for the word "decorator" in one clause with the
+    definition's name ("drop fib's decorators"), and a `@staticmethod` or `@classmethod` that the new
+    signature (`signature_line`, when the definition line changed) decides against. A name merely mentioned
+    ("make the total property round") keeps it. A fragment leaves out what it does not change, and `@dataclass`
+    or `@app.route("/")` dropped by a merge would change what the code does with exit 0."""
     n = re.escape(name or "")
     if name and re.search(rf"decorat\w*{SPAN}{{0,20}}?(?<![\w$]){n}(?![\w$])|(?<![\w$]){n}(?![\w$]){SPAN}{{0,20}}?"
                           r"decorat", instruction, re.I):
@@ -653,12 +678,18 @@ def kept_decorators(decorators: list[str], instruction: str, name: str | None, r
         if DECORATOR.match(line) or not groups:
             groups.append([])
         groups[-1].append(line)
+    first = re.search(r"\(\s*(\w+)", signature_line or "")
     kept: list[str] = []
     for group in groups:
         m = DECORATOR_NAME.match(group[0])
         word = m.group(1) if m else ""
-        named = bool(word) and re.search(rf"(?<![\w$]){re.escape(word)}(?![\w$])", instruction, re.I) is not None
-        if not named and not (reshaped and word in ("staticmethod", "classmethod")):
+        asked = bool(word) and (removal(word, instruction, parts=False) == "asked" or re.search(
+            rf"\b(?:not|no longer|without|un)[\s-]*(?:an?\s+|the\s+)?{re.escape(word)}", instruction, re.I) is not None)
+        kind = first.group(1) if first else ""
+        if signature_line and (word == "staticmethod" and kind in ("self", "cls")
+                               or word == "classmethod" and kind != "cls"):
+            asked = True  # the new signature decides: an instance method now, or no class parameter
+        if not asked:
             kept += group
     return kept
 
@@ -671,7 +702,7 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     top, top_new = header_size(old), header_size(new)
     reshaped = old.lines[top - 1].strip() != new.lines[top_new - 1].strip()  # the definition's own line changed
     if top > 1 and top_new == 1:  # shown bare: its decorators stay, but those the instruction speaks of
-        kept = kept_decorators(old.lines[:top - 1], instruction, old.name, reshaped)
+        kept = kept_decorators(old.lines[:top - 1], instruction, old.name, new.lines[0] if reshaped else None)
         new = Block(new.name, kept + new.lines, new.blank)
         top_new += len(kept)
     if old.text == new.text:
@@ -724,7 +755,12 @@ def telling(blocks: list[Block], places: list[int], new: list[str], base: int, w
     used = set(IDENT.findall("".join(new))) & set().union(*words)  # not the edit's new words: any class may have those
     own = [i for k, i in enumerate(places)
            if used & (words[k] - set().union(*(w for n, w in enumerate(words) if n != k)))]
-    return own if len(own) == 1 else []
+    if len(own) != 1:
+        return []
+    written = set(IDENT.findall("".join(new)))
+    if any(words[k] <= written for k, i in enumerate(places) if i != own[0]):
+        return []  # another one could have been edited into this (its names and the new ones): no telling
+    return own
 
 
 def labelled(block: Block) -> str | None:
@@ -895,8 +931,10 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
             merged = merge_region(old, new)
         if missing_names(old, merged, instruction):
             raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
-        added = sorted(set(names(split_blocks(merged, 0))) - set(names(split_blocks(old, 0))))
-        if added and RENAMES.search(instruction):  # the renamed definitions would stand beside the old ones
+        had = set(names(split_blocks(old, 0)))
+        added = sorted(set(names(split_blocks(merged, 0))) - had)
+        stays = [n for n in had if asks_removal(n, instruction)]  # asked to go (renamed), yet merged back
+        if added and stays and RENAMES.search(instruction):  # the renamed definitions beside the old ones
             raise EditError(f"the model wrote only part of the file for a rename, with new definitions ("
                             f"{', '.join(added[:3])}) beside the old ones and their uses unchanged; nothing written")
     except EditError as exc:

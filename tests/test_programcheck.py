@@ -61,3 +61,13 @@ def test_copy_mode_falls_back_to_spec_on_such_a_program(monkeypatch, scripted_lm
     result = edit_file(lm, SourceFile("r.py", REMOTE), "log the error in delete", EditOptions(mode="copy"))
     assert result.fallback is not None and reason in result.fallback
     assert result.stats.mode == "spec" and result.new_text == fixed
+
+
+def test_a_block_ending_line_repeated_in_a_new_branch_and_the_abstract_generator_idiom_pass():
+    text = "def load():\n    if cached:\n        return default_config\n    return read()\n"
+    program = ('<copy lines="1-3"/><gen>    try:\n        return read()\n    except OSError:\n'
+               '        return default_config\n</gen>')
+    check_program_text("c.py", text, resolve(parse(program), split_lines(text)), program)
+    abstract = "class A:\n    def items(self):\n        pass\n"
+    idiom = '<copy lines="1-2"/><gen>        raise NotImplementedError\n        yield\n</gen>'
+    check_program_text("c.py", abstract, resolve(parse(idiom), split_lines(abstract)), idiom)

@@ -466,3 +466,53 @@ def test_a_fragment_for_a_rename_that_adds_the_new_definitions_beside_the_old_is
     local = "def Both(text):\n    t = Underline(text)\n    return Bold(t)\n"  # a rename inside one definition: fine
     out = ensure_whole(text, local, "in Both, rename the inner value to t").text
     assert out == text.replace("    return Bold(Underline(text))\n", "    t = Underline(text)\n    return Bold(t)\n")
+
+
+@pytest.mark.parametrize(("instruction", "name", "verdict"), [
+    ("remove the validate() call in save", "validate", None), ("remove the debug parameter from log", "debug", None),
+    ("remove foo but keep bar", "bar", "unclear"),
+    ("remove the print calls from parse and render", "render", "unclear"),
+    ("call foo load_config instead", "foo", "asked"), ("foo should be called load_config", "foo", "asked"),
+    ("change the name of foo to load_config", "foo", "asked"),
+    ("The name `report` is unclear; rename it", "report", "asked"),
+])
+def test_removal_tells_a_part_or_a_neighbour_from_the_thing_itself(instruction, name, verdict):
+    from editllm.editor.wholefile import removal
+    assert removal(name, instruction) == verdict
+
+
+def test_prose_lines_that_start_like_a_declaration_are_no_definitions():
+    text = "# Lib\n\nThe module exposes a small\npublic interface that other modules can use.\n\nEnd.\n"
+    new = text.replace("a small\npublic interface that", "a small\npublic interface, which")
+    assert ensure_whole(text, new, "reword the interface sentence").text == new
+
+
+def test_a_php_class_with_its_braces_on_their_own_lines_keeps_its_other_members():
+    php = ("<?php\n\nfinal class Cart\n{\n    private array $items = [];\n\n    public function add(Item $item): void\n"
+           "    {\n        $this->items[] = $item;\n    }\n\n    public function total(): int\n    {\n"
+           "        return 0;\n"
+           "    }\n\n    public function count(): int\n    {\n        return count($this->items);\n    }\n}\n")
+    total = "    public function total(): int\n    {\n        return array_sum($this->items);\n    }\n"
+    want = php.replace("        return 0;\n", "        return array_sum($this->items);\n")
+    assert ensure_whole(php, total, "make total sum the items").text == want
+    assert ensure_whole(php, "final class Cart\n{\n" + total + "}\n", "make total sum the items").text == want
+
+
+def test_a_body_that_could_be_either_classes_edited_is_refused():
+    js = ("class User {\n  describe() {\n    return this.name;\n  }\n}\n\n"
+          "class Admin {\n  describe() {\n    return `${this.name} <${this.email}> (admin)`;\n  }\n}\n")
+    frag = "  describe() {\n    return `${this.name} <${this.email}>`;\n  }\n"  # User's, with Admin's email added
+    with pytest.raises(EditError, match="User and Admin"):
+        ensure_whole(js, frag, "include the email address in a plain user's description")
+
+
+def test_decorators_a_fragment_leaves_out_stay_unless_asked_away():
+    text = ("class Cart:\n    @property\n    def total(self):\n        return sum(self.items)\n\n"
+            "    @staticmethod\n    def unit():\n        return 1\n\n    def other(self):\n        return 2\n")
+    frag = "    def total(self):\n        return round(sum(self.items), 2)\n"
+    out = ensure_whole(text, frag, "make the total property round to cents").text  # "property" only mentioned
+    assert "    @property\n    def total(self):\n        return round(" in out
+    frag = "    def unit(scale=1):\n        return scale\n"  # a parameter added: still static
+    assert "    @staticmethod\n    def unit(scale=1):" in ensure_whole(text, frag, "give unit a scale").text
+    frag = "    def unit(self):\n        return self.other()\n"  # now an instance method: the signature says so
+    assert "@staticmethod" not in ensure_whole(text, frag, "make unit use other").text
