@@ -24,10 +24,9 @@ leaves dead code on purpose, and those modes write what the model wrote.
 from __future__ import annotations
 
 import ast
-import warnings
 
 from editllm.editor.errors import EditError
-from editllm.editor.source import split_lines
+from editllm.editor.source import python_tree, split_lines
 from editllm.grammar.program import Copy, Gen, Op, ProgramError, parse
 
 PYTHON = (".py", ".pyi", ".pyw")
@@ -41,12 +40,9 @@ ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 def unreachable(text: str) -> list[int] | None:
     """Line numbers of statements that follow a `return`/`raise`/`continue`/`break` in the same block; None
     when the text does not parse (judged elsewhere)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+    tree = python_tree(text)
+    if tree is None:
+        return None
     found: list[int] = []
     for node in ast.walk(tree):
         for name in ("body", "orelse", "finalbody"):

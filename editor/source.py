@@ -147,3 +147,17 @@ def restore_line_endings(src: SourceFile, new_text: str, new_lines: list[str] | 
     if missing_final and result.endswith("\n"):  # the ending the model's last line was given, not a CR of its own
         result = result[: -len(src.newline)] if result.endswith(src.newline) else result[:-1]
     return result
+
+
+def python_tree(text: str):
+    """The text's Python syntax tree (`ast.Module`), None when it does not parse; SyntaxWarnings for the file's
+    own escapes are silenced (they are the file's, not ours)."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-import warnings
+
+from editllm.editor.source import python_tree
 
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
                               "__builtins__", "__path__", "__annotations__", "__dict__", "__class__", "__qualname__",
@@ -22,12 +23,9 @@ KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__
 def unbound(text: str) -> set[str] | None:
     """Names the text reads that no statement of it binds (imports, assignments, definitions, parameters,
     handlers, patterns...); None when it does not parse or has a star import."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+    tree = python_tree(text)
+    if tree is None:
+        return None
     bound: set[str] = set()
     read: set[str] = set()
     for node in ast.walk(tree):
