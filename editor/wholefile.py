@@ -40,7 +40,8 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
     MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+"
-    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)(?=\s*(?:[<({:;=\[]|extends\b|implements\b|where\b|for\b|$))"
+    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
+    r"permits|private|protected|internal|public|constructor)\b))"
 )
 # A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, a C++ constructor): named
 # only as a member of a class whose header opens a brace, never elsewhere (object literals, PHP `foreach`, C macros
@@ -166,19 +167,30 @@ GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taki
         r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
         r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*")
 GONE = (r"removed|deleted|dropped|unused|not used|never used|obsolete|redundant|dead|superfluous|unnecessary|"
-        r"not needed|no longer (?:needed|used)|gone|goes away")
+        r"not needed|no longer (?:needed|used)|gone|goes away|(?:can|must|should|may|has to|have to|needs to) go")
 NEEDLESS = r"no longer (?:need|use)\w*|(?:don't|do not|doesn't|does not|won't|will not) (?:need|use)\w*|no need for"
 HINTS = rf"{GOES}|{GONE}|need\w*|anymore|any more|no longer|go"
 RENAMES = re.compile(r"(?<![.\w])renam\w*|\b(?:new|better|clearer|descriptive|shorter|proper|different)\s+name\b",
                      re.I)
+# A rename asked in any words: the refusal of a fragment that adds definitions beside the ones it renames.
+RENAMING = re.compile(RENAMES.pattern + r"|->|\u2192|\binstead of\b|\bbe (?:called|named)\b|\bthe name\b|"
+                      r"\bcall\s+\S+\s+\S+\s+instead\b", re.I)
 QUOTES = r"[`'\"()\s]*"
 # After a name, words that make it a part of what goes: "the `validate()` call", "the `debug` parameter".
 PART = re.compile(r"[`'\"\s]*(?:\(\))?[`'\"\s]*(?:calls?|invocations?|parameters?|params?|arguments?|args?|checks?|"
                   r"fields?|imports?|prefix|suffix|decorators?|statements?|lines?|usages?|uses|references?|keys?|"
                   r"variables?|attributes?|options?|flags?|logging|prints?|comments?|docstrings?|type hints?|"
-                  r"annotations?)\b", re.I)
+                  r"annotations?|handling|handlers?|branch(?:es)?|cases?|wrappers?|subclass(?:es)?|support|entry|"
+                  r"entries|variants?|logic|code|paths?|clauses?|blocks?|loops?|guards?|retr(?:y|ies)|mentions?|"
+                  r"cop(?:y|ies)|invalidation|bug|tests?|except(?:ion)?\s+(?:branch|clause|block|handler)s?)\b", re.I)
+POSSESSIVE = re.compile(r"[`'\"]*'s\b")  # "the items route's auth check": a part of it
 STOPS = {"keep", "keeping", "but", "except", "not", "leave", "leaving", "preserve", "since", "because", "so", "while",
-         "when", "if", "then", "after", "before", "make", "add", "use", "call"}
+         "when", "if", "then", "after", "before", "make", "add", "use", "call", "reuse", "invoke", "update", "fix",
+         "simplify", "instantiate", "subclass", "import", "test", "extend", "wrap", "adapt", "document", "log",
+         "check", "handle", "support", "above", "below", "next", "beside", "which", "who", "whose", "where"}
+# After a name, the start of a clause of its own: "..., `parse` already does it", "(`baz` stays)".
+SUBJECT = re.compile(r"[`'\")\s]*(?:already\s+|still\s+|also\s+|now\s+)?(?:does|do|did|handles|covers|replaces|stays|"
+                     r"remains|works|returns|calls|has|have|is still|are still|takes over)\b", re.I)
 # Words that make the name the object of something else: "the call to `validate`", "from `save`", "to `bar`".
 OBJECT_OF = {"to", "into", "in", "from", "of", "with", "inside", "within", "by", "for", "on", "at", "as", "than",
              "onto", "via", "calls", "call", "calling", "uses", "use", "using", "called"}
@@ -188,7 +200,7 @@ CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot 
 SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # a run of text within one clause
 
 
-def removal(name: str, instruction: str, parts: bool = True) -> str | None:
+def removal(name: str, instruction: str, parts: bool | str = True) -> str | None:
     """Whether the instruction asks for `name` to go: "asked" when it is the object of a verb such as remove,
     delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c", "get rid of stop"),
     follows "no longer need" or "don't need", comes before "is unused", "can be removed", ": remove it", or is
@@ -204,8 +216,13 @@ def removal(name: str, instruction: str, parts: bool = True) -> str | None:
     for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction):
         before = instruction[max((e for e in ends if e <= m.start()), default=0):m.start()]
         after = instruction[m.end():min((e - 1 for e in ends if e > m.end()), default=len(instruction))]
-        if parts and PART.match(after):
-            continue  # "the `validate()` call", "the `debug` parameter": a part of it goes, not it
+        part = PART.match(after) if parts else None
+        if parts == "decorator" and part and "decorator" in part.group(0).lower():
+            part = None  # "the cache decorator" is the decorator itself
+        if part or POSSESSIVE.match(after) or re.search(r"[(\[\u2014]|\s-\s", before):
+            continue  # "the `validate()` call", "the `debug` parameter", "route's check", "(baz stays)": not it
+        if re.match(rf"{QUOTES}(?:isn't|is not|aren't|are not) needed\b", after, re.I):
+            return "asked"
         words = [w.lower() for w in re.findall(r"[A-Za-z_$'][\w$']*", before)]
         while words and words[-1] in FILLER:
             words.pop()
@@ -217,8 +234,8 @@ def removal(name: str, instruction: str, parts: bool = True) -> str | None:
                     rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b)",
                     after, re.I) or (words[-1:] == ["call"] and re.match(rf"{QUOTES}[\w$.]+\W*\s+instead\b", after)):
             return "asked"  # "f is dead code", "`report` a clearer name", "call foo `load` instead"
-        if words and words[-1] in OBJECT_OF:
-            continue
+        if words and words[-1] in OBJECT_OF or SUBJECT.match(after):
+            continue  # the object of something else, or the subject of a clause of its own ("parse does it")
         verbs = list(re.finditer(rf"\b(?:{GOES})\b", before[-45:], re.I))
         verb = verbs[-1] if verbs else None
         between = before[-45:][verb.end():] if verb else ""
@@ -683,11 +700,13 @@ def kept_decorators(decorators: list[str], instruction: str, name: str | None, s
     for group in groups:
         m = DECORATOR_NAME.match(group[0])
         word = m.group(1) if m else ""
-        asked = bool(word) and (removal(word, instruction, parts=False) == "asked" or re.search(
-            rf"\b(?:not|no longer|without|un)[\s-]*(?:an?\s+|the\s+)?{re.escape(word)}", instruction, re.I) is not None)
-        kind = first.group(1) if first else ""
-        if signature_line and (word == "staticmethod" and kind in ("self", "cls")
-                               or word == "classmethod" and kind != "cls"):
+        after = rf"(?=\s*(?:[.;,!?)]|$|{re.escape(name or '')}\b|decorator))"  # the clause ends, or the def's name
+        asked = bool(word) and (removal(word, instruction, parts="decorator") == "asked" or re.search(
+            rf"\b(?:not|no longer|without|un)[\s-]*(?:an?\s+|the\s+)?{re.escape(word)}\b{after}", instruction,
+            re.I) is not None)
+        kind = first.group(1) if first else ""  # none on a signature wrapped after `(`: nothing to go by
+        if signature_line and kind and (word == "staticmethod" and kind in ("self", "cls")
+                                        or word == "classmethod" and kind != "cls"):
             asked = True  # the new signature decides: an instance method now, or no class parameter
         if not asked:
             kept += group
@@ -933,8 +952,8 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
             raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
         had = set(names(split_blocks(old, 0)))
         added = sorted(set(names(split_blocks(merged, 0))) - had)
-        stays = [n for n in had if asks_removal(n, instruction)]  # asked to go (renamed), yet merged back
-        if added and stays and RENAMES.search(instruction):  # the renamed definitions beside the old ones
+        stays = [n for n in had if mentioned(n, instruction)]  # named by a rename, and merged back
+        if added and stays and RENAMING.search(instruction):  # the renamed definitions beside the old ones
             raise EditError(f"the model wrote only part of the file for a rename, with new definitions ("
                             f"{', '.join(added[:3])}) beside the old ones and their uses unchanged; nothing written")
     except EditError as exc:

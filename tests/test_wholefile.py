@@ -516,3 +516,31 @@ def test_decorators_a_fragment_leaves_out_stay_unless_asked_away():
     assert "    @staticmethod\n    def unit(scale=1):" in ensure_whole(text, frag, "give unit a scale").text
     frag = "    def unit(self):\n        return self.other()\n"  # now an instance method: the signature says so
     assert "@staticmethod" not in ensure_whole(text, frag, "make unit use other").text
+
+
+@pytest.mark.parametrize(("instruction", "name"), [
+    ("load_file: remove the json.loads copy (parse does it)", "parse"),
+    ("remove the manual decoding and reuse parse", "parse"),
+    ("drop the copy-pasted code, parse already does it", "parse"),
+    ("remove the RetryError handling from fetch", "RetryError"),
+    ("fetch: remove the RetryError except branch", "RetryError"),
+    ("remove foo and bar (baz stays)", "baz"), ("delete foo and bar \u2014 baz replaces them", "baz"),
+    ("remove the items route's auth check", "route"),
+])
+def test_a_name_beside_a_removal_is_not_asked_to_go(instruction, name):
+    from editllm.editor.wholefile import asks_removal
+    assert not asks_removal(name, instruction)
+
+
+@pytest.mark.parametrize("header", ["class Widget final : public Base {", "public sealed class Shape permits Circle {",
+                                    "class Repo private constructor(private val db: Db) {"])
+def test_class_headers_with_words_after_the_name_are_definitions(header):
+    from editllm.editor.wholefile import DEF
+    assert DEF.match(header + "\n")
+
+
+def test_a_classmethod_whose_signature_the_fragment_wraps_keeps_its_decorator():
+    text = ("class Cart:\n    @classmethod\n    def create(cls, items):\n        return cls(items)\n\n"
+            "    def other(self):\n        return 2\n")
+    frag = "    def create(\n        cls, items, discount=0\n    ):\n        return cls(items)\n"
+    assert "    @classmethod\n    def create(\n" in ensure_whole(text, frag, "give create a discount").text
