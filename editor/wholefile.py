@@ -165,7 +165,8 @@ def mentioned(name: str, instruction: str) -> bool:
 # a name that say it should go; phrases before one that say it is not needed; words that only hint at removal.
 GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
         r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
-        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*")
+        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*|swap\w*|eras\w*|retir\w*|"
+        r"throw\w* away")
 GONE = (r"removed|deleted|dropped|unused|not used|never used|obsolete|redundant|dead|superfluous|unnecessary|"
         r"not needed|no longer (?:needed|used)|gone|goes away|(?:can|must|should|may|has to|have to|needs to) go")
 NEEDLESS = r"no longer (?:need|use)\w*|(?:don't|do not|doesn't|does not|won't|will not) (?:need|use)\w*|no need for"
@@ -176,6 +177,7 @@ RENAMES = re.compile(r"(?<![.\w])renam\w*|\b(?:new|better|clearer|descriptive|sh
 RENAMING = re.compile(RENAMES.pattern + r"|->|\u2192|\binstead of\b|\bbe (?:called|named)\b|\bthe name\b|"
                       r"\bcall\s+\S+\s+\S+\s+instead\b", re.I)
 QUOTES = r"[`'\"()\s]*"
+ITEM = re.compile(r"\s*(?:[-*\u2022]|\d+[.)])(?:\s|$)")  # a line of a list: `- foo`, `2. bar`
 # After a name, words that make it a part of what goes: "the `validate()` call", "the `debug` parameter".
 PART = re.compile(r"[`'\"\s]*(?:\(\))?[`'\"\s]*(?:calls?|invocations?|parameters?|params?|arguments?|args?|checks?|"
                   r"fields?|imports?|prefix|suffix|decorators?|statements?|lines?|usages?|uses|references?|keys?|"
@@ -212,10 +214,16 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
     A mere mention is never a removal: "make tick stop the timer" names the method `stop` too, and a merge that
     took it for one deleted it."""
     verdict = None
+    instruction = re.sub(r"\b(?:as well as|along with|together with)\b", "and", instruction, flags=re.I)
     ends = [c.end() for c in CLAUSE.finditer(instruction)]
     for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction):
         before = instruction[max((e for e in ends if e <= m.start()), default=0):m.start()]
         after = instruction[m.end():min((e - 1 for e in ends if e > m.end()), default=len(instruction))]
+        if re.fullmatch(r"\s*(?:[-*\u2022]|\d+[.)])?\s*[`'\"]?", before):  # an item of a list: its heading says
+            above = instruction[:m.start() - len(before)].rstrip().split("\n")
+            heading = next((line for line in reversed(above) if not ITEM.match(line)), "")
+            if heading.rstrip().endswith(":") and re.search(rf"\b(?:{GOES})\b", heading, re.I):
+                return "asked"  # "Remove these functions:\n- foo\n- bar"
         part = PART.match(after) if parts else None
         if parts == "decorator" and part and "decorator" in part.group(0).lower():
             part = None  # "the cache decorator" is the decorator itself
@@ -231,7 +239,8 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
             return "asked"  # right after the verb: "get rid of stop", "remove the stop method", "we don't need foo"
         if re.match(rf"{QUOTES}(?:(?:a|an)\s+(?:[\w-]+\s+){{0,3}}name\b|(?:should|must|could|will|is to|to) be "
                     rf"(?:called|named|renamed)\b|(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)"
-                    rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b)",
+                    rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b|"
+                    r"(?:->|\u2192))",
                     after, re.I) or (words[-1:] == ["call"] and re.match(rf"{QUOTES}[\w$.]+\W*\s+instead\b", after)):
             return "asked"  # "f is dead code", "`report` a clearer name", "call foo `load` instead"
         if words and words[-1] in OBJECT_OF or SUBJECT.match(after):
@@ -827,8 +836,9 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     places = parents + others
     if len(places) > 1:  # the same method in two classes: the instruction, or the method's own first line, says which
         named = [i for i in places if (label := labelled(old_blocks[i])) and mentioned(label, instruction)]
-        first = next((line for line in new if indent_of(line) == base and (DEF.match(line) or METHOD.match(line))), "")
-        same = [i for i in places if first in old_blocks[i].lines]
+        opening = next((line for line in new if indent_of(line) == base and (DEF.match(line) or METHOD.match(line))),
+                       "")
+        same = [i for i in places if opening in old_blocks[i].lines]
         chosen = named if len(named) == 1 else same if not named and len(same) == 1 else []
         if not chosen and not named:
             chosen = (likest(old_blocks, places, new, base, new_names)

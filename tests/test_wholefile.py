@@ -544,3 +544,15 @@ def test_a_classmethod_whose_signature_the_fragment_wraps_keeps_its_decorator():
             "    def other(self):\n        return 2\n")
     frag = "    def create(\n        cls, items, discount=0\n    ):\n        return cls(items)\n"
     assert "    @classmethod\n    def create(\n" in ensure_whole(text, frag, "give create a discount").text
+
+
+@pytest.mark.parametrize(("instruction", "name", "verdict"), [
+    ("Remove the following functions:\n- Foo\n- Bar", "Bar", "asked"),
+    ("Remove these:\n1. Foo\n2. Bar", "Foo", "asked"),
+    ("Add these functions:\n- Foo\n- Bar", "Bar", None), ("delete Foo as well as Baz", "Baz", "asked"),
+    ("swap Baz for Qux", "Baz", "asked"), ("swap Baz for Qux", "Qux", None), ("Baz \u2192 Qux", "Baz", "asked"),
+    ("Baz can go", "Baz", "asked"), ("Baz isn't needed", "Baz", "asked"), ("retire Baz", "Baz", "asked"),
+])
+def test_removals_in_lists_and_other_words(instruction, name, verdict):
+    from editllm.editor.wholefile import removal
+    assert removal(name, instruction) == verdict
