@@ -26,7 +26,17 @@ import re
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import CLOSER, CONTAINER, DEF, METHOD, PAIRING_LIMIT, line_likeness, mentioned, paired
+from editllm.editor.wholefile import (
+    CLOSER,
+    CONTAINER,
+    DEF,
+    METHOD,
+    PAIRING_LIMIT,
+    indent_of,
+    line_likeness,
+    mentioned,
+    paired,
+)
 from editllm.editor.wholefile import members as members_of
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
@@ -212,10 +222,10 @@ def _appended(old: list[str], i1: int, i2: int, core: list[str], tail: bool, fol
     if placed is not None:
         return placed, 0
     body = _strip(_strip(core, trailing=True), trailing=False)
-    indent = _indent(body[0]) if body else 0
+    indent = indent_of(body[0]) if body else 0
     # the new member's own last lines, up to its closing brace, were matched to the old last member's
-    k = next((n + 1 for n, line in enumerate(following) if line.strip() and _indent(line) <= indent), 0)
-    if not 0 < k <= ahead or not CLOSER.match(following[k - 1]) or _indent(following[k - 1]) != indent:
+    k = next((n + 1 for n, line in enumerate(following) if line.strip() and indent_of(line) <= indent), 0)
+    if not 0 < k <= ahead or not CLOSER.match(following[k - 1]) or indent_of(following[k - 1]) != indent:
         return None
     placed = _append_at(old, i1, i2 + k, core + following[:k], tail, following[k:])
     return (placed, k) if placed is not None else None
@@ -233,21 +243,21 @@ def _append_at(old: list[str], i1: int, i2: int, core: list[str], tail: bool, fo
     body = _strip(_strip(core, trailing=True), trailing=False)
     if not body:
         return None
-    indent = _indent(body[0])
+    indent = indent_of(body[0])
     if indent == 0 and tail:
         return None
     if indent == 0:
         scope, end = old, len(was)
     else:
-        header = next((k for k in range(i1 - 1, -1, -1) if old[k].strip() and _indent(old[k]) < indent), None)
+        header = next((k for k in range(i1 - 1, -1, -1) if old[k].strip() and indent_of(old[k]) < indent), None)
         literal = header is not None and LITERAL.search(old[header]) is not None  # `const api = {`
         if header is None or not (CONTAINER.match(old[header]) or CLASS.match(old[header]) or literal):
             return None
-        base = _indent(old[header])
+        base = indent_of(old[header])
         members = old[header + 1:]
-        stop = next((k for k, line in enumerate(members) if line.strip() and _indent(line) <= base), len(members))
+        stop = next((k for k, line in enumerate(members) if line.strip() and indent_of(line) <= base), len(members))
         scope = members[:stop]
-        if next((_indent(line) for line in scope if line.strip()), None) != indent:
+        if next((indent_of(line) for line in scope if line.strip()), None) != indent:
             return None  # not the class body's indentation
         if literal and not next((line for line in reversed(scope) if line.strip()), "").rstrip().endswith(","):
             return None  # the last member has no comma after it: a member added after it would not parse
@@ -270,11 +280,7 @@ def _boundary(rest: list[str], indent: int) -> bool:
     blank lines) with the end of the file, a line less indented, or one as indented that opens something
     (not the closing brace of the definition before)."""
     line = next((x for x in rest if x.strip()), None)
-    return line is None or _indent(line) < indent or (_indent(line) == indent and not CLOSER.match(line))
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
+    return line is None or indent_of(line) < indent or (indent_of(line) == indent and not CLOSER.match(line))
 
 
 def _alike(a: str, b: str) -> float:

@@ -27,9 +27,9 @@ import ast
 
 from editllm.editor.errors import EditError
 from editllm.editor.source import python_tree, split_lines
+from editllm.editor.wholefile import PYTHON
 from editllm.grammar.program import Copy, Gen, Op, ProgramError, parse
 
-PYTHON = (".py", ".pyi", ".pyw")
 DISTINCT = 16  # characters a line needs (stripped) to count as distinctive
 # Lines a new branch may well repeat beside the same line copied (`return default_config` in a new `except`):
 # comments, and statements that end a block.

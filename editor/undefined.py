@@ -13,6 +13,7 @@ import ast
 import builtins
 
 from editllm.editor.source import python_tree
+from editllm.editor.wholefile import PYTHON
 
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
                               "__builtins__", "__path__", "__annotations__", "__dict__", "__class__", "__qualname__",
@@ -54,7 +55,7 @@ def unbound(text: str) -> set[str] | None:
 def newly_unbound(path: str, old: str, new: str) -> list[str]:
     """The names `new` reads and binds nowhere that `old` did not already read unbound (sorted); [] for files
     other than Python, or when either text cannot be judged."""
-    if not path.endswith((".py", ".pyi", ".pyw")) or old == new:
+    if not path.endswith(PYTHON) or old == new:
         return []
     before, after = unbound(old), unbound(new)
     if before is None or after is None:
