@@ -621,6 +621,33 @@ def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
     return pairs
 
 
+MOVING = re.compile(r"\b(?:mov(?:e|es|ed|ing)|reorder\w*|re-order\w*|rearrang\w*|swap\w*|sort\w*|alphabeti\w*)\b|"
+                    r"\b(?:put|place)\b.*\b(?:above|below|before|after|first|last)\b", re.I | re.S)
+
+
+def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> dict[int, int]:
+    """The blocks the output moves (new index → old index): when the instruction asks for a move and the
+    output shows old blocks in another order than the file's, those outside the longest run in the file's
+    order go where the output puts them ("move c above a", written as c then a, moves c). Of runs equally
+    long, the one that leaves in place what the instruction names last is taken: the first name is the one
+    moved. Without such words a reordering is the model's own and the file's order stays."""
+    order = sorted(pairs)
+    if not MOVING.search(instruction) or all(pairs[a] < pairs[b] for a, b in zip(order, order[1:])):
+        return {}
+
+    def weight(j: int) -> float:  # a block's lines; the name the instruction mentions first weighs a little less
+        spot = re.search(rf"(?<![\w$]){re.escape(new[j].name)}(?![\w$])", instruction) if new[j].name else None
+        return len(new[j].lines) - (0.5 / (1 + spot.start()) if spot else 0.0)
+
+    best: dict[int, tuple[float, list[int]]] = {}  # the heaviest increasing run ending at each new block
+    for k, j in enumerate(order):
+        before = [best[a] for a in order[:k] if pairs[a] < pairs[j]]
+        total, run = max(before, default=(0.0, []))
+        best[j] = (total + weight(j), run + [j])
+    stay = set(max(best.values())[1])
+    return {j: pairs[j] for j in order if j not in stay}
+
+
 def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str,
           drop: set[int]) -> list[Block]:
     """The merged blocks: old blocks in order, each paired one replaced by its new version, new
@@ -628,6 +655,8 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     nothing replaces it and the output has no definition of its name (a getter stays when only the
     setter of the same name is shown)."""
     shown = set(names(new))
+    moved = moves(old, new, pairs, instruction)  # new index → the old block it takes from its place
+    pairs = {j: i for j, i in pairs.items() if j not in moved}
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
     previous: int | None = None
     for j in range(len(new)):
@@ -640,20 +669,25 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
         else:
             inserts.setdefault(previous, []).append(j)
     replaced = {i: j for j, i in pairs.items()}
+    gone = set(moved.values())
+
+    def placed(j: int) -> Block:  # a block the output adds, or one it moved here (merged with its old version)
+        return merge_pair(old[moved[j]], new[j], instruction, where) if j in moved else new[j]
+
     out: list[Block] = []
     for ins in inserts.get(-1, []):
-        out.append(new[ins])
+        out.append(Block(new[ins].name, placed(ins).lines, new[ins].blank))
     for i, b in enumerate(old):
         after = inserts.get(i, [])
-        if i in replaced:
+        if i in gone or (i in drop and i not in replaced and not (b.name and b.name in shown)):
+            if i == len(old) - 1 and out:  # the file's last block went: the block now last ends as it did
+                out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
+        elif i in replaced:
             nb = new[replaced[i]]
             merged = merge_pair(b, nb, instruction, where) if b.name else Block(None, nb.lines, b.blank)
             if after:  # the fragment's own spacing up to what it adds
                 merged = Block(merged.name, merged.lines, nb.blank)
             out.append(merged)
-        elif i in drop and not (b.name and b.name in shown):
-            if i == len(old) - 1 and out:
-                out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
         else:
             out.append(b)
         kept_next = i + 1 < len(old) and i + 1 not in replaced  # an old block the output left out comes next
@@ -663,7 +697,7 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
                 blank = b.blank if kept_next else (b.blank or new[j].blank)
             else:
                 blank = new[j].blank
-            out.append(Block(new[j].name, new[j].lines, blank))
+            out.append(Block(new[j].name, placed(j).lines, blank))
     return out
 
 

@@ -556,3 +556,44 @@ def test_a_classmethod_whose_signature_the_fragment_wraps_keeps_its_decorator():
 def test_removals_in_lists_and_other_words(instruction, name, verdict):
     from editllm.editor.wholefile import removal
     assert removal(name, instruction) == verdict
+
+
+STEPS = "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n"
+C_THEN_A = "def c():\n    return 3\n\n\ndef a():\n    return 1\n"
+
+
+@pytest.mark.parametrize(("instruction", "order"), [
+    ("move c above a", "cab"),  # the name said first is the one that moves
+    ("Move a below c.", "bca"),
+    ("put c before a", "cab"),
+    ("make c return 3", "abc"),  # no word of moving: the model's order is its own, the file's stays
+])
+def test_a_fragment_that_shows_blocks_in_another_order_moves_them_only_when_asked(instruction, order):
+    merged = ensure_whole(STEPS, C_THEN_A, instruction)
+    assert merged.merged
+    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
+    by_name = {part.split("(")[0][4:]: part for part in body}
+    assert merged.text == "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+
+
+def test_moving_the_last_block_up_leaves_no_blank_lines_at_the_end():
+    fragment = "def c():\n    return 3\n\n\ndef a():\n    return 1\n"
+    merged = ensure_whole(STEPS, fragment, "move c to the top, before a")
+    assert merged.text.endswith("def b():\n    return 2\n")
+
+
+def test_members_swapped_in_a_class_shown_in_part_keep_the_rest():
+    old = "class K:\n    x = 1\n\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\ndef f():\n    pass\n"
+    fragment = "class K:\n    def b(self):\n        return 2\n\n    def a(self):\n        return 1\n"
+    merged = ensure_whole(old, fragment, "swap the order of a and b in K")
+    assert merged.text == ("class K:\n    x = 1\n\n    def b(self):\n        return 2\n\n    def a(self):\n"
+                           "        return 1\n\n\ndef f():\n    pass\n")
+
+
+def test_a_lone_method_moved_to_the_top_of_its_braced_class_keeps_the_spacing():
+    old = ("export class Timer {\n  start() {\n    this.go = 1;\n  }\n\n  stop() {\n    this.go = 0;\n  }\n\n"
+           "  tick() {\n    this.left -= 1;\n  }\n}\n")
+    fragment = "  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n  }\n"
+    merged = ensure_whole(old, fragment, "move tick to the top of Timer")
+    assert merged.text == ("export class Timer {\n  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n"
+                           "  }\n\n  stop() {\n    this.go = 0;\n  }\n}\n")
