@@ -632,7 +632,7 @@ def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     long, the one that leaves in place what the instruction names last is taken: the first name is the one
     moved. Without such words a reordering is the model's own and the file's order stays."""
     order = sorted(pairs)
-    if not MOVING.search(instruction) or all(pairs[a] < pairs[b] for a, b in zip(order, order[1:])):
+    if not MOVING.search(instruction) or all(pairs[a] < pairs[b] for a, b in zip(order, order[1:], strict=False)):
         return {}
 
     def weight(j: int) -> float:  # a block's lines; the name the instruction mentions first weighs a little less

@@ -583,7 +583,8 @@ def test_moving_the_last_block_up_leaves_no_blank_lines_at_the_end():
 
 
 def test_members_swapped_in_a_class_shown_in_part_keep_the_rest():
-    old = "class K:\n    x = 1\n\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\ndef f():\n    pass\n"
+    old = ("class K:\n    x = 1\n\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\n"
+           "def f():\n    pass\n")
     fragment = "class K:\n    def b(self):\n        return 2\n\n    def a(self):\n        return 1\n"
     merged = ensure_whole(old, fragment, "swap the order of a and b in K")
     assert merged.text == ("class K:\n    x = 1\n\n    def b(self):\n        return 2\n\n    def a(self):\n"
@@ -595,5 +596,5 @@ def test_a_lone_method_moved_to_the_top_of_its_braced_class_keeps_the_spacing():
            "  tick() {\n    this.left -= 1;\n  }\n}\n")
     fragment = "  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n  }\n"
     merged = ensure_whole(old, fragment, "move tick to the top of Timer")
-    assert merged.text == ("export class Timer {\n  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n"
-                           "  }\n\n  stop() {\n    this.go = 0;\n  }\n}\n")
+    assert merged.text == ("export class Timer {\n  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n"
+                           "    this.go = 1;\n  }\n\n  stop() {\n    this.go = 0;\n  }\n}\n")
