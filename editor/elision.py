@@ -24,20 +24,11 @@ from __future__ import annotations
 import difflib
 import re
 
+from editllm.editor.asks import mentioned
+from editllm.editor.blocks import CLOSER, CONTAINER, DEF, METHOD, PAIRING_LIMIT, indent_of, line_likeness, paired
+from editllm.editor.blocks import members as members_of
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import (
-    CLOSER,
-    CONTAINER,
-    DEF,
-    METHOD,
-    PAIRING_LIMIT,
-    indent_of,
-    line_likeness,
-    mentioned,
-    paired,
-)
-from editllm.editor.wholefile import members as members_of
 
 PROSE = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
 # Where a comment starts: in code (after an optional `...` or `pass` statement), and in prose.

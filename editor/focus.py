@@ -5,9 +5,9 @@ the tests of 3/8 single-function files but only 1/8 multi-function modules: arou
 must fix, a long module is mostly distraction, and every extra line is a chance to drift. So when
 the instruction names definitions (and does not ask for file-wide changes such as a rename), the
 model is given a small file: the module's import lines and the named definitions, in file order.
-Its output is merged back by definition name (`wholefile.merge_code`), so the rest of the file is
+Its output is merged back by definition name (`merge.merge_code`), so the rest of the file is
 kept byte for byte by construction, not by the model's care. A named definition the model was shown
-and left out is deleted only when the instruction asks for that ("remove `f`", `wholefile.asks_removal`):
+and left out is deleted only when the instruction asks for that ("remove `f`", `asks.asks_removal`):
 shown two functions, the model often writes back only the one it changed; nothing it was not shown can go.
 """
 
@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from editllm.editor.asks import asks_removal, mentioned
+from editllm.editor.blocks import Block, is_blank, split_blocks
 from editllm.editor.errors import EditError
+from editllm.editor.merge import merge_code
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import Block, asks_removal, is_blank, mentioned, merge_code, split_blocks
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
 FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references?|"

@@ -3,10 +3,11 @@ into exactly the file with that edit, whatever the file repeats; nothing but Edi
 
 from __future__ import annotations
 
+from editllm.editor.blocks import split_blocks
 from editllm.editor.errors import EditError
 from editllm.editor.focus import merge_focus
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import ensure_whole, split_blocks
+from editllm.editor.wholefile import ensure_whole
 from hypothesis import given
 from hypothesis import strategies as st
 from test_merge_corpus import CASES, parse

@@ -116,7 +116,8 @@ def test_statements_folded_together_are_the_users_edit(old, new):
 def test_a_long_rewritten_stretch_is_not_paired_line_by_line():
     """Pairing is quadratic (a 400-line rewrite took 15 s): past `PAIRING_LIMIT` pairs a stretch is judged as
     before the pairing existed, by the 3:1 rule alone."""
-    from editllm.editor.wholefile import PAIRING_LIMIT, unmatched
+    from editllm.editor.blocks import PAIRING_LIMIT
+    from editllm.editor.wholefile import unmatched
 
     old = [f"value_{k} = {k}\n" for k in range(100)]
     new = [f"other_{k} = {k * 7}\n" for k in range(100)]

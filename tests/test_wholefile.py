@@ -259,7 +259,7 @@ def test_a_javascript_class_written_whole_without_a_method_is_refused():
 
 
 def test_control_statements_and_object_literals_are_not_methods():
-    from editllm.editor.wholefile import METHOD, braced, split_blocks
+    from editllm.editor.blocks import METHOD, braced, split_blocks
     for line in ("  if (x) {", "  foreach ($a as $b) {", "  while (true) {", "  } else if (y) {", "  switch (k) {",
                  "  function (a) {", "  return (a) {"):
         assert not METHOD.match(line), line
@@ -271,7 +271,7 @@ def test_control_statements_and_object_literals_are_not_methods():
 
 
 def test_a_region_that_would_delete_lines_the_fragment_never_showed_is_refused():
-    from editllm.editor.wholefile import merge_region
+    from editllm.editor.merge import merge_region
     old = ["a = {\n", "  f(x) {\n", "    return x;\n", "  },\n", "  g(x) {\n", "    return 2 * x;\n", "  },\n", "};\n"]
     fragment = ["  f(x) {\n", "    return x + 1;\n", "  },\n", "};\n"]
     with pytest.raises(EditError, match=r"would delete 'g\(x\) \{', which it does not show"):
@@ -392,7 +392,7 @@ def test_an_output_that_starts_inside_a_class_merges_its_methods_into_it():
     ("convert render to use hooks", "render", None),
 ])
 def test_removal_is_asked_only_in_so_many_words(instruction, name, verdict):
-    from editllm.editor.wholefile import removal
+    from editllm.editor.asks import removal
     assert removal(name, instruction) == verdict
 
 
@@ -477,7 +477,7 @@ def test_a_fragment_for_a_rename_that_adds_the_new_definitions_beside_the_old_is
     ("The name `report` is unclear; rename it", "report", "asked"),
 ])
 def test_removal_tells_a_part_or_a_neighbour_from_the_thing_itself(instruction, name, verdict):
-    from editllm.editor.wholefile import removal
+    from editllm.editor.asks import removal
     assert removal(name, instruction) == verdict
 
 
@@ -528,14 +528,14 @@ def test_decorators_a_fragment_leaves_out_stay_unless_asked_away():
     ("remove the items route's auth check", "route"),
 ])
 def test_a_name_beside_a_removal_is_not_asked_to_go(instruction, name):
-    from editllm.editor.wholefile import asks_removal
+    from editllm.editor.asks import asks_removal
     assert not asks_removal(name, instruction)
 
 
 @pytest.mark.parametrize("header", ["class Widget final : public Base {", "public sealed class Shape permits Circle {",
                                     "class Repo private constructor(private val db: Db) {"])
 def test_class_headers_with_words_after_the_name_are_definitions(header):
-    from editllm.editor.wholefile import DEF
+    from editllm.editor.blocks import DEF
     assert DEF.match(header + "\n")
 
 
@@ -554,7 +554,7 @@ def test_a_classmethod_whose_signature_the_fragment_wraps_keeps_its_decorator():
     ("Baz can go", "Baz", "asked"), ("Baz isn't needed", "Baz", "asked"), ("retire Baz", "Baz", "asked"),
 ])
 def test_removals_in_lists_and_other_words(instruction, name, verdict):
-    from editllm.editor.wholefile import removal
+    from editllm.editor.asks import removal
     assert removal(name, instruction) == verdict
 
 

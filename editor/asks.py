@@ -1,0 +1,138 @@
+"""What an instruction asks for, read from its words: whether it names a definition (`mentioned`), asks
+for one to go (`removal`), renames (`RENAMING`) or moves (`MOVING`).
+
+A merge deletes or moves the user's code only where the instruction asks for that in so many words. A mere
+mention is never a request: "make tick stop the timer" names the method `stop` too, and a merge that took
+it for one deleted it.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def mentioned(name: str, instruction: str) -> bool:
+    """Whether the instruction has `name` as a word of its own (`stop` in "make tick stop", not in `stopped`)."""
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction) is not None
+
+
+
+# Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere); words after
+# a name that say it should go; phrases before one that say it is not needed; words that only hint at removal.
+GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
+        r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
+        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*|swap\w*|eras\w*|retir\w*|"
+        r"throw\w* away")
+
+GONE = (r"removed|deleted|dropped|unused|not used|never used|obsolete|redundant|dead|superfluous|unnecessary|"
+        r"not needed|no longer (?:needed|used)|gone|goes away|(?:can|must|should|may|has to|have to|needs to) go")
+
+NEEDLESS = r"no longer (?:need|use)\w*|(?:don't|do not|doesn't|does not|won't|will not) (?:need|use)\w*|no need for"
+
+HINTS = rf"{GOES}|{GONE}|need\w*|anymore|any more|no longer|go"
+
+RENAMES = re.compile(r"(?<![.\w])renam\w*|\b(?:new|better|clearer|descriptive|shorter|proper|different)\s+name\b",
+                     re.I)
+
+# A rename asked in any words: the refusal of a fragment that adds definitions beside the ones it renames.
+RENAMING = re.compile(RENAMES.pattern + r"|->|\u2192|\binstead of\b|\bbe (?:called|named)\b|\bthe name\b|"
+                      r"\bcall\s+\S+\s+\S+\s+instead\b", re.I)
+
+QUOTES = r"[`'\"()\s]*"
+
+ITEM = re.compile(r"\s*(?:[-*\u2022]|\d+[.)])(?:\s|$)")  # a line of a list: `- foo`, `2. bar`
+
+# After a name, words that make it a part of what goes: "the `validate()` call", "the `debug` parameter".
+PART = re.compile(r"[`'\"\s]*(?:\(\))?[`'\"\s]*(?:calls?|invocations?|parameters?|params?|arguments?|args?|checks?|"
+                  r"fields?|imports?|prefix|suffix|decorators?|statements?|lines?|usages?|uses|references?|keys?|"
+                  r"variables?|attributes?|options?|flags?|logging|prints?|comments?|docstrings?|type hints?|"
+                  r"annotations?|handling|handlers?|branch(?:es)?|cases?|wrappers?|subclass(?:es)?|support|entry|"
+                  r"entries|variants?|logic|code|paths?|clauses?|blocks?|loops?|guards?|retr(?:y|ies)|mentions?|"
+                  r"cop(?:y|ies)|invalidation|bug|tests?|except(?:ion)?\s+(?:branch|clause|block|handler)s?)\b", re.I)
+
+POSSESSIVE = re.compile(r"[`'\"]*'s\b")  # "the items route's auth check": a part of it
+
+STOPS = {"keep", "keeping", "but", "except", "not", "leave", "leaving", "preserve", "since", "because", "so", "while",
+         "when", "if", "then", "after", "before", "make", "add", "use", "call", "reuse", "invoke", "update", "fix",
+         "simplify", "instantiate", "subclass", "import", "test", "extend", "wrap", "adapt", "document", "log",
+         "check", "handle", "support", "above", "below", "next", "beside", "which", "who", "whose", "where"}
+
+# After a name, the start of a clause of its own: "..., `parse` already does it", "(`baz` stays)".
+SUBJECT = re.compile(r"[`'\")\s]*(?:already\s+|still\s+|also\s+|now\s+)?(?:does|do|did|handles|covers|replaces|stays|"
+                     r"remains|works|returns|calls|has|have|is still|are still|takes over)\b", re.I)
+
+# Words that make the name the object of something else: "the call to `validate`", "from `save`", "to `bar`".
+OBJECT_OF = {"to", "into", "in", "from", "of", "with", "inside", "within", "by", "for", "on", "at", "as", "than",
+             "onto", "via", "calls", "call", "calling", "uses", "use", "using", "called"}
+
+FILLER = {"the", "a", "an", "its", "their", "this", "that", "method", "function", "helper", "class", "member", "field",
+          "attribute", "property"}
+
+CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot inside `A.f` or `f.py` does not)
+
+SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # a run of text within one clause
+
+
+
+def removal(name: str, instruction: str, parts: bool | str = True) -> str | None:
+    """Whether the instruction asks for `name` to go: "asked" when it is the object of a verb such as remove,
+    delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c", "get rid of stop"),
+    follows "no longer need" or "don't need", comes before "is unused", "can be removed", ": remove it", or is
+    renamed in other words ("give `report` a clearer name", "`foo` should be called `load`", "the name of
+    `foo`"); "unclear" when it only shares a clause with such words (callers keep the code); None otherwise.
+    Not asked: a name in a phrase of its own between the verb and it ("remove the print calls from `parse`"),
+    one that names a part of it (with `parts`: "remove the `validate()` call", "the `debug` parameter"), one
+    after "keep" or "but" ("remove foo but keep `bar`"), or the object of a preposition ("rename foo to `bar`").
+    A mere mention is never a removal: "make tick stop the timer" names the method `stop` too, and a merge that
+    took it for one deleted it."""
+    verdict = None
+    instruction = re.sub(r"\b(?:as well as|along with|together with)\b", "and", instruction, flags=re.I)
+    ends = [c.end() for c in CLAUSE.finditer(instruction)]
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction):
+        before = instruction[max((e for e in ends if e <= m.start()), default=0):m.start()]
+        after = instruction[m.end():min((e - 1 for e in ends if e > m.end()), default=len(instruction))]
+        if re.fullmatch(r"\s*(?:[-*\u2022]|\d+[.)])?\s*[`'\"]?", before):  # an item of a list: its heading says
+            above = instruction[:m.start() - len(before)].rstrip().split("\n")
+            heading = next((line for line in reversed(above) if not ITEM.match(line)), "")
+            if heading.rstrip().endswith(":") and re.search(rf"\b(?:{GOES})\b", heading, re.I):
+                return "asked"  # "Remove these functions:\n- foo\n- bar"
+        part = PART.match(after) if parts else None
+        if parts == "decorator" and part and "decorator" in part.group(0).lower():
+            part = None  # "the cache decorator" is the decorator itself
+        if part or POSSESSIVE.match(after) or re.search(r"[(\[\u2014]|\s-\s", before):
+            continue  # "the `validate()` call", "the `debug` parameter", "route's check", "(baz stays)": not it
+        if re.match(rf"{QUOTES}(?:isn't|is not|aren't|are not) needed\b", after, re.I):
+            return "asked"
+        words = [w.lower() for w in re.findall(r"[A-Za-z_$'][\w$']*", before)]
+        while words and words[-1] in FILLER:
+            words.pop()
+        tail = " ".join(words[-4:]) + " "
+        if re.search(rf"\b(?:{GOES}|{NEEDLESS}|the name of|give|giving|name)\s+$", tail, re.I):
+            return "asked"  # right after the verb: "get rid of stop", "remove the stop method", "we don't need foo"
+        if re.match(rf"{QUOTES}(?:(?:a|an)\s+(?:[\w-]+\s+){{0,3}}name\b|(?:should|must|could|will|is to|to) be "
+                    rf"(?:called|named|renamed)\b|(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)"
+                    rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b|"
+                    r"(?:->|\u2192))",
+                    after, re.I) or (words[-1:] == ["call"] and re.match(rf"{QUOTES}[\w$.]+\W*\s+instead\b", after)):
+            return "asked"  # "f is dead code", "`report` a clearer name", "call foo `load` instead"
+        if words and words[-1] in OBJECT_OF or SUBJECT.match(after):
+            continue  # the object of something else, or the subject of a clause of its own ("parse does it")
+        verbs = list(re.finditer(rf"\b(?:{GOES})\b", before[-45:], re.I))
+        verb = verbs[-1] if verbs else None
+        between = before[-45:][verb.end():] if verb else ""
+        if verb and not re.search(rf"\b(?:{'|'.join(OBJECT_OF | STOPS)})\b", between, re.I):
+            return "asked"  # "delete the legacy helpers a, b and c"
+        if re.search(rf"\b(?:{HINTS})\b", before + " " + after, re.I):
+            verdict = "unclear"
+    return verdict
+
+
+
+def asks_removal(name: str, instruction: str) -> bool:
+    """`removal(name, instruction) == "asked"`."""
+    return removal(name, instruction) == "asked"
+
+
+
+MOVING = re.compile(r"\b(?:mov(?:e|es|ed|ing)|reorder\w*|re-order\w*|rearrang\w*|swap\w*|sort\w*|alphabeti\w*)\b|"
+                    r"\b(?:put|place)\b.*\b(?:above|below|before|after|first|last)\b", re.I | re.S)

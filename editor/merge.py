@@ -1,0 +1,475 @@
+"""Merging a fragment, the part of a file the model wrote, back into the file.
+
+An in-order alignment of blocks: identical blocks are anchors matched in order, a definition replaces the
+old one of the same name (a lone method lands in its class, a class shown with one member keeps the others),
+a changed statement replaces the old statement it aligns with, and prose goes into the region it matches
+best (`merge_region`). A placement that depends on which of two identical blocks is meant, or which of two
+classes a lone method belongs to, is refused with a one-line reason. Blocks the output shows in a new order
+move only when the instruction asks for a move; decorators of a definition shown bare stay unless asked away.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from editllm.editor.asks import MOVING, SPAN, asks_removal, mentioned, removal
+from editllm.editor.blocks import (
+    CLOSER,
+    CONTAINER,
+    DECORATOR,
+    DECORATOR_NAME,
+    DEF,
+    HEADING,
+    IDENT,
+    METHOD,
+    PAIRING_LIMIT,
+    Block,
+    braced,
+    child_indent,
+    closing,
+    head,
+    header_size,
+    imported,
+    indent_of,
+    is_blank,
+    joined,
+    labelled,
+    line_likeness,
+    members,
+    names,
+    paired,
+    signature,
+    split_blocks,
+)
+from editllm.editor.errors import EditError
+
+
+def same_statement(old: Block, new: Block, interior: bool) -> bool:
+    """Whether an unnamed new block is a changed version of an old one (not an addition).
+
+    Imports: only when the new one keeps every name the old one imported (so no name is lost).
+    Assignments and compound statements: the same target or header. Other statements only between
+    two anchors, where the fragment shows everything, and when they are alike.
+    """
+    if old.name or new.name:
+        return False
+    old_import, new_import = imported(old), imported(new)
+    if old_import or new_import:
+        return bool(old_import and new_import and old_import[0] == new_import[0]
+                    and new_import[1] >= old_import[1])
+    if head(old) == head(new):
+        return True
+    return interior and difflib.SequenceMatcher(None, old.text, new.text).ratio() >= 0.6
+
+
+
+def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+    """Pairs of identical blocks (new index → old index): the in-order matching that keeps the
+    most lines (a weighted longest common subsequence), each at its earliest old place, or its
+    latest with `latest`. Unlike SequenceMatcher's longest-run-first, a repeated one-line
+    statement cannot pull the matching across the rest of the fragment."""
+    n, m = len(old), len(new)
+    if latest:
+        return {m - 1 - j: n - 1 - i for j, i in identical(old[::-1], new[::-1], False).items()}
+    best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: lines matched within old[i:], new[j:]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            best[i][j] = max(best[i + 1][j], best[i][j + 1])
+            if old[i].text == new[j].text:
+                best[i][j] = max(best[i][j], len(old[i].lines) + best[i + 1][j + 1])
+    pairs: dict[int, int] = {}
+    i = j = 0
+    while i < n and j < m:
+        if old[i].text == new[j].text and best[i][j] == len(old[i].lines) + best[i + 1][j + 1]:
+            pairs[j] = i
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] == best[i][j]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+
+def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+    """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
+    between two anchors a new block replaces an old definition of the same name (the same
+    decorators first), else a statement it is a changed version of. Among several equal candidates
+    the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
+    ambiguity."""
+    n, m = len(old), len(new)
+    pairs = identical(old, new, latest)
+    used = set(pairs.values())
+    anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
+    for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
+        interior = j1 >= 0 and j2 < m
+        lo, hi = min(i1, i2), max(i1, i2)  # a reordered anchor still bounds a gap
+        gap_new = list(range(j1 + 1, j2))
+        for j in reversed(gap_new) if latest else gap_new:
+            nb = new[j]
+            cands = [i for i in range(lo + 1, hi) if i not in used
+                     and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior))]
+            if nb.name:
+                cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
+            else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike
+                cands = [i for i in cands if head(old[i]) == head(nb)] or cands
+            if not cands and nb.name:  # moved: the one unpaired old definition of that name, anywhere
+                cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
+                if len(cands) > 1:
+                    raise EditError(f"cannot place the model's partial output: {nb.name} occurs {len(cands)} "
+                                    "times in the file and the output does not say which one it replaces; "
+                                    "nothing written")
+            if cands:
+                i = cands[-1] if latest else cands[0]
+                pairs[j] = i
+                used.add(i)
+                if latest:
+                    hi = i
+                else:
+                    lo = i
+    return pairs
+
+
+
+def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> dict[int, int]:
+    """The blocks the output moves (new index → old index): when the instruction asks for a move and the
+    output shows old blocks in another order than the file's, those outside the longest run in the file's
+    order go where the output puts them ("move c above a", written as c then a, moves c). Of runs equally
+    long, the one that leaves in place what the instruction names last is taken: the first name is the one
+    moved. Without such words a reordering is the model's own and the file's order stays."""
+    order = sorted(pairs)
+    if not MOVING.search(instruction) or all(pairs[a] < pairs[b] for a, b in zip(order, order[1:], strict=False)):
+        return {}
+
+    def weight(j: int) -> float:  # a block's lines; the name the instruction mentions first weighs a little less
+        spot = re.search(rf"(?<![\w$]){re.escape(new[j].name)}(?![\w$])", instruction) if new[j].name else None
+        return len(new[j].lines) - (0.5 / (1 + spot.start()) if spot else 0.0)
+
+    best: dict[int, tuple[float, list[int]]] = {}  # the heaviest increasing run ending at each new block
+    for k, j in enumerate(order):
+        before = [best[a] for a in order[:k] if pairs[a] < pairs[j]]
+        total, run = max(before, default=(0.0, []))
+        best[j] = (total + weight(j), run + [j])
+    stay = set(max(best.values())[1])
+    return {j: pairs[j] for j in order if j not in stay}
+
+
+
+def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str,
+          drop: set[int]) -> list[Block]:
+    """The merged blocks: old blocks in order, each paired one replaced by its new version, new
+    blocks inserted after the block the preceding new block replaced; `drop` (old indices) goes when
+    nothing replaces it and the output has no definition of its name (a getter stays when only the
+    setter of the same name is shown)."""
+    shown = set(names(new))
+    moved = moves(old, new, pairs, instruction)  # new index → the old block it takes from its place
+    pairs = {j: i for j, i in pairs.items() if j not in moved}
+    inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
+    previous: int | None = None
+    for j in range(len(new)):
+        if j in pairs:
+            previous = pairs[j]
+            continue
+        if previous is None:
+            following = min((pairs[k] for k in pairs if k > j), default=0)
+            inserts.setdefault(following - 1, []).append(j)
+        else:
+            inserts.setdefault(previous, []).append(j)
+    replaced = {i: j for j, i in pairs.items()}
+    gone = set(moved.values())
+
+    def placed(j: int) -> Block:  # a block the output adds, or one it moved here (merged with its old version)
+        return merge_pair(old[moved[j]], new[j], instruction, where) if j in moved else new[j]
+
+    out: list[Block] = []
+    for ins in inserts.get(-1, []):
+        out.append(Block(new[ins].name, placed(ins).lines, new[ins].blank))
+    for i, b in enumerate(old):
+        after = inserts.get(i, [])
+        if i in gone or (i in drop and i not in replaced and not (b.name and b.name in shown)):
+            if i == len(old) - 1 and out:  # the file's last block went: the block now last ends as it did
+                out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
+        elif i in replaced:
+            nb = new[replaced[i]]
+            merged = merge_pair(b, nb, instruction, where) if b.name else Block(None, nb.lines, b.blank)
+            if after:  # the fragment's own spacing up to what it adds
+                merged = Block(merged.name, merged.lines, nb.blank)
+            out.append(merged)
+        else:
+            out.append(b)
+        kept_next = i + 1 < len(old) and i + 1 not in replaced  # an old block the output left out comes next
+        for k, j in enumerate(after):
+            last = k == len(after) - 1
+            if last and i in replaced:  # the gap before the next block: the original's when that block is old
+                blank = b.blank if kept_next else (b.blank or new[j].blank)
+            else:
+                blank = new[j].blank
+            out.append(Block(new[j].name, placed(j).lines, blank))
+    return out
+
+
+
+def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: str,
+                 drop: set[int] | None = None) -> list[Block]:
+    """Merge fragment blocks `new` into `old` (see `align`); refuse when the result depends on which
+    of two identical blocks an output block is taken to be."""
+    early, late = align(old, new, latest=False), align(old, new, latest=True)
+    if not early:
+        raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
+                        "or statement with it; nothing written")
+    drop = drop or set()
+    result = build(old, new, early, instruction, where, drop)
+    if early != late and joined(result) != joined(build(old, new, late, instruction, where, drop)):
+        j = next(j for j in range(len(new)) if early.get(j) != late.get(j))
+        same = sum(1 for b in old if b.text == new[j].text or (new[j].name and b.name == new[j].name))
+        what = new[j].name or "a statement"
+        times = f" occurs {same} times in {where}" if same > 1 else f" matches several places in {where}"
+        raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
+                        "on which one is meant; nothing written")
+    return result
+
+
+
+def kept_decorators(decorators: list[str], instruction: str, name: str | None, signature_line: str | None) -> list[str]:
+    """The decorators (lines above a definition) that stay when the output shows the definition without any:
+    all but those the instruction asks to remove by name, any case ("remove `@login_required`", "drop the
+    cache", "make Api not injectable": `removal`), all of them for the word "decorator" in one clause with the
+    definition's name ("drop fib's decorators"), and a `@staticmethod` or `@classmethod` that the new
+    signature (`signature_line`, when the definition line changed) decides against. A name merely mentioned
+    ("make the total property round") keeps it. A fragment leaves out what it does not change, and `@dataclass`
+    or `@app.route("/")` dropped by a merge would change what the code does with exit 0."""
+    n = re.escape(name or "")
+    if name and re.search(rf"decorat\w*{SPAN}{{0,20}}?(?<![\w$]){n}(?![\w$])|(?<![\w$]){n}(?![\w$]){SPAN}{{0,20}}?"
+                          r"decorat", instruction, re.I):
+        return []
+    groups: list[list[str]] = []  # a decorator with its continuation lines (`@app.route(`, `"/x",`, `)`)
+    for line in decorators:
+        if DECORATOR.match(line) or not groups:
+            groups.append([])
+        groups[-1].append(line)
+    first = re.search(r"\(\s*(\w+)", signature_line or "")
+    kept: list[str] = []
+    for group in groups:
+        m = DECORATOR_NAME.match(group[0])
+        word = m.group(1) if m else ""
+        after = rf"(?=\s*(?:[.;,!?)]|$|{re.escape(name or '')}\b|decorator))"  # the clause ends, or the def's name
+        asked = bool(word) and (removal(word, instruction, parts="decorator") == "asked" or re.search(
+            rf"\b(?:not|no longer|without|un)[\s-]*(?:an?\s+|the\s+)?{re.escape(word)}\b{after}", instruction,
+            re.I) is not None)
+        kind = first.group(1) if first else ""  # none on a signature wrapped after `(`: nothing to go by
+        if signature_line and kind and (word == "staticmethod" and kind in ("self", "cls")
+                                        or word == "classmethod" and kind != "cls"):
+            asked = True  # the new signature decides: an instance method now, or no class parameter
+        if not asked:
+            kept += group
+    return kept
+
+
+
+def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
+    """The new version of a definition. A function is replaced whole (a helper the model inlined
+    goes with the old body). A class has its body merged with the old body, so members the output
+    does not show (a class shown with one method) stay; a method the instruction names and the
+    output lacks goes ("remove `A.f`")."""
+    top, top_new = header_size(old), header_size(new)
+    reshaped = old.lines[top - 1].strip() != new.lines[top_new - 1].strip()  # the definition's own line changed
+    if top > 1 and top_new == 1:  # shown bare: its decorators stay, but those the instruction speaks of
+        kept = kept_decorators(old.lines[:top - 1], instruction, old.name, new.lines[0] if reshaped else None)
+        new = Block(new.name, kept + new.lines, new.blank)
+        top_new += len(kept)
+    if old.text == new.text:
+        return old
+    blank = old.blank  # keep the original spacing after the block
+    inner = child_indent(old)
+    if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) != inner:
+        return Block(new.name, new.lines, blank)
+    methods = braced(old)
+    old_end = len(old.lines) - (closing(old.lines, top) if methods else 0)
+    new_end = len(new.lines) - (closing(new.lines, top_new) if methods else 0)
+    old_body = members(old.lines[top:old_end], inner, methods)
+    new_body = members(new.lines[top_new:new_end], inner, methods)
+    drop = {k for k, b in enumerate(old_body) if b.name and asks_removal(b.name, instruction)}
+    body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+    lines = new.lines[:top_new] + joined(body)
+    while lines and is_blank(lines[-1]):
+        lines.pop()
+    if methods:  # the class's end, whichever member the output showed last (a member alone has none)
+        lines += new.lines[new_end:] if new_end < len(new.lines) else old.lines[old_end:]
+    return Block(new.name, lines, blank)
+
+
+
+def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:
+    """The one place whose member of that name reads much like the fragment ([] when none stands out): a
+    constructor that three classes define is told by its body. Only a clear margin counts (two `area()` bodies
+    a line long are alike whichever the edit was meant for)."""
+    text = "".join(new)
+    scores = []
+    for i in places:
+        mine = [b.text for b in members(blocks[i].lines[header_size(blocks[i]):], base, True) if b.name in wanted]
+        scores.append((max((difflib.SequenceMatcher(None, m, text, autojunk=False).ratio() for m in mine),
+                           default=0.0), i))
+    scores.sort(reverse=True)
+    return [scores[0][1]] if scores[0][0] >= 0.5 and scores[0][0] - scores[1][0] >= 0.25 else []
+
+
+
+def telling(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:
+    """The one place whose member of that name has names of its own that the fragment uses ([] when not exactly
+    one): a lone `toString()` that reads `this.s` belongs to the class whose `toString` does, not to the one
+    whose reads `this.r`. Names only the edit brings in count for none (a new `console.log`). Not between
+    a class and one that extends it: a subclass uses its parent's names without defining them."""
+    labels = {labelled(blocks[i]) for i in places} - {None}
+    for i in places:
+        header = blocks[i].lines[header_size(blocks[i]) - 1]
+        if any(mentioned(str(label), header.split(str(labelled(blocks[i])), 1)[-1]) for label in labels):
+            return []
+    words = [set(IDENT.findall("".join(b.text for b in members(blocks[i].lines[header_size(blocks[i]):], base, True)
+                                        if b.name in wanted))) for i in places]
+    used = set(IDENT.findall("".join(new))) & set().union(*words)  # not the edit's new words: any class may have those
+    own = [i for k, i in enumerate(places)
+           if used & (words[k] - set().union(*(w for n, w in enumerate(words) if n != k)))]
+    if len(own) != 1:
+        return []
+    written = set(IDENT.findall("".join(new)))
+    if any(words[k] <= written for k, i in enumerate(places) if i != own[0]):
+        return []  # another one could have been edited into this (its names and the new ones): no telling
+    return own
+
+
+
+def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
+    """Merge by blocks; None when the text has no definitions to go by. `drop`: indices of old
+    top-level blocks that go when the output has nothing in their place."""
+    base = min((indent_of(line) for line in new if not is_blank(line)), default=0)
+    old_blocks = split_blocks(old, 0)
+    first = next((k for k, line in enumerate(new) if not is_blank(line)), None)
+    if base == 0 and first is not None and indent_of(new[first]) > 0:
+        # The output starts inside a class (its last methods, then the rest of the file): the methods go into
+        # their class, then the rest is merged at the top level (taken whole, the methods were added twice).
+        c = next(k for k, line in enumerate(new) if not is_blank(line) and indent_of(line) == 0)
+        k = next((k for k in range(c, len(new)) if not is_blank(new[k]) and not CLOSER.match(new[k])), len(new))
+        inner = merge_code(old, new[:c], instruction, drop)
+        if inner is None:
+            return None
+        return merge_code(inner, new[k:], instruction, drop) if k < len(new) else inner
+    if base == 0:
+        if not names(old_blocks):
+            return None
+        return joined(merge_blocks(old_blocks, split_blocks(new, 0), instruction, "the file", drop))
+    # An indented fragment (a method alone): find the one definition whose body holds its names.
+    if first is not None and (indent_of(new[first]) > base or CLOSER.match(new[first])):
+        raise EditError("cannot place the model's partial output: it starts in the middle of a definition, so "
+                        "where that part goes cannot be told; nothing written")
+    new_names = set(names(members(new, base, methods=True)))
+    if not new_names:
+        return None
+    parents = [i for i, b in enumerate(old_blocks) if child_indent(b) == base
+               and new_names & set(names(members(b.lines[header_size(b):], base, braced(b))))]
+    # Blocks that define such a member too, where the merge cannot go by names (an object literal's `get(url) {`,
+    # an `abstract class`): never a wrong parent's by default.
+    others = [i for i, b in enumerate(old_blocks) if i not in parents and any(
+        indent_of(line) == base and (m := DEF.match(line) or METHOD.match(line)) and m.group(1) in new_names
+        for line in b.lines)]
+    places = parents + others
+    if len(places) > 1:  # the same method in two classes: the instruction, or the method's own first line, says which
+        named = [i for i in places if (label := labelled(old_blocks[i])) and mentioned(label, instruction)]
+        opening = next((line for line in new if indent_of(line) == base and (DEF.match(line) or METHOD.match(line))),
+                       "")
+        same = [i for i in places if opening in old_blocks[i].lines]
+        chosen = named if len(named) == 1 else same if not named and len(same) == 1 else []
+        if not chosen and not named:
+            chosen = (likest(old_blocks, places, new, base, new_names)
+                      or telling(old_blocks, places, new, base, new_names))
+        if not chosen:
+            owners_ = " and ".join(labelled(old_blocks[i]) or "a block" for i in sorted(places))
+            raise EditError(f"cannot place the model's partial output: {', '.join(sorted(new_names))} is defined "
+                            f"in {owners_} and the instruction names {'several' if named else 'neither'}; "
+                            "nothing written")
+        if chosen[0] not in parents:
+            return None  # not a class: placed by the text it matches (`merge_region`)
+        parents = chosen
+    if not parents:
+        return None
+    i = parents[0]
+    parent = old_blocks[i]
+    wrapped = Block(parent.name, parent.lines[:header_size(parent)] + new, parent.blank)
+    old_blocks[i] = merge_pair(parent, wrapped, instruction, "the file")
+    return joined(old_blocks)
+
+
+
+def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[tuple[float, int, int]]:
+    """Candidate places for a prose fragment: (similarity, start, end) of the old lines it would
+    replace, from its earliest and its latest alignment with the whole file (`offsets` None) or
+    with the neighbourhood of each given offset (old line - fragment line of a shared line)."""
+    content = sum(1 for x in new if not is_blank(x))
+    slack = 3 + len(new) // 4
+    found: list[tuple[float, int, int]] = []
+    windows = [(0, len(old))] if offsets is None else [
+        (max(0, d - slack), min(len(old), d + len(new) + slack)) for d in offsets]
+    for lo, hi in windows:
+        window = old[lo:hi]
+        for latest in (False, True):
+            w, f = (window[::-1], new[::-1]) if latest else (window, new)
+            sm = difflib.SequenceMatcher(None, w, f, autojunk=False)
+            blocks = [(mb.a, mb.b, mb.size) for mb in sm.get_matching_blocks()
+                      if mb.size and any(not is_blank(x) for x in f[mb.b:mb.b + mb.size])]
+            if latest:
+                blocks = [(len(w) - a - s, len(f) - b - s, s) for a, b, s in blocks[::-1]]
+            matched = sum(sum(1 for x in new[b:b + s] if not is_blank(x)) for _, b, s in blocks)
+            if not blocks or matched * 2 < content:
+                continue
+            (a0, b0, _), (a1, b1, s1) = blocks[0], blocks[-1]
+            start = max(0, lo + a0 - b0)
+            end = min(len(old), lo + a1 + s1 + (len(new) - b1 - s1))
+            found.append((0.0, start, end))
+    if offsets is not None:  # several places: score each by how alike its text is to the fragment
+        found = [(difflib.SequenceMatcher(None, "".join(old[s:e]), "".join(new), autojunk=False).ratio(), s, e)
+                 for _, s, e in set(found)]
+    return found
+
+
+
+def merge_region(old: list[str], new: list[str]) -> list[str]:
+    """Replace the region of `old` that the fragment matches best; refuse when too little matches,
+    or when two different places match it equally well (a repeated heading and nothing else).
+
+    The earliest and the latest alignment with the whole file settle most fragments at once; only
+    when they disagree is each place the fragment could go scored by text similarity."""
+    found = regions(old, new, None)
+    if len({(s, e) for _, s, e in found}) > 1:
+        offsets = sorted({a - b for b, line in enumerate(new) if not is_blank(line)
+                          for a, other in enumerate(old) if other == line})
+        found = regions(old, new, offsets)
+    if not found:
+        raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
+    best = max(score for score, _, _ in found)
+    places = {(start, end) for score, start, end in found if score >= best - 1e-9}
+    results = {tuple(old[:s] + new + old[e:]) for s, e in places}
+    if len(results) > 1:
+        raise EditError("cannot place the model's partial output: it matches several places in the file equally "
+                        "well; nothing written")
+    start, end = min(places)
+    lost = dropped(old[start:end], new)
+    if lost:
+        raise EditError(f"cannot place the model's partial output: where it matches best it would delete "
+                        f"{lost[0].strip()!r}, which it does not show; nothing written")
+    return list(results.pop())
+
+
+
+def dropped(old: list[str], new: list[str]) -> list[str]:
+    """The lines of `old` that open something (a definition, a method, a braced block, a Markdown heading) at the
+    fragment's own indentation or less and have no counterpart in `new`. A region is only the best guess of where
+    a fragment goes: a definition between two lines it matched, which it never showed (the next method of a class,
+    found between its first line and a later `}`), would be deleted by that guess, not by the model. Lines it
+    rewrote inside what it shows (a body simplified, a section shortened) are its edit."""
+    base = min((indent_of(line) for line in new if not is_blank(line) and not CLOSER.match(line)), default=0)
+    if len(old) * len(new) > PAIRING_LIMIT:
+        return []
+    kept = paired(old, new, line_likeness, 0.6)
+    return [line for i, line in enumerate(old) if i not in kept and not is_blank(line) and indent_of(line) <= base
+            and (DEF.match(line) or METHOD.match(line) or HEADING.match(line)
+                 or (line.split("//")[0].rstrip().endswith("{") and not CLOSER.match(line)))]
