@@ -16,7 +16,6 @@ def mentioned(name: str, instruction: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction) is not None
 
 
-
 # Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere); words after
 # a name that say it should go; phrases before one that say it is not needed; words that only hint at removal.
 GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
@@ -73,7 +72,6 @@ CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot 
 SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # a run of text within one clause
 
 
-
 def removal(name: str, instruction: str, parts: bool | str = True) -> str | None:
     """Whether the instruction asks for `name` to go: "asked" when it is the object of a verb such as remove,
     delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c", "get rid of stop"),
@@ -127,12 +125,28 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
     return verdict
 
 
-
 def asks_removal(name: str, instruction: str) -> bool:
     """`removal(name, instruction) == "asked"`."""
     return removal(name, instruction) == "asked"
 
 
-
 MOVING = re.compile(r"\b(?:mov(?:e|es|ed|ing)|reorder\w*|re-order\w*|rearrang\w*|swap\w*|sort\w*|alphabeti\w*)\b|"
                     r"\b(?:put|place)\b.*\b(?:above|below|before|after|first|last)\b", re.I | re.S)
+_KIND = r"(?:(?:function|method|class|helper|definition|def|block|section)s?\s+)?"
+_NAME = r"[`'\"]?([A-Za-z_$][\w$]*)[`'\"]?(?:\(\))?[`'\"]?"
+PLACEMENT = re.compile(rf"\b(?:move|put|place|relocate)\s+(?:the\s+)?{_KIND}{_NAME}\s+{_KIND}(?:so\s+(?:that\s+)?it\s+"
+                       rf"(?:comes|is|sits)\s+|to\s+(?:go|sit|come)\s+|(?:right|just|directly|immediately)\s+)?"
+                       rf"(above|before|below|after|under|beneath|ahead\s+of)\s+(?:the\s+)?{_KIND}{_NAME}", re.I)
+
+
+PRONOUNS = {"it", "this", "that", "them", "these", "those", "everything", "all", "one", "which"}
+
+
+def placement(instruction: str) -> tuple[str, str, str] | None:
+    """("x", "before" or "after", "y") for "move x above y", "put `x()` right after the `y` function": where a
+    definition the output shows alone is to go, since its place in the output cannot say."""
+    m = PLACEMENT.search(instruction)
+    if not m or m.group(1) == m.group(3) or {m.group(1).lower(), m.group(3).lower()} & PRONOUNS:
+        return None
+    side = "before" if m.group(2).lower() in ("above", "before") or m.group(2).lower().startswith("ahead") else "after"
+    return m.group(1), side, m.group(3)

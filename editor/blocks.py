@@ -58,7 +58,6 @@ HEADING = re.compile(r"^#{1,6}\s")
 IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 
-
 @dataclass
 class Block:
     """A statement at one indentation level with everything nested under it."""
@@ -72,15 +71,12 @@ class Block:
         return "".join(self.lines)
 
 
-
 def indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-
 def is_blank(line: str) -> bool:
     return not line.strip()
-
 
 
 def split_blocks(lines: list[str], indent: int) -> list[Block]:
@@ -115,7 +111,6 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     return blocks
 
 
-
 def bare_decorator(line: str) -> bool:
     """A line that is a decorator and nothing else (`@property`, `@app.route("/")`): the definition under it
     belongs to it. A decorated field (TypeScript's `@Input() userId: string;`) is a member of its own."""
@@ -137,15 +132,12 @@ def bare_decorator(line: str) -> bool:
     return True
 
 
-
 def joined(blocks: list[Block]) -> list[str]:
     return [line for b in blocks for line in b.lines + b.blank]
 
 
-
 def names(blocks: list[Block]) -> list[str]:
     return [b.name for b in blocks if b.name]
-
 
 
 def child_indent(block: Block) -> int | None:
@@ -155,7 +147,6 @@ def child_indent(block: Block) -> int | None:
         if not is_blank(line) and indent_of(line) > base:
             return indent_of(line)
     return None
-
 
 
 def header_size(block: Block) -> int:
@@ -168,7 +159,6 @@ def header_size(block: Block) -> int:
     return 1
 
 
-
 def braced(block: Block) -> bool:
     """A class whose header opens a brace (JavaScript, TypeScript, Java, C++): its methods need no keyword
     (`size() {`), and its closing brace is its last line."""
@@ -176,7 +166,6 @@ def braced(block: Block) -> bool:
     header = block.lines[top - 1] if block.lines else ""
     after = next((line for line in block.lines[top:] if not is_blank(line)), "")
     return bool(CONTAINER.match(header)) and (header.rstrip().endswith("{") or after.strip() == "{")
-
 
 
 def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
@@ -189,7 +178,6 @@ def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
         if m:
             b.name = m.group(1)
     return blocks
-
 
 
 def closing(lines: list[str], top: int) -> int:
@@ -207,7 +195,6 @@ def closing(lines: list[str], top: int) -> int:
     return len(lines) - k
 
 
-
 def signature(block: Block) -> tuple:
     """A definition's decorators, keywords and name: tells a property's getter from its setter (`@x.setter`,
     JavaScript's `set x(v) {`), `@overload` stubs from their implementation, and a Rust `struct S` from its
@@ -217,7 +204,6 @@ def signature(block: Block) -> tuple:
     m = DEF.match(header) or (METHOD.match(header) if block.name else None)
     keywords = tuple(w for w in header[:m.start(1)].split() if w not in ("export", "async")) if m else ()
     return (block.name, tuple(x.strip() for x in block.lines[:top - 1]), keywords)
-
 
 
 def imported(block: Block) -> tuple[str, set[str]] | None:
@@ -230,12 +216,10 @@ def imported(block: Block) -> tuple[str, set[str]] | None:
     return (m.group(1) or "", {p for p in parts if p})
 
 
-
 def target(line: str) -> str | None:
     """The target of an assignment or declaration on this line (`else:` is not one)."""
     m = ASSIGN.match(line)
     return m.group(1).replace(" ", "") if m and not keyword.iskeyword(m.group(1)) else None
-
 
 
 def head(block: Block) -> str:
@@ -248,7 +232,6 @@ def head(block: Block) -> str:
     return "=" + name if name else first
 
 
-
 def defines(block: Block) -> set[str]:
     """The names a top-level statement defines: what an import binds, an assignment's targets."""
     imports = imported(block)
@@ -258,16 +241,13 @@ def defines(block: Block) -> set[str]:
     return {n for n in (name or "").split(",") if n and "." not in n}
 
 
-
 PAIRING_LIMIT = 5_000  # line pairs compared in one rewritten stretch (a 400-line rewrite took 15 s unbounded)
-
 
 
 def line_likeness(a: str, b: str) -> float:
     """difflib's ratio of two lines' text, 0 where its cheap upper bounds already fall below 0.6."""
     sm = difflib.SequenceMatcher(None, a.strip(), b.strip(), autojunk=False)
     return sm.ratio() if sm.real_quick_ratio() >= 0.6 and sm.quick_ratio() >= 0.6 else 0.0
-
 
 
 def paired(old: list[str], new: list[str], alike, least: float) -> set[int]:
@@ -285,7 +265,6 @@ def paired(old: list[str], new: list[str], alike, least: float) -> set[int]:
             used_old.add(i)
             used_new.add(j)
     return used_old
-
 
 
 def labelled(block: Block) -> str | None:

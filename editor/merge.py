@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 
-from editllm.editor.asks import MOVING, SPAN, asks_removal, mentioned, removal
+from editllm.editor.asks import MOVING, SPAN, asks_removal, mentioned, placement, removal
 from editllm.editor.blocks import (
     CLOSER,
     CONTAINER,
@@ -63,7 +64,6 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
     return interior and difflib.SequenceMatcher(None, old.text, new.text).ratio() >= 0.6
 
 
-
 def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
     """Pairs of identical blocks (new index → old index): the in-order matching that keeps the
     most lines (a weighted longest common subsequence), each at its earliest old place, or its
@@ -89,7 +89,6 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
         else:
             j += 1
     return pairs
-
 
 
 def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
@@ -131,7 +130,6 @@ def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
     return pairs
 
 
-
 def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> dict[int, int]:
     """The blocks the output moves (new index → old index): when the instruction asks for a move and the
     output shows old blocks in another order than the file's, those outside the longest run in the file's
@@ -155,6 +153,19 @@ def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     return {j: pairs[j] for j in order if j not in stay}
 
 
+def asked_place(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> tuple[int, int] | None:
+    """For "move x above y" where the output shows x and not y (so its order cannot say where x goes): x's new
+    index and the old index it goes after (-1: the top). None unless both names are those of one block each."""
+    asked = placement(instruction)
+    if asked is None:
+        return None
+    mover, side, anchor = asked
+    shown = [j for j in pairs if new[j].name == mover]
+    places = [i for i, b in enumerate(old) if b.name == anchor]
+    if len(shown) != 1 or len(places) != 1 or any(b.name == anchor for b in new):
+        return None
+    return shown[0], places[0] - 1 if side == "before" else places[0]
+
 
 def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str,
           drop: set[int]) -> list[Block]:
@@ -164,10 +175,16 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     setter of the same name is shown)."""
     shown = set(names(new))
     moved = moves(old, new, pairs, instruction)  # new index → the old block it takes from its place
+    told = asked_place(old, new, pairs, instruction)  # ("move x above y" with y not shown): x and where it goes
+    if told:
+        moved[told[0]] = pairs[told[0]]
     pairs = {j: i for j, i in pairs.items() if j not in moved}
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
     previous: int | None = None
     for j in range(len(new)):
+        if told and j == told[0]:
+            inserts.setdefault(told[1], []).append(j)
+            continue
         if j in pairs:
             previous = pairs[j]
             continue
@@ -206,8 +223,24 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
             else:
                 blank = new[j].blank
             out.append(Block(new[j].name, placed(j).lines, blank))
-    return out
+    return spaced(out, {id(b) for b in out if b.name and any(b.lines == placed(j).lines for j in moved)}, old)
 
+
+def spaced(out: list[Block], moved: set[int], old: list[Block]) -> list[Block]:
+    """`out` with the blank lines a moved block left behind put right: between it and its neighbours the file's
+    usual spacing (a block moved from the file's end had none after it), and the file's own ending."""
+    gaps = Counter(len(b.blank) for b in old[:-1] if b.blank)
+    usual = next((b.blank for b in old[:-1] if b.blank and len(b.blank) == gaps.most_common(1)[0][0]), []) \
+        if gaps else []
+    fixed = []
+    for k, b in enumerate(out):
+        near = id(b) in moved or (k + 1 < len(out) and id(out[k + 1]) in moved)
+        if k + 1 < len(out) and near and not b.blank:
+            b = Block(b.name, b.lines, usual)
+        elif k + 1 == len(out) and id(b) in moved and old:
+            b = Block(b.name, b.lines, old[-1].blank)
+        fixed.append(b)
+    return fixed
 
 
 def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: str,
@@ -228,7 +261,6 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
         raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
                         "on which one is meant; nothing written")
     return result
-
 
 
 def kept_decorators(decorators: list[str], instruction: str, name: str | None, signature_line: str | None) -> list[str]:
@@ -266,7 +298,6 @@ def kept_decorators(decorators: list[str], instruction: str, name: str | None, s
     return kept
 
 
-
 def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     """The new version of a definition. A function is replaced whole (a helper the model inlined
     goes with the old body). A class has its body merged with the old body, so members the output
@@ -299,7 +330,6 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     return Block(new.name, lines, blank)
 
 
-
 def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:
     """The one place whose member of that name reads much like the fragment ([] when none stands out): a
     constructor that three classes define is told by its body. Only a clear margin counts (two `area()` bodies
@@ -312,7 +342,6 @@ def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wa
                            default=0.0), i))
     scores.sort(reverse=True)
     return [scores[0][1]] if scores[0][0] >= 0.5 and scores[0][0] - scores[1][0] >= 0.25 else []
-
 
 
 def telling(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:
@@ -336,7 +365,6 @@ def telling(blocks: list[Block], places: list[int], new: list[str], base: int, w
     if any(words[k] <= written for k, i in enumerate(places) if i != own[0]):
         return []  # another one could have been edited into this (its names and the new ones): no telling
     return own
-
 
 
 def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
@@ -399,7 +427,6 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     return joined(old_blocks)
 
 
-
 def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[tuple[float, int, int]]:
     """Candidate places for a prose fragment: (similarity, start, end) of the old lines it would
     replace, from its earliest and its latest alignment with the whole file (`offsets` None) or
@@ -431,7 +458,6 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[t
     return found
 
 
-
 def merge_region(old: list[str], new: list[str]) -> list[str]:
     """Replace the region of `old` that the fragment matches best; refuse when too little matches,
     or when two different places match it equally well (a repeated heading and nothing else).
@@ -457,7 +483,6 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
         raise EditError(f"cannot place the model's partial output: where it matches best it would delete "
                         f"{lost[0].strip()!r}, which it does not show; nothing written")
     return list(results.pop())
-
 
 
 def dropped(old: list[str], new: list[str]) -> list[str]:

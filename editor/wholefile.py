@@ -61,7 +61,6 @@ class WholeFile:
     lines: list[str] = field(default_factory=list, repr=False, compare=False)  # split_lines(text), not split again
 
 
-
 def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]:
     """Top-level definitions of `old` that `new` lacks and the instruction does not ask to remove (`removal`:
     "make main call stop" names `stop` without asking for that); a name defined several times (`@overload`
@@ -69,7 +68,6 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
     have = Counter(names(split_blocks(new, 0)))
     want = Counter(names(split_blocks(old, 0)))
     return [n for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
-
 
 
 def missing_members(old: list[str], new: list[str], instruction: str, sparse: bool = False) -> list[str]:
@@ -100,7 +98,6 @@ def missing_members(old: list[str], new: list[str], instruction: str, sparse: bo
     return out
 
 
-
 def named_by(block: Block, instruction: str) -> bool:
     """Whether the instruction names this block: a definition by its name, an assignment by its
     target, an import by a name it imports, a compound statement or a Markdown heading by a word
@@ -123,7 +120,6 @@ def named_by(block: Block, instruction: str) -> bool:
     return any(not keyword.iskeyword(w) and mentioned(w, instruction) for w in words)
 
 
-
 def owners(blocks: list[Block]) -> list[int]:
     """For each block, the block whose naming covers it: itself, or in prose its section heading."""
     out: list[int] = []
@@ -134,7 +130,6 @@ def owners(blocks: list[Block]) -> list[int]:
             section = k
         out.append(section if prose and section is not None else k)
     return out
-
 
 
 def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[int, bool]:
@@ -177,7 +172,6 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     return count, whole
 
 
-
 def dangling(new: list[str]):
     """A test of a dropped statement: the names it defined that the output still uses but defines nowhere
     (`from .ansi import AnsiDecoder` swapped for `import logging` while `AnsiDecoder(...)` stays). A statement
@@ -197,7 +191,6 @@ def dangling(new: list[str]):
     return needed
 
 
-
 def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
     """Indices (from `offset`) of the non-blank old lines of a rewritten stretch left without a counterpart
     (`paired`). So `Z = 3` beside `Y = 2` → `Y = 5` is gone (only one line came back for two), where `Y = 5`
@@ -208,7 +201,6 @@ def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
     return {offset + i for i, line in enumerate(old) if not is_blank(line) and i not in kept}
 
 
-
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
     if not old:
         return False
@@ -217,7 +209,6 @@ def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
     count, whole_block = unasked_losses(old, new, instruction)
     nonblank = sum(1 for line in old if not is_blank(line))
     return whole_block or count > max(2, nonblank // 10)
-
 
 
 def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions: bool = False,
@@ -261,9 +252,7 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))
 
 
-
 PYTHON = (".py", ".pyi", ".pyw")
-
 
 
 def still_parses(path: str, old_text: str, new_text: str) -> None:

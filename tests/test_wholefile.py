@@ -598,3 +598,28 @@ def test_a_lone_method_moved_to_the_top_of_its_braced_class_keeps_the_spacing():
     merged = ensure_whole(old, fragment, "move tick to the top of Timer")
     assert merged.text == ("export class Timer {\n  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n"
                            "    this.go = 1;\n  }\n\n  stop() {\n    this.go = 0;\n  }\n}\n")
+
+
+@pytest.mark.parametrize(("instruction", "order"), [
+    ("move c above a", "cab"),
+    ("Put `c()` right after the `a` function", "acb"),
+    ("move a below c", "abc"),  # a is not the definition the output shows: nothing moves
+    ("make c return 3", "abc"),
+])
+def test_a_definition_shown_alone_moves_where_the_instruction_says(instruction, order):
+    merged = ensure_whole(STEPS, "def c():\n    return 3\n", instruction)
+    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
+    by_name = {part.split("(")[0][4:]: part for part in body}
+    assert merged.text == "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+
+
+def test_a_definition_moved_after_the_last_one_is_spaced_and_ends_the_file():
+    merged = ensure_whole(STEPS, "def a():\n    return 1\n", "move a below c")
+    assert merged.text == ("import os\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n\n\n"
+                           "def a():\n    return 1\n")
+
+
+@pytest.mark.parametrize("instruction", ["move it above a", "move c above a"])
+def test_placement_is_read_only_from_a_named_definition_and_a_named_place(instruction):
+    from editllm.editor.asks import placement
+    assert placement(instruction) == (None if "it" in instruction.split() else ("c", "before", "a"))
