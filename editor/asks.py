@@ -130,13 +130,13 @@ def asks_removal(name: str, instruction: str) -> bool:
     return removal(name, instruction) == "asked"
 
 
-MOVING = re.compile(r"\b(?:mov(?:e|es|ed|ing)|reorder\w*|re-order\w*|rearrang\w*|swap\w*|sort\w*|alphabeti\w*)\b|"
-                    r"\b(?:put|place)\b.*\b(?:above|below|before|after|first|last)\b", re.I | re.S)
-_KIND = r"(?:(?:function|method|class|helper|definition|def|block|section)s?\s+)?"
-_NAME = r"[`'\"]?([A-Za-z_$][\w$]*)[`'\"]?(?:\(\))?[`'\"]?"
-PLACEMENT = re.compile(rf"\b(?:move|put|place|relocate)\s+(?:the\s+)?{_KIND}{_NAME}\s+{_KIND}(?:so\s+(?:that\s+)?it\s+"
-                       rf"(?:comes|is|sits)\s+|to\s+(?:go|sit|come)\s+|(?:right|just|directly|immediately)\s+)?"
-                       rf"(above|before|below|after|under|beneath|ahead\s+of)\s+(?:the\s+)?{_KIND}{_NAME}", re.I)
+# Words that ask for definitions to change places ("move c above a", "reorder the methods", "swap a and b"); words of
+# moving that say nothing of places ("move the check from f to g") leave the file's order alone.
+MOVING = re.compile(
+    rf"\b(?:mov(?:e|es|ed|ing)|put|place|relocat\w*)\b{SPAN}{{0,80}}?\b(?:above|below|before|after|ahead of|first|last|"
+    r"to the (?:top|bottom|end|beginning|start))\b|\b(?:reorder\w*|re-order\w*|rearrang\w*|alphabeti\w*)\b|"
+    r"\bsort\w*\s+(?:the\s+)?(?:\w+\s+)?(?:functions|methods|classes|definitions|members|sections)\b|"
+    r"\bswap\w*\s+(?:the\s+)?(?:order|places|positions)\b|\bswap\w*\s+[`'\"]?[\w$]+[`'\"]?(?:\(\))?\s+and\s+", re.I)
 
 
 PRONOUNS = {"it", "this", "that", "them", "these", "those", "everything", "all", "one", "which"}

@@ -567,6 +567,7 @@ C_THEN_A = "def c():\n    return 3\n\n\ndef a():\n    return 1\n"
     ("Move a below c.", "bca"),
     ("put c before a", "cab"),
     ("make c return 3", "abc"),  # no word of moving: the model's order is its own, the file's stays
+    ("move the check from c to a", "abc"),  # moving that says nothing of places
 ])
 def test_a_fragment_that_shows_blocks_in_another_order_moves_them_only_when_asked(instruction, order):
     merged = ensure_whole(STEPS, C_THEN_A, instruction)
