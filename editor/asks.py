@@ -139,6 +139,12 @@ MOVING = re.compile(
     r"\bswap\w*\s+(?:the\s+)?(?:order|places|positions)\b|\bswap\w*\s+[`'\"]?[\w$]+[`'\"]?(?:\(\))?\s+and\s+", re.I)
 
 
+# "move x above y", "put `x()` right after the `y` function": a definition, a side and a place.
+_KIND = r"(?:(?:function|method|class|helper|definition|def|block|section)s?\s+)?"
+_NAME = r"[`'\"]?([A-Za-z_$][\w$]*)[`'\"]?(?:\(\))?[`'\"]?"
+PLACEMENT = re.compile(rf"\b(?:move|put|place|relocate)\s+(?:the\s+)?{_KIND}{_NAME}\s+{_KIND}(?:so\s+(?:that\s+)?it\s+"
+                       rf"(?:comes|is|sits)\s+|to\s+(?:go|sit|come)\s+|(?:right|just|directly|immediately)\s+)?"
+                       rf"(above|before|below|after|under|beneath|ahead\s+of)\s+(?:the\s+)?{_KIND}{_NAME}", re.I)
 PRONOUNS = {"it", "this", "that", "them", "these", "those", "everything", "all", "one", "which"}
 
 
