@@ -60,9 +60,10 @@ STOPS = {"keep", "keeping", "but", "except", "not", "leave", "leaving", "preserv
 SUBJECT = re.compile(r"[`'\")\s]*(?:already\s+|still\s+|also\s+|now\s+)?(?:does|do|did|handles|covers|replaces|stays|"
                      r"remains|works|returns|calls|has|have|is still|are still|takes over)\b", re.I)
 
+PREPOSITIONS = {"to", "into", "in", "from", "of", "with", "inside", "within", "by", "for", "on", "at", "as", "than",
+                "onto", "via"}
 # Words that make the name the object of something else: "the call to `validate`", "from `save`", "to `bar`".
-OBJECT_OF = {"to", "into", "in", "from", "of", "with", "inside", "within", "by", "for", "on", "at", "as", "than",
-             "onto", "via", "calls", "call", "calling", "uses", "use", "using", "called"}
+OBJECT_OF = PREPOSITIONS | {"calls", "call", "calling", "uses", "use", "using", "called"}
 
 FILLER = {"the", "a", "an", "its", "their", "this", "that", "method", "function", "helper", "class", "member", "field",
           "attribute", "property"}
@@ -82,11 +83,19 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
     one that names a part of it (with `parts`: "remove the `validate()` call", "the `debug` parameter"), one
     after "keep" or "but" ("remove foo but keep `bar`"), or the object of a preposition ("rename foo to `bar`").
     A mere mention is never a removal: "make tick stop the timer" names the method `stop` too, and a merge that
-    took it for one deleted it."""
+    took it for one deleted it. Nor is a move within the file ("move x above y", "swap x and y"), nor a name
+    that is an everyday word unless quoted as code (a JavaScript `get from()` in "move the check from a to b")."""
+    asked, pair = placement(instruction), swap(instruction)
+    if (asked and asked[0] == name) or (pair and name in pair):
+        return None
     verdict = None
     instruction = re.sub(r"\b(?:as well as|along with|together with)\b", "and", instruction, flags=re.I)
     ends = [c.end() for c in CLAUSE.finditer(instruction)]
+    plain = name.lower() in PREPOSITIONS | PRONOUNS
     for m in re.finditer(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction):
+        if plain and not re.match(r"[`'\"]", instruction[m.start() - 1:m.start()] or " ") and \
+                not instruction.startswith("()", m.end()):
+            continue  # "from" in "move the check from a to b" is a word, not the member `from`
         before = instruction[max((e for e in ends if e <= m.start()), default=0):m.start()]
         after = instruction[m.end():min((e - 1 for e in ends if e > m.end()), default=len(instruction))]
         if re.fullmatch(r"\s*(?:[-*\u2022]|\d+[.)])?\s*[`'\"]?", before):  # an item of a list: its heading says
@@ -130,29 +139,42 @@ def asks_removal(name: str, instruction: str) -> bool:
     return removal(name, instruction) == "asked"
 
 
-# Words that ask for definitions to change places ("move c above a", "reorder the methods", "swap a and b"); words of
-# moving that say nothing of places ("move the check from f to g") leave the file's order alone.
-MOVING = re.compile(
-    rf"\b(?:mov(?:e|es|ed|ing)|put|place|relocat\w*)\b{SPAN}{{0,80}}?\b(?:above|below|before|after|ahead of|first|last|"
-    r"to the (?:top|bottom|end|beginning|start))\b|\b(?:reorder\w*|re-order\w*|rearrang\w*|alphabeti\w*)\b|"
-    r"\bsort\w*\s+(?:the\s+)?(?:\w+\s+)?(?:functions|methods|classes|definitions|members|sections)\b|"
-    r"\bswap\w*\s+(?:the\s+)?(?:order|places|positions)\b|\bswap\w*\s+[`'\"]?[\w$]+[`'\"]?(?:\(\))?\s+and\s+", re.I)
-
-
-# "move x above y", "put `x()` right after the `y` function": a definition, a side and a place.
+# "move x above y", "put `x()` right after the `y` function", "move x to the end": a definition, a side and a place.
 _KIND = r"(?:(?:function|method|class|helper|definition|def|block|section)s?\s+)?"
 _NAME = r"[`'\"]?([A-Za-z_$][\w$]*)[`'\"]?(?:\(\))?[`'\"]?"
 PLACEMENT = re.compile(rf"\b(?:move|put|place|relocate)\s+(?:the\s+)?{_KIND}{_NAME}\s+{_KIND}(?:so\s+(?:that\s+)?it\s+"
                        rf"(?:comes|is|sits)\s+|to\s+(?:go|sit|come)\s+|(?:right|just|directly|immediately)\s+)?"
-                       rf"(above|before|below|after|under|beneath|ahead\s+of)\s+(?:the\s+)?{_KIND}{_NAME}", re.I)
+                       rf"(?:(above|before|below|after|under|beneath|ahead\s+of)\s+(?:the\s+)?{_KIND}{_NAME}|"
+                       rf"(?:to|at)\s+the\s+(top|bottom|end|beginning|start)\b)", re.I)
+# "swap x and y", "swap the order of `x` and `y`": two definitions that change places.
+SWAP = re.compile(rf"\bswap\s+(?:the\s+)?(?:(?:order|places|positions)\s+of\s+(?:the\s+)?)?{_KIND}{_NAME}\s+and\s+"
+                  rf"(?:the\s+)?{_KIND}{_NAME}", re.I)
+# Words that ask for an order without naming what goes where ("reorder the methods", "sort the functions"): the
+# output's order is taken. Other words of moving ("move the check from f to g", "put a guard in f before the
+# loop") say nothing of where definitions go, and the file's order stays.
+REORDERING = re.compile(r"\b(?:reorder\w*|re-order\w*|rearrang\w*|alphabeti\w*)\b|"
+                        r"\bsort\w*\s+(?:the\s+)?(?:\w+\s+)?(?:functions|methods|classes|definitions|members|sections)\b",
+                        re.I)
 PRONOUNS = {"it", "this", "that", "them", "these", "those", "everything", "all", "one", "which"}
 
 
-def placement(instruction: str) -> tuple[str, str, str] | None:
-    """("x", "before" or "after", "y") for "move x above y", "put `x()` right after the `y` function": where a
-    definition the output shows alone is to go, since its place in the output cannot say."""
+def placement(instruction: str) -> tuple[str, str, str | None] | None:
+    """Where the instruction asks one definition to go: ("x", "before" or "after", "y") for "move x above y",
+    ("x", "first" or "last", None) for "move x to the top" (of its file or class)."""
     m = PLACEMENT.search(instruction)
-    if not m or m.group(1) == m.group(3) or {m.group(1).lower(), m.group(3).lower()} & PRONOUNS:
+    if not m or m.group(1).lower() in PRONOUNS:
         return None
-    side = "before" if m.group(2).lower() in ("above", "before") or m.group(2).lower().startswith("ahead") else "after"
-    return m.group(1), side, m.group(3)
+    if m.group(4):
+        return m.group(1), "first" if m.group(4).lower() in ("top", "beginning", "start") else "last", None
+    if m.group(1) == m.group(3) or m.group(3).lower() in PRONOUNS:
+        return None
+    side = m.group(2).lower()
+    return m.group(1), "before" if side in ("above", "before") or side.startswith("ahead") else "after", m.group(3)
+
+
+def swap(instruction: str) -> tuple[str, str] | None:
+    """The two definitions "swap x and y" asks to change places."""
+    m = SWAP.search(instruction)
+    if not m or m.group(1) == m.group(2) or {m.group(1).lower(), m.group(2).lower()} & PRONOUNS:
+        return None
+    return m.group(1), m.group(2)

@@ -46,6 +46,8 @@ ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:
 DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
 
 CLOSER = re.compile(r"^[ \t]*[}\])]")
+# A comment line (`# note`, `// note`, a `/** doc */` line), not `#include`, `#[derive]` or a shebang.
+NOTE = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*)")
 
 # An assignment or a declaration (`x = 1`, `x: int = 1`, `x: int`, `const X = 1`): group 1 is the target.
 ASSIGN = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$.]*(?:\s*,\s*[A-Za-z_$][\w$.]*)*)"
@@ -274,3 +276,13 @@ def labelled(block: Block) -> str | None:
         return block.name
     m = re.search(r"\bclass\s+([A-Za-z_$][\w$]*)", block.lines[0])
     return target(block.lines[0]) or (m.group(1) if m else None)
+
+
+def notes_above(blocks: list[Block], i: int) -> int:
+    """The index of the first comment block right above block `i` (no blank line between), `i` when none: a
+    comment on a definition (`# a helper`, a JSDoc `/** ... */`) goes where the definition goes."""
+    k = i
+    while k > 0 and not blocks[k - 1].blank and blocks[k - 1].lines and blocks[k - 1].name is None \
+            and all(NOTE.match(line) for line in blocks[k - 1].lines):
+        k -= 1
+    return k

@@ -13,8 +13,9 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 
-from editllm.editor.asks import MOVING, SPAN, asks_removal, mentioned, placement, removal
+from editllm.editor.asks import REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
 from editllm.editor.blocks import (
     CLOSER,
     CONTAINER,
@@ -39,6 +40,7 @@ from editllm.editor.blocks import (
     line_likeness,
     members,
     names,
+    notes_above,
     paired,
     signature,
     split_blocks,
@@ -130,41 +132,75 @@ def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
     return pairs
 
 
-def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> dict[int, int]:
-    """The blocks the output moves (new index → old index): when the instruction asks for a move and the
-    output shows old blocks in another order than the file's, those outside the longest run in the file's
-    order go where the output puts them ("move c above a", written as c then a, moves c). Of runs equally
-    long, the one that leaves in place what the instruction names last is taken: the first name is the one
-    moved. Without such words a reordering is the model's own and the file's order stays."""
-    order = sorted(pairs)
-    if not MOVING.search(instruction) or all(pairs[a] < pairs[b] for a, b in zip(order, order[1:], strict=False)):
-        return {}
+@dataclass
+class Moves:
+    """The definitions an output moves (`moves`), by their index in the output."""
 
-    def weight(j: int) -> float:  # a block's lines; the name the instruction mentions first weighs a little less
-        spot = re.search(rf"(?<![\w$]){re.escape(new[j].name)}(?![\w$])", instruction) if new[j].name else None
-        return len(new[j].lines) - (0.5 / (1 + spot.start()) if spot else 0.0)
-
-    best: dict[int, tuple[float, list[int]]] = {}  # the heaviest increasing run ending at each new block
-    for k, j in enumerate(order):
-        before = [best[a] for a in order[:k] if pairs[a] < pairs[j]]
-        total, run = max(before, default=(0.0, []))
-        best[j] = (total + weight(j), run + [j])
-    stay = set(max(best.values())[1])
-    return {j: pairs[j] for j in order if j not in stay}
+    after: dict[int, int] = field(default_factory=dict)  # the old index each now follows (-1: the top)
+    taken: dict[int, int] = field(default_factory=dict)  # the old block each takes from its place
+    notes: dict[int, list[str]] = field(default_factory=dict)  # comment lines above it in the file that go along
+    gone: set[int] = field(default_factory=set)  # old indices that leave their place (blocks and their comments)
 
 
-def asked_place(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> tuple[int, int] | None:
-    """For "move x above y" where the output shows x and not y (so its order cannot say where x goes): x's new
-    index and the old index it goes after (-1: the top). None unless both names are those of one block each."""
-    asked = placement(instruction)
-    if asked is None:
-        return None
-    mover, side, anchor = asked
-    shown = [j for j in pairs if new[j].name == mover]
-    places = [i for i, b in enumerate(old) if b.name == anchor]
-    if len(shown) != 1 or len(places) != 1 or any(b.name == anchor for b in new):
-        return None
-    return shown[0], places[0] - 1 if side == "before" else places[0]
+def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str) -> Moves:
+    """Which definitions the output moves, and where to. Only a move the instruction asks for is made: "move x
+    above y" or "put x after y" (x shown; y's place in the file decides), "move x to the top" (before the
+    first definition of its file or class; "to the end": after the last), "swap x and y" (both shown), and
+    words that ask for an order without naming one ("reorder the methods", "sort the functions"), where the
+    definitions outside the longest run in the file's order go where the output puts them (of runs as long,
+    the one that leaves in place the names the instruction mentions last). A name the file defines more than
+    once (a getter and its setter, `@overload` stubs) is never moved apart: nothing moves then. A comment
+    right above a moved definition goes with it; one put before a definition goes above that one's comment."""
+    result = Moves()
+    count = Counter(b.name for b in old if b.name)
+    unique = {b.name: i for i, b in enumerate(old) if b.name and count[b.name] == 1}
+    showings = Counter(new[j].name for j in pairs if new[j].name)
+    shown = {new[j].name: j for j in pairs if new[j].name and showings[new[j].name] == 1}
+    asked, pair = placement(instruction), swap(instruction)
+    if asked and asked[0] in unique and asked[0] in shown:
+        mover, side, anchor = asked
+        named = [i for i, b in enumerate(old) if b.name and b.name != mover]
+        if (anchor is not None and anchor not in unique) or not named:
+            return result
+        k = unique[anchor] if anchor is not None else named[0] if side == "first" else named[-1]
+        result.after[shown[mover]] = notes_above(old, k) - 1 if side in ("before", "first") else k
+    elif pair and all(name in unique and name in shown for name in pair):
+        x, y = pair
+        result.after[shown[x]], result.after[shown[y]] = unique[y], unique[x]
+    elif REORDERING.search(instruction):
+        units = [j for j in sorted(pairs) if not (new[j].name is None and j + 1 in pairs
+                                                  and notes_above(old, pairs[j + 1]) <= pairs[j] < pairs[j + 1])]
+        if all(pairs[a] < pairs[b] for a, b in zip(units, units[1:], strict=False)):
+            return result
+
+        def weight(j: int) -> float:  # one a block; the name the instruction mentions first a little less
+            spot = re.search(rf"(?<![\w$]){re.escape(new[j].name)}(?![\w$])", instruction) if new[j].name else None
+            return 1 - (0.5 / (1 + spot.start()) if spot else 0.0)
+
+        best: dict[int, tuple[float, list[int]]] = {}  # the heaviest increasing run ending at each block
+        for k, j in enumerate(units):
+            total, run = max((best[a] for a in units[:k] if pairs[a] < pairs[j]), default=(0.0, []))
+            best[j] = (total + weight(j), run + [j])
+        stay = set(max(best.values())[1])
+        movers = [j for j in units if j not in stay]
+        if any(new[j].name not in unique for j in movers):
+            return result
+        for j in movers:
+            before = [a for a in units if a < j and a in stay]
+            following = min(a for a in units if a > j and a in stay) if not before else None
+            result.after[j] = pairs[max(before)] if before else notes_above(old, pairs[following]) - 1
+    for j in list(result.after):
+        i = pairs[j]
+        top = notes_above(old, i)
+        result.taken[j] = i
+        result.gone |= set(range(top, i + 1))
+        k = j - 1  # the comments the output shows above it go along as they are; the others with the block
+        while k in pairs and top <= pairs[k] < i and k not in result.after:
+            result.after[k], result.taken[k] = result.after[j], pairs[k]
+            k -= 1
+        shown_notes = {pairs[n] for n in range(k + 1, j)}
+        result.notes[j] = [line for n in range(top, i) if n not in shown_notes for line in old[n].lines]
+    return result
 
 
 def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str,
@@ -172,18 +208,16 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     """The merged blocks: old blocks in order, each paired one replaced by its new version, new
     blocks inserted after the block the preceding new block replaced; `drop` (old indices) goes when
     nothing replaces it and the output has no definition of its name (a getter stays when only the
-    setter of the same name is shown)."""
+    setter of the same name is shown); a definition the instruction asks to move goes where it says
+    (`moves`), with the spacing it had."""
     shown = set(names(new))
-    moved = moves(old, new, pairs, instruction)  # new index → the old block it takes from its place
-    told = asked_place(old, new, pairs, instruction)  # ("move x above y" with y not shown): x and where it goes
-    if told:
-        moved[told[0]] = pairs[told[0]]
-    pairs = {j: i for j, i in pairs.items() if j not in moved}
+    move = moves(old, new, pairs, instruction)
+    pairs = {j: i for j, i in pairs.items() if j not in move.taken}
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
     previous: int | None = None
     for j in range(len(new)):
-        if told and j == told[0]:
-            inserts.setdefault(told[1], []).append(j)
+        if j in move.after:
+            inserts.setdefault(move.after[j], []).append(j)
             continue
         if j in pairs:
             previous = pairs[j]
@@ -194,23 +228,29 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
         else:
             inserts.setdefault(previous, []).append(j)
     replaced = {i: j for j, i in pairs.items()}
-    gone = set(moved.values())
+    moved: dict[int, bool] = {}  # id of a moved block in the output → whether it is a definition (not a comment)
 
-    def placed(j: int) -> Block:  # a block the output adds, or one it moved here (merged with its old version)
-        return merge_pair(old[moved[j]], new[j], instruction, where) if j in moved else new[j]
+    def placed(j: int, blank: list[str]) -> Block:  # an added block, or a moved one merged with its old version
+        if j not in move.taken:
+            return Block(new[j].name, new[j].lines, blank)
+        i = move.taken[j]
+        merged = merge_pair(old[i], new[j], instruction, where) if old[i].name else new[j]
+        block = Block(merged.name, move.notes.get(j, []) + merged.lines, old[i].blank)
+        moved[id(block)] = old[i].name is not None
+        return block
 
     out: list[Block] = []
     for ins in inserts.get(-1, []):
-        out.append(Block(new[ins].name, placed(ins).lines, new[ins].blank))
+        out.append(placed(ins, new[ins].blank))
     for i, b in enumerate(old):
         after = inserts.get(i, [])
-        if i in gone or (i in drop and i not in replaced and not (b.name and b.name in shown)):
+        if i in move.gone or (i in drop and i not in replaced and not (b.name and b.name in shown)):
             if i == len(old) - 1 and out:  # the file's last block went: the block now last ends as it did
                 out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
         elif i in replaced:
             nb = new[replaced[i]]
             merged = merge_pair(b, nb, instruction, where) if b.name else Block(None, nb.lines, b.blank)
-            if after:  # the fragment's own spacing up to what it adds
+            if after and after[0] not in move.taken:  # the fragment's own spacing up to what it adds
                 merged = Block(merged.name, merged.lines, nb.blank)
             out.append(merged)
         else:
@@ -222,23 +262,26 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
                 blank = b.blank if kept_next else (b.blank or new[j].blank)
             else:
                 blank = new[j].blank
-            out.append(Block(new[j].name, placed(j).lines, blank))
-    return spaced(out, {id(b) for b in out if b.name and any(b.lines == placed(j).lines for j in moved)}, old)
+            out.append(placed(j, blank))
+    return spaced(out, moved, old) if moved else out
 
 
-def spaced(out: list[Block], moved: set[int], old: list[Block]) -> list[Block]:
-    """`out` with the blank lines a moved block left behind put right: between it and its neighbours the file's
-    usual spacing (a block moved from the file's end had none after it), and the file's own ending."""
-    gaps = Counter(len(b.blank) for b in old[:-1] if b.blank)
-    usual = next((b.blank for b in old[:-1] if b.blank and len(b.blank) == gaps.most_common(1)[0][0]), []) \
-        if gaps else []
-    fixed = []
+def spaced(out: list[Block], moved: dict[int, bool], old: list[Block]) -> list[Block]:
+    """`out` with the blank lines around moved definitions put right: a definition that ended the file (no blank
+    lines after it) and one now followed by a moved definition get the file's usual gap between definitions, and
+    the block now last ends as the file did. A comment stays right above its definition."""
+    gaps = Counter(len(b.blank) for b in old[:-1] if b.blank and b.name) or Counter(len(b.blank) for b in old[:-1]
+                                                                                     if b.blank)
+    size = gaps.most_common(1)[0][0] if gaps else 0
+    usual = next((b.blank for b in old[:-1] if len(b.blank) == size), [])  # the file's own blank lines (CRLF too)
+    fixed: list[Block] = []
     for k, b in enumerate(out):
-        near = id(b) in moved or (k + 1 < len(out) and id(out[k + 1]) in moved)
-        if k + 1 < len(out) and near and not b.blank:
-            b = Block(b.name, b.lines, usual)
-        elif k + 1 == len(out) and id(b) in moved and old:
+        last = k == len(out) - 1
+        note = moved.get(id(b)) is False  # a comment moved with its definition: right above it still
+        if last and id(b) in moved:
             b = Block(b.name, b.lines, old[-1].blank)
+        elif not last and not b.blank and not note and (id(b) in moved or id(out[k + 1]) in moved):
+            b = Block(b.name, b.lines, usual)
         fixed.append(b)
     return fixed
 

@@ -38,6 +38,7 @@ from editllm.editor.blocks import (
     defines,
     header_size,
     imported,
+    indent_of,
     is_blank,
     line_likeness,
     members,
@@ -140,6 +141,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     edge: set[int] = set()
     lost: set[int] = set()
     loose: set[int] = set()  # rewritten in place without a counterpart: lost only if the output still needs it
+    sunk: set[int] = set()  # top-level lines whose place only indented lines took
     # Two line alignments, and what either finds lost: blank lines as anchors keep a trailing blank run of the
     # output from hiding what it cut off; without them, two imports cannot pass for a rewrite of the
     # `def answer():` and its body that the output opens with (it matched the blank lines after them).
@@ -153,6 +155,10 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
                     edge |= gone
             elif tag == "replace" and junk is None:  # rewritten in place, but a line with no counterpart is gone
                 loose |= unmatched(old[i1:i2], new[j1:j2], i1)
+                if not any(not is_blank(line) and indent_of(line) == 0 for line in new[j1:j2]):
+                    # only lines inside a definition came in place of top-level statements: those are gone
+                    # (`edited = True` added to `load` aligned with the duplicate `import os` after it)
+                    sunk |= {k for k in range(i1, i2) if not is_blank(old[k]) and indent_of(old[k]) == 0}
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     written = Counter(b.text for b in split_blocks(new, 0))
@@ -169,6 +175,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
         count += sum(1 for n in content if n in edge)
         whole = whole or (b.name is None and all(n in lost for n in content))
         whole = whole or (b.name is None and all(n in lost | loose for n in content) and bool(needed(b)))
+        whole = whole or (b.name is None and content[0] in sunk and all(n in lost | loose | sunk for n in content))
     return count, whole
 
 

@@ -624,3 +624,80 @@ def test_a_definition_moved_after_the_last_one_is_spaced_and_ends_the_file():
 def test_placement_is_read_only_from_a_named_definition_and_a_named_place(instruction):
     from editllm.editor.asks import placement
     assert placement(instruction) == (None if "it" in instruction.split() else ("c", "before", "a"))
+
+
+LONG_C = "def c():\n    x = 1\n    y = 2\n    return x + y\n"
+
+
+def test_the_definition_named_to_move_moves_whatever_its_size():
+    old = STEPS.replace("def c():\n    return 3\n", LONG_C)
+    merged = ensure_whole(old, LONG_C + "\n\ndef a():\n    return 1\n", "move c above a")
+    assert merged.text == "import os\n\n\n" + LONG_C + "\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n"
+
+
+@pytest.mark.parametrize("instruction", ["put a guard in c before the loop", "in c, put the cleanup last",
+                                         "move the import in c to the top of the function"])
+def test_words_of_moving_inside_a_definition_reorder_nothing(instruction):
+    fragment = "def c():\n    if x is None:\n        return\n    return 3\n\n\ndef a():\n    return 1\n"
+    merged = ensure_whole(STEPS, fragment, instruction)
+    assert merged.text == STEPS.replace("def c():\n", "def c():\n    if x is None:\n        return\n")
+
+
+@pytest.mark.parametrize(("instruction", "fragment", "order"), [
+    ("move c to the top of the file", "def c():\n    return 3\n", "cab"),
+    ("move a to the end", "def a():\n    return 1\n", "bca"),
+    ("swap a and c", C_THEN_A, "cba"),
+    ("reorder the functions", C_THEN_A, "cab"),
+    # the file's spacing, not the output's
+    ("move c above a", "def c():\n    return 3\n\ndef a():\n    return 1\n", "cab"),
+])
+def test_tops_ends_swaps_and_orders(instruction, fragment, order):
+    merged = ensure_whole(STEPS, fragment, instruction)
+    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
+    by_name = {part.split("(")[0][4:]: part for part in body}
+    assert merged.text == "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+
+
+def test_a_name_defined_more_than_once_is_not_moved_apart():
+    old = ("from typing import overload\n\n\ndef a():\n    return 1\n\n\n@overload\ndef f(x: int) -> int: ...\n\n\n"
+           "@overload\ndef f(x: str) -> str: ...\n\n\ndef f(x):\n    return x\n")
+    assert ensure_whole(old, "def f(x):\n    return x\n", "move f above a").text == old
+
+
+def test_a_moved_definition_takes_its_comment_and_goes_above_the_others_comment():
+    old = "import os\n\n\n# a helper\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\n# the c one\n" + LONG_C
+    merged = ensure_whole(old, LONG_C, "move c above a")
+    assert merged.text == ("import os\n\n\n# the c one\n" + LONG_C + "\n\n# a helper\ndef a():\n    return 1\n\n\n"
+                           "def b():\n    return 2\n")
+
+
+TIMER_DOCS = ("export class Timer {\n  /** Starts the timer. */\n  start() {\n    this.go = 1;\n  }\n\n"
+              "  /**\n   * Stops the timer.\n   */\n  stop() {\n    this.go = 0;\n  }\n\n  tick() {\n"
+              "    this.left -= 1;\n  }\n}\n")
+
+
+@pytest.mark.parametrize(("fragment", "instruction"), [
+    ("  tick() {\n    this.left -= 1;\n  }\n", "move tick above stop"),
+    ("  /**\n   * Stops the timer.\n   */\n  stop() {\n    this.go = 0;\n  }\n", "move stop below tick"),
+])
+def test_a_jsdoc_stays_on_its_method_when_methods_move(fragment, instruction):
+    merged = ensure_whole(TIMER_DOCS, fragment, instruction)
+    assert merged.text == ("export class Timer {\n  /** Starts the timer. */\n  start() {\n    this.go = 1;\n  }\n\n"
+                           "  tick() {\n    this.left -= 1;\n  }\n\n  /**\n   * Stops the timer.\n   */\n  stop() {\n"
+                           "    this.go = 0;\n  }\n}\n")
+
+
+def test_a_member_named_like_a_word_is_not_removed_by_the_word():
+    from editllm.editor.asks import removal
+    assert removal("from", "move the validation from workspace into rawSpec") is None
+    assert removal("from", "remove `from`") == "asked"
+    assert removal("c", "move c above a") is None and removal("a", "swap a and c") is None
+
+
+def test_a_last_statement_whose_place_only_a_body_line_took_is_not_dropped():
+    old = ("class T5Config:\n    def validate(self):\n        act = self.proj.split('-')\n        if len(act) > 2:\n"
+           "            raise ValueError(act)\n\n\n__all__ = ['T5Config']\n")
+    new = ("class T5Config:\n    def validate(self):\n        if len(self.proj.split('-')) > 2:\n"
+           "            raise ValueError(self.proj)\n        elif not self.proj:\n            raise ValueError('empty')\n")
+    merged = ensure_whole(old, new, "Refactor `validate` to make it easier to read.")
+    assert merged.merged and merged.text.endswith("\n\n\n__all__ = ['T5Config']\n")
