@@ -698,6 +698,7 @@ def test_a_last_statement_whose_place_only_a_body_line_took_is_not_dropped():
     old = ("class T5Config:\n    def validate(self):\n        act = self.proj.split('-')\n        if len(act) > 2:\n"
            "            raise ValueError(act)\n\n\n__all__ = ['T5Config']\n")
     new = ("class T5Config:\n    def validate(self):\n        if len(self.proj.split('-')) > 2:\n"
-           "            raise ValueError(self.proj)\n        elif not self.proj:\n            raise ValueError('empty')\n")
+           "            raise ValueError(self.proj)\n        elif not self.proj:\n"
+           "            raise ValueError('empty')\n")
     merged = ensure_whole(old, new, "Refactor `validate` to make it easier to read.")
     assert merged.merged and merged.text.endswith("\n\n\n__all__ = ['T5Config']\n")
