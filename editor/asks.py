@@ -9,6 +9,7 @@ it for one deleted it.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 
 def mentioned(name: str, instruction: str) -> bool:
@@ -86,7 +87,7 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
     took it for one deleted it. Nor is a move within the file ("move x above y", "swap x and y"), nor a name
     that is an everyday word unless quoted as code (a JavaScript `get from()` in "move the check from a to b")."""
     asked, pair = placement(instruction), swap(instruction)
-    if (asked and asked[0] == name) or (pair and name in pair):
+    if (asked and asked.name == name) or (pair and name in pair):
         return None
     verdict = None
     instruction = re.sub(r"\b(?:as well as|along with|together with)\b", "and", instruction, flags=re.I)
@@ -145,7 +146,11 @@ _NAME = r"[`'\"]?([A-Za-z_$][\w$]*)[`'\"]?(?:\(\))?[`'\"]?"
 PLACEMENT = re.compile(rf"\b(?:move|put|place|relocate)\s+(?:the\s+)?{_KIND}{_NAME}\s+{_KIND}(?:so\s+(?:that\s+)?it\s+"
                        rf"(?:comes|is|sits)\s+|to\s+(?:go|sit|come)\s+|(?:right|just|directly|immediately)\s+)?"
                        rf"(?:(above|before|below|after|under|beneath|ahead\s+of)\s+(?:the\s+)?{_KIND}{_NAME}|"
-                       rf"(?:to|at)\s+the\s+(top|bottom|end|beginning|start)\b)", re.I)
+                       rf"(?:to|at)\s+the\s+(top|bottom|end|beginning|start)\b(?:\s+of\s+(?:the\s+)?{_KIND}{_NAME})?)",
+                       re.I)
+# A place in another file: "move x to the end of utils.py", "... above load in `io.py`", "into a new module".
+ELSEWHERE = re.compile(r"\b(?:in|of|into|to)\s+(?:the\s+)?(?:[`'\"]?[\w/-]+\.[A-Za-z]{1,5}\b|"
+                       r"(?:an)?other\s+(?:file|module)|(?:a\s+)?(?:new|separate|different)\s+(?:file|module))", re.I)
 # "swap x and y", "swap the order of `x` and `y`": two definitions that change places.
 SWAP = re.compile(rf"\bswap\s+(?:the\s+)?(?:(?:order|places|positions)\s+of\s+(?:the\s+)?)?{_KIND}{_NAME}\s+and\s+"
                   rf"(?:the\s+)?{_KIND}{_NAME}", re.I)
@@ -158,18 +163,33 @@ REORDERING = re.compile(r"\b(?:reorder\w*|re-order\w*|rearrang\w*|alphabeti\w*)\
 PRONOUNS = {"it", "this", "that", "them", "these", "those", "everything", "all", "one", "which"}
 
 
-def placement(instruction: str) -> tuple[str, str, str | None] | None:
-    """Where the instruction asks one definition to go: ("x", "before" or "after", "y") for "move x above y",
-    ("x", "first" or "last", None) for "move x to the top" (of its file or class)."""
+class Place(NamedTuple):
+    """Where the instruction asks one definition to go (`placement`)."""
+
+    name: str  # the definition that moves
+    side: str  # "before" or "after" `anchor`; "first" or "last" (in its file or class)
+    anchor: str | None  # the definition it goes next to
+    within: str | None  # "to the end of `within`": the file or class it ends up in (a definition's name: inside it)
+
+
+def placement(instruction: str) -> Place | None:
+    """Where the instruction asks one definition to go: "move x above y", "put `x()` right after the `y`
+    function", "move x to the top" (of its file or class). None for a place in another file ("move x to the end
+    of utils.py"): that is a removal from this one."""
     m = PLACEMENT.search(instruction)
     if not m or m.group(1).lower() in PRONOUNS:
         return None
+    clause = instruction[m.start():next((c.end() for c in CLAUSE.finditer(instruction, m.end())), len(instruction))]
+    if ELSEWHERE.search(clause):
+        return None
     if m.group(4):
-        return m.group(1), "first" if m.group(4).lower() in ("top", "beginning", "start") else "last", None
+        return Place(m.group(1), "first" if m.group(4).lower() in ("top", "beginning", "start") else "last", None,
+                     m.group(5))
     if m.group(1) == m.group(3) or m.group(3).lower() in PRONOUNS:
         return None
     side = m.group(2).lower()
-    return m.group(1), "before" if side in ("above", "before") or side.startswith("ahead") else "after", m.group(3)
+    return Place(m.group(1), "before" if side in ("above", "before") or side.startswith("ahead") else "after",
+                 m.group(3), None)
 
 
 def swap(instruction: str) -> tuple[str, str] | None:

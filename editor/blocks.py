@@ -46,8 +46,10 @@ ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:
 DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
 
 CLOSER = re.compile(r"^[ \t]*[}\])]")
-# A comment line (`# note`, `// note`, a `/** doc */` line), not `#include`, `#[derive]` or a shebang.
-NOTE = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*)")
+# A line comment (`# note`, `// note`, `/// doc`), not `#include`, `#[derive]` or a shebang.
+LINE_COMMENT = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//)")
+# What the comment that opens a file says when it is the file's own, not its first definition's.
+HEADER = re.compile(r"copyright|licen[cs]e|spdx|@file|@module|@license|eslint|-\*-|coding[:=]", re.I)
 
 # An assignment or a declaration (`x = 1`, `x: int = 1`, `x: int`, `const X = 1`): group 1 is the target.
 ASSIGN = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$.]*(?:\s*,\s*[A-Za-z_$][\w$.]*)*)"
@@ -280,9 +282,24 @@ def labelled(block: Block) -> str | None:
 
 def notes_above(blocks: list[Block], i: int) -> int:
     """The index of the first comment block right above block `i` (no blank line between), `i` when none: a
-    comment on a definition (`# a helper`, a JSDoc `/** ... */`) goes where the definition goes."""
+    comment on a definition (`# a helper`, a JSDoc `/** ... */`, a licence's `/*` ... `*/` whose lines a split
+    cuts apart) goes where the definition goes. Half a block comment is never taken: a definition put above
+    the other half would be commented out."""
     k = i
-    while k > 0 and not blocks[k - 1].blank and blocks[k - 1].lines and blocks[k - 1].name is None \
-            and all(NOTE.match(line) for line in blocks[k - 1].lines):
-        k -= 1
+    while k > 0 and not blocks[k - 1].blank and blocks[k - 1].lines and blocks[k - 1].name is None:
+        lines = blocks[k - 1].lines
+        if all(LINE_COMMENT.match(line) for line in lines):
+            if k - 1 == 0 and HEADER.search("".join(lines)):
+                break
+            k -= 1
+            continue
+        if not lines[-1].rstrip().endswith("*/"):
+            break
+        j = k - 1  # the block that opens the comment, through blocks with no blank line between
+        while j > 0 and not blocks[j].lines[0].lstrip().startswith("/*") and not blocks[j - 1].blank \
+                and blocks[j - 1].name is None and blocks[j - 1].lines:
+            j -= 1
+        if not blocks[j].lines[0].lstrip().startswith("/*") or (j == 0 and HEADER.search("".join(joined(blocks[:k])))):
+            break
+        k = j
     return k

@@ -129,6 +129,13 @@ def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
                     hi = i
                 else:
                     lo = i
+    for j in range(len(new) - 1):  # a comment shown right above a definition is the one above it in the file
+        if j not in pairs and j + 1 in pairs and not new[j].blank and notes_above(new, j + 1) <= j:
+            same = [i for i in range(notes_above(old, pairs[j + 1]), pairs[j + 1])
+                    if i not in used and old[i].text == new[j].text]
+            if same:
+                pairs[j] = same[-1]
+                used.add(same[-1])
     return pairs
 
 
@@ -157,11 +164,11 @@ def moves(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     showings = Counter(new[j].name for j in pairs if new[j].name)
     shown = {new[j].name: j for j in pairs if new[j].name and showings[new[j].name] == 1}
     asked, pair = placement(instruction), swap(instruction)
-    if asked and asked[0] in unique and asked[0] in shown:
-        mover, side, anchor = asked
+    if asked and asked.name in unique and asked.name in shown:
+        mover, side, anchor = asked.name, asked.side, asked.anchor
         named = [i for i, b in enumerate(old) if b.name and b.name != mover]
-        if (anchor is not None and anchor not in unique) or not named:
-            return result
+        if (anchor is not None and anchor not in unique) or not named or asked.within in count:
+            return result  # "to the end of main", a definition here: a place inside it, not beside it
         k = unique[anchor] if anchor is not None else named[0] if side == "first" else named[-1]
         result.after[shown[mover]] = notes_above(old, k) - 1 if side in ("before", "first") else k
     elif pair and all(name in unique and name in shown for name in pair):
@@ -274,15 +281,22 @@ def spaced(out: list[Block], moved: dict[int, bool], old: list[Block]) -> list[B
                                                                                      if b.blank)
     size = gaps.most_common(1)[0][0] if gaps else 0
     usual = next((b.blank for b in old[:-1] if len(b.blank) == size), [])  # the file's own blank lines (CRLF too)
+    newline = next((line[len(line.rstrip("\r\n")):] for b in old for line in b.lines if line.endswith("\n")), "\n")
+    bare_end = bool(old and old[-1].lines and not old[-1].lines[-1].endswith("\n"))  # no newline ends the file
     fixed: list[Block] = []
     for k, b in enumerate(out):
         last = k == len(out) - 1
-        note = moved.get(id(b)) is False  # a comment moved with its definition: right above it still
-        if last and id(b) in moved:
-            b = Block(b.name, b.lines, old[-1].blank)
-        elif not last and not b.blank and not note and (id(b) in moved or id(out[k + 1]) in moved):
-            b = Block(b.name, b.lines, usual)
-        fixed.append(b)
+        lines, blank = b.lines, b.blank
+        if last:
+            blank = old[-1].blank if id(b) in moved else blank
+            if bare_end and not blank and lines:
+                lines = lines[:-1] + [lines[-1].rstrip("\r\n")]
+        else:
+            if lines and not lines[-1].endswith("\n"):  # what was the file's last line is followed now
+                lines = lines[:-1] + [lines[-1] + newline]
+            if not blank and moved.get(id(b)) is not False and (id(b) in moved or id(out[k + 1]) in moved):
+                blank = usual  # (a comment moved with its definition stays right above it)
+        fixed.append(Block(b.name, lines, blank))
     return fixed
 
 

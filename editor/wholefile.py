@@ -155,10 +155,13 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
                     edge |= gone
             elif tag == "replace" and junk is None:  # rewritten in place, but a line with no counterpart is gone
                 loose |= unmatched(old[i1:i2], new[j1:j2], i1)
-                if not any(not is_blank(line) and indent_of(line) == 0 for line in new[j1:j2]):
-                    # only lines inside a definition came in place of top-level statements: those are gone
-                    # (`edited = True` added to `load` aligned with the duplicate `import os` after it)
-                    sunk |= {k for k in range(i1, i2) if not is_blank(old[k]) and indent_of(old[k]) == 0}
+                elsewhere = set(old[:i1]) | set(old[i2:])  # lines of the file the output only moved here
+                tops = [line for line in new[j1:j2] if not is_blank(line) and indent_of(line) == 0]
+                if all(line in elsewhere for line in tops):
+                    # no new top-level line came in place of top-level statements that have no counterpart: those
+                    # are gone (`edited = True` added to `load` aligned with the `__all__` after it, or the
+                    # definitions of a reordered output with the imports it left out)
+                    sunk |= {k for k in unmatched(old[i1:i2], new[j1:j2], i1) if indent_of(old[k]) == 0}
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     written = Counter(b.text for b in split_blocks(new, 0))

@@ -623,7 +623,7 @@ def test_a_definition_moved_after_the_last_one_is_spaced_and_ends_the_file():
 @pytest.mark.parametrize("instruction", ["move it above a", "move c above a"])
 def test_placement_is_read_only_from_a_named_definition_and_a_named_place(instruction):
     from editllm.editor.asks import placement
-    assert placement(instruction) == (None if "it" in instruction.split() else ("c", "before", "a"))
+    assert placement(instruction) == (None if "it" in instruction.split() else ("c", "before", "a", None))
 
 
 LONG_C = "def c():\n    x = 1\n    y = 2\n    return x + y\n"
@@ -702,3 +702,43 @@ def test_a_last_statement_whose_place_only_a_body_line_took_is_not_dropped():
            "            raise ValueError('empty')\n")
     merged = ensure_whole(old, new, "Refactor `validate` to make it easier to read.")
     assert merged.merged and merged.text.endswith("\n\n\n__all__ = ['T5Config']\n")
+
+
+@pytest.mark.parametrize(("old", "fragment", "instruction", "expected"), [
+    # a block comment cut into blocks is taken whole, so nothing lands inside it
+    ("/*\nDoes A.\n*/\nclass A {\n}\n\nclass B {\n}\n", "class B {\n}\n", "move B above A",
+     "class B {\n}\n\n/*\nDoes A.\n*/\nclass A {\n}\n"),
+    # the comment that opens a file is the file's, not its first definition's
+    ("/*\nLicense: MIT.\n*/\nclass A {\n}\n\nclass B {\n}\n", "class B {\n}\n", "move B above A",
+     "/*\nLicense: MIT.\n*/\n\nclass B {\n}\n\nclass A {\n}\n"),
+    # the anchor's comment shown in the output is the file's, not a second one
+    ("import os\n\n\n# A\ndef a():\n    return os.sep\n\n\n# B\ndef b():\n    return 2\n",
+     "# B\ndef b():\n    return 2\n\n\n# A\ndef a():\n    return os.sep\n", "move b above a",
+     "import os\n\n\n# B\ndef b():\n    return 2\n\n\n# A\ndef a():\n    return os.sep\n"),
+    # the end of a definition of this file is a place inside it: the call moves, not the definition
+    ("def main():\n    cleanup()\n    run()\n\n\ndef cleanup():\n    pass\n\n\ndef run():\n    pass\n",
+     "def main():\n    run()\n    cleanup()\n\n\ndef cleanup():\n    print('bye')\n",
+     "move cleanup() to the end of main and make it print bye",
+     "def main():\n    run()\n    cleanup()\n\n\ndef cleanup():\n    print('bye')\n\n\ndef run():\n    pass\n"),
+    # a file without a final newline keeps its ending and its spacing
+    ("def a():\n    return 1\n\n\ndef b():\n    return 2", "def a():\n    return 1\n", "move a to the end",
+     "def b():\n    return 2\n\n\ndef a():\n    return 1"),
+    # a reordered output that left out the imports is a fragment: they stay
+    ("import os\n\n\ndef b():\n    return 2\n\n\ndef a():\n    return 1\n",
+     "def a():\n    return 1\n\n\ndef b():\n    return 2\n", "put b after a",
+     "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n"),
+])
+def test_moves_keep_comments_files_and_endings(old, fragment, instruction, expected):
+    assert ensure_whole(old, fragment, instruction).text == expected
+
+
+@pytest.mark.parametrize(("old", "new", "instruction"), [
+    ("import sys\n\n\ndef f(a):\n    return a\n\n\nargs = sys.argv[1:]\n\nprint(f(args))\n",
+     'import sys\n\n\ndef f(a):\n    return a\n\n\nif __name__ == "__main__":\n    args = sys.argv[1:]\n\n'
+     "    print(f(args))\n", "put the script code under a main guard"),
+    ("import os\n\n\ndef helper():\n    return 1\n\n\ndef main():\n    helper()\n",
+     "import os\nfrom utils import helper\n\n\ndef main():\n    helper()\n", "move helper to the end of utils.py"),
+])
+def test_statements_wrapped_in_a_block_and_moves_to_another_file_are_the_users_edit(old, new, instruction):
+    merged = ensure_whole(old, new, instruction)
+    assert merged.complete and merged.text == new
