@@ -27,14 +27,22 @@ DEF = re.compile(
     r"permits|private|protected|internal|public|constructor)\b))"
 )
 
-# A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, a C++ constructor): named
+# A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, Java's and C#'s
+# `public int size() {`, a C++ constructor or `int size() const {`): named
 # only as a member of a class whose header opens a brace, never elsewhere (object literals, PHP `foreach`, C macros
 # and Kotlin `repeat(3) {` look the same).
-METHOD = re.compile(
-    r"^[ \t]+(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*\*?#?"
-    r"(?!(?:if|for|foreach|while|switch|catch|with|function|return|else|do|try|new|await|typeof|elseif)\b)"
-    r"([A-Za-z_$][\w$]*)\s*\([^()]*\)\s*(?::\s*[^{=;]+)?\{\s*$"
+_NOT_A_NAME = (r"(?!(?:if|for|foreach|while|switch|catch|with|function|return|else|do|try|new|await|typeof|elseif|"
+               r"throw|case|using|lock|fixed|yield|delete|synchronized)\b)")
+_METHOD_HEAD = (
+    r"^[ \t]+(?:(?:static|async|get|set|public|private|protected|internal|readonly|override|virtual|abstract|final|"
+    r"sealed|extern|unsafe|inline|constexpr|explicit|suspend|open|fun|operator)\s+)*"
+    # a return type (`int`, `Task<List<T>>`, `<T> List<T>`), then the name
+    rf"(?:<[^()]*>\s+)?(?:{_NOT_A_NAME}[\w$.:]+(?:<[^()]*>)?[*&\[\]?]*\s+){{0,2}}\*?#?"
+    rf"{_NOT_A_NAME}([A-Za-z_$~][\w$]*)\s*\([^()]*\)\s*(?:(?:const|noexcept|override|final)\s*|throws\s+[\w$.,\s]+?)*"
+    r"(?::\s*[^{=;]+)?"
 )
+METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
+METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line
 
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl)\s")
@@ -177,8 +185,12 @@ def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
     `size() {` or `@Input() get size() {` is named too."""
     blocks = split_blocks(lines, indent)
     for b in blocks if methods else []:
-        first = next((line for line in b.lines if not DECORATOR.match(line)), "")
+        k = next((k for k, line in enumerate(b.lines) if not DECORATOR.match(line)), len(b.lines))
+        first = b.lines[k] if k < len(b.lines) else ""
         m = METHOD.match(first) if b.name is None and indent_of(first) == indent else None
+        if m is None and b.name is None and indent_of(first) == indent and k + 1 < len(b.lines) \
+                and b.lines[k + 1].strip() == "{":
+            m = METHOD_ALLMAN.match(first)
         if m:
             b.name = m.group(1)
     return blocks

@@ -742,3 +742,37 @@ def test_moves_keep_comments_files_and_endings(old, fragment, instruction, expec
 def test_statements_wrapped_in_a_block_and_moves_to_another_file_are_the_users_edit(old, new, instruction):
     merged = ensure_whole(old, new, instruction)
     assert merged.complete and merged.text == new
+
+
+BOX = ("public class Box {\n    private int n;\n\n    public int get() {\n        return n;\n    }\n\n"
+       "    public String toString() {\n        return \"\" + n;\n    }\n\n    public int twice() {\n"
+       "        return 2 * n;\n    }\n}\n")
+
+
+@pytest.mark.parametrize("fragment", [
+    "public class Box {\n    public String toString() {\n        return \"[\" + n + \"]\";\n    }\n}\n",
+    "    public String toString() {\n        return \"[\" + n + \"]\";\n    }\n",
+])
+def test_a_java_method_with_a_return_type_is_a_member_so_the_others_stay(fragment):
+    merged = ensure_whole(BOX, fragment, "make toString wrap n in brackets")
+    assert merged.merged and merged.text == BOX.replace('return "" + n;', 'return "[" + n + "]";')
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("    public async Task<List<int>> GetAsync(int id) {", "GetAsync"), ("    int size() const {", "size"),
+    ("    public <T> List<T> map(Function<T> f) {", "map"), ("    void run() throws IOException {", "run"),
+    ("    std::string name() const override {", "name"), ("    override fun foo(): Int {", "foo"),
+    ("    } else if (x) {", None), ("    return foo(x) {", None), ("  handler = async (e) => {", None),
+    ("    new Foo() {", None),
+])
+def test_methods_of_the_c_family_are_told_from_statements(line, name):
+    from editllm.editor.blocks import METHOD
+    m = METHOD.match(line)
+    assert (m.group(1) if m else None) == name
+
+
+def test_a_csharp_method_with_its_brace_on_the_next_line_is_a_member():
+    from editllm.editor.blocks import members
+    body = ["    public void Add(int n)\n", "    {\n", "        count += n;\n", "    }\n", "\n",
+            "    public int Count()\n", "    {\n", "        return count;\n", "    }\n"]
+    assert [b.name for b in members(body, 4, True)] == ["Add", "Count"]
