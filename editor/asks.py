@@ -198,3 +198,7 @@ def swap(instruction: str) -> tuple[str, str] | None:
     if not m or m.group(1) == m.group(2) or {m.group(1).lower(), m.group(2).lower()} & PRONOUNS:
         return None
     return m.group(1), m.group(2)
+
+
+# A definition added under a name the file has ("add an `add(long)` overload"): the output's one replaces none.
+OVERLOAD = re.compile(r"\boverload", re.I)

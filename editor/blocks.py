@@ -22,30 +22,34 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # The name is followed by what a definition goes on with (a parameter list, a base, `{`, `:`, the line's end):
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
-    MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl)\s+"
-    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
+    MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace)\s+"
+    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\][A-Za-z_$][\w$]*)*)"  # `Shop.Models`, PHP's `App\Http`
+    r"(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
     r"permits|private|protected|internal|public|constructor)\b))"
 )
 
-# A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, Java's and C#'s
-# `public int size() {`, a C++ constructor or `int size() const {`): named
-# only as a member of a class whose header opens a brace, never elsewhere (object literals, PHP `foreach`, C macros
-# and Kotlin `repeat(3) {` look the same).
-_NOT_A_NAME = (r"(?!(?:if|for|foreach|while|switch|catch|with|function|return|else|do|try|new|await|typeof|elseif|"
-               r"throw|case|using|lock|fixed|yield|delete|synchronized)\b)")
-_METHOD_HEAD = (
-    r"^[ \t]+(?:(?:static|async|get|set|public|private|protected|internal|readonly|override|virtual|abstract|final|"
-    r"sealed|extern|unsafe|inline|constexpr|explicit|suspend|open|fun|operator)\s+)*"
-    # a return type (`int`, `Task<List<T>>`, `<T> List<T>`), then the name
-    rf"(?:<[^()]*>\s+)?(?:{_NOT_A_NAME}[\w$.:]+(?:<[^()]*>)?[*&\[\]?]*\s+){{0,2}}\*?#?"
-    rf"{_NOT_A_NAME}([A-Za-z_$~][\w$]*)\s*\([^()]*\)\s*(?:(?:const|noexcept|override|final)\s*|throws\s+[\w$.,\s]+?)*"
-    r"(?::\s*[^{=;]+)?"
-)
+# A method in a braced class body (`  size() {`, `  static async load(url): Promise<X> {`, a constructor, and a typed
+# one after an access word or Kotlin's `fun`: `public int size() {`, `public async Task<T> GetAsync(int id) {`,
+# `override fun size(): Int {`): named only as a member of a class whose header opens a brace, never elsewhere
+# (object literals, PHP `foreach`, C macros and Kotlin `repeat(3) {` look the same). C++ members, which no access
+# word precedes (`int size() const {`), are not named: their preprocessor lines and nested types defeat the merge.
+_KEYWORDS = "if|for|foreach|while|switch|catch|with|function|return|else|do|try|new|await|typeof|elseif|synchronized"
+_NAME_OK = rf"(?!(?:{_KEYWORDS})\b)"
+_TYPE_OK = rf"(?!(?:{_KEYWORDS}|throw|case|using|lock|fixed|yield|delete|fun)\b)"
+_TYPED = (r"(?:(?:public|private|protected|internal)\s+(?:(?:static|final|abstract|synchronized|virtual|override|"
+          r"sealed|async|extern|unsafe|open|suspend|operator|inline|new|readonly|default|native|partial)\s+)*"
+          rf"(?:<[^()]*>\s+)?(?:{_TYPE_OK}[\w$.]+(?:<[^()]*>)?(?:\[\])*\??\s+){{0,2}}"
+          r"|(?:(?:public|private|protected|internal|override|open|suspend|operator|inline|abstract|final)\s+)*fun\s+"
+          r"(?:<[^()]*>\s+)?(?:[\w$.]+\.)?)")
+_METHOD_HEAD = (rf"^[ \t]+(?:{_TYPED}|(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*)\*?#?"
+                rf"{_NAME_OK}([A-Za-z_$][\w$]*)(?:<[^()]*>)?\s*\([^()]*\)\s*(?:throws\s+[\w$.,\s]+?)?"
+                r"(?::\s*[^{=;]+)?")
 METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
 METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line
 
+NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.
-CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl)\s")
+CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl|namespace)\s")
 
 DECORATOR = re.compile(r"^[ \t]*@")
 
@@ -120,6 +124,9 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             m = DEF.match(line)
             if m and indent_of(line) == indent:
                 block.name = m.group(1)
+    for block in blocks:  # C++'s `namespace a {` over unindented code holds nothing: a line, not a definition
+        if block.name and NAMESPACE.match(block.lines[0]) and child_indent(block) is None:
+            block.name = None
     return blocks
 
 
@@ -154,6 +161,8 @@ def names(blocks: list[Block]) -> list[str]:
 
 def child_indent(block: Block) -> int | None:
     """Indentation of the body of a block (its first deeper non-blank line), if any."""
+    if not block.lines:  # the blank lines a file starts with
+        return None
     base = indent_of(block.lines[0])
     for line in block.lines[1:]:
         if not is_blank(line) and indent_of(line) > base:
@@ -220,6 +229,14 @@ def signature(block: Block) -> tuple:
     m = DEF.match(header) or (METHOD.match(header) if block.name else None)
     keywords = tuple(w for w in header[:m.start(1)].split() if w not in ("export", "async")) if m else ()
     return (block.name, tuple(x.strip() for x in block.lines[:top - 1]), keywords)
+
+
+def params(block: Block) -> str:
+    """A definition's parameter list as its line writes it (spacing aside): tells overloads apart (`add(int k)`,
+    `add(String s)`); "" when the line does not close it."""
+    header = block.lines[header_size(block) - 1] if block.lines else ""
+    m = re.search(r"\(([^()]*)\)", header[header.find(block.name) if block.name and block.name in header else 0:])
+    return " ".join(m.group(1).split()) if m else ""
 
 
 def imported(block: Block) -> tuple[str, set[str]] | None:

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from editllm.editor.asks import REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
+from editllm.editor.asks import OVERLOAD, REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
 from editllm.editor.blocks import (
     CLOSER,
     CONTAINER,
@@ -42,6 +42,7 @@ from editllm.editor.blocks import (
     names,
     notes_above,
     paired,
+    params,
     signature,
     split_blocks,
 )
@@ -93,10 +94,11 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     return pairs
 
 
-def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
+def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
     """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
     between two anchors a new block replaces an old definition of the same name (the same
-    decorators first), else a statement it is a changed version of. Among several equal candidates
+    decorators first; of overloads, the one with the same parameters; none when the instruction asks for an
+    overload with new ones), else a statement it is a changed version of. Among several equal candidates
     the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
     ambiguity."""
     n, m = len(old), len(new)
@@ -111,11 +113,17 @@ def align(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior))]
+            added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
+                if len(cands) > 1:  # overloads: the one whose parameters the output kept
+                    cands = [i for i in cands if params(old[i]) == params(nb)] or cands
+                added = OVERLOAD.search(instruction) is not None and all(
+                    params(b) != params(nb) for b in old if b.name == nb.name)
+                cands = [] if added else cands
             else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike
                 cands = [i for i in cands if head(old[i]) == head(nb)] or cands
-            if not cands and nb.name:  # moved: the one unpaired old definition of that name, anywhere
+            if not cands and nb.name and not added:  # moved: the one unpaired old definition of that name, anywhere
                 cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
                 if len(cands) > 1:
                     raise EditError(f"cannot place the model's partial output: {nb.name} occurs {len(cands)} "
@@ -256,7 +264,7 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
                 out[-1] = Block(out[-1].name, out[-1].lines, b.blank)
         elif i in replaced:
             nb = new[replaced[i]]
-            merged = merge_pair(b, nb, instruction, where) if b.name else Block(None, nb.lines, b.blank)
+            merged = merge_pair(b, nb, instruction, where) if b.name else replaced_whole(b, nb, instruction, where)
             if after and after[0] not in move.taken:  # the fragment's own spacing up to what it adds
                 merged = Block(merged.name, merged.lines, nb.blank)
             out.append(merged)
@@ -304,7 +312,7 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
                  drop: set[int] | None = None) -> list[Block]:
     """Merge fragment blocks `new` into `old` (see `align`); refuse when the result depends on which
     of two identical blocks an output block is taken to be."""
-    early, late = align(old, new, latest=False), align(old, new, latest=True)
+    early, late = align(old, new, False, instruction), align(old, new, True, instruction)
     if not early:
         raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
                         "or statement with it; nothing written")
@@ -318,6 +326,19 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
         raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
                         "on which one is meant; nothing written")
     return result
+
+
+def replaced_whole(old: Block, new: Block, instruction: str, where: str) -> Block:
+    """The new version of a statement that names nothing (`if __name__ == "__main__":`, `module.exports = {`, a
+    namespace the file's syntax does not name): taken whole, unless that drops a definition inside it which the
+    instruction does not ask to remove (the output showed one method of an object literal)."""
+    inner = [m.group(1) for line in old.lines[1:] if (m := DEF.match(line) or METHOD.match(line))]
+    kept = {m.group(1) for line in new.lines[1:] if (m := DEF.match(line) or METHOD.match(line))}
+    gone = [name for name in inner if name not in kept and not asks_removal(name, instruction)]
+    if gone:
+        raise EditError(f"cannot place the model's partial output in {where}: it would drop {gone[0]}, which it does "
+                        "not show; nothing written")
+    return Block(None, new.lines, old.blank)
 
 
 def kept_decorators(decorators: list[str], instruction: str, name: str | None, signature_line: str | None) -> list[str]:
@@ -515,6 +536,9 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[t
     return found
 
 
+RUNNER_UP = 0.05  # how much better than every other place the one a fragment goes to must match it
+
+
 def merge_region(old: list[str], new: list[str]) -> list[str]:
     """Replace the region of `old` that the fragment matches best; refuse when too little matches,
     or when two different places match it equally well (a repeated heading and nothing else).
@@ -529,7 +553,9 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
     if not found:
         raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
     best = max(score for score, _, _ in found)
-    places = {(start, end) for score, start, end in found if score >= best - 1e-9}
+    # Places nearly as alike count as equal: a method alone that two classes define with one-line bodies
+    # (`return w * h;`, `return r * r * 3;`, edited to `return 0;`) says nothing of which it was.
+    places = {(start, end) for score, start, end in found if score >= best - RUNNER_UP}
     results = {tuple(old[:s] + new + old[e:]) for s, e in places}
     if len(results) > 1:
         raise EditError("cannot place the model's partial output: it matches several places in the file equally "

@@ -72,14 +72,19 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
 
 
 def missing_members(old: list[str], new: list[str], instruction: str, sparse: bool = False) -> list[str]:
-    """Members of a class (`A.g`) that the output drops and the instruction does not ask to remove, in classes both
-    texts define once: a class written whole with a method gone lost it silently. Merging it back could undo
-    the edit (a class turned into a dataclass drops its `__init__`), so the output is refused instead. With
-    `sparse`, only those of a class the output shows with fewer than half of its members, under the same header
-    and with none of its own: shown to place the one it changed (a fragment, merged), not rewritten (a class
-    made a dataclass drops `__init__`, `__repr__` and `__eq__` at once)."""
-    olds = [b for b in split_blocks(old, 0) if b.name]
-    news = [b for b in split_blocks(new, 0) if b.name]
+    """Members of a class (`A.g`, `Shop.Cart.g` in a namespace) that the output drops and the instruction does not
+    ask to remove, in classes both texts define once: a class written whole with a method gone lost it silently.
+    Merging it back could undo the edit (a class turned into a dataclass drops its `__init__`), so the output is
+    refused instead. With `sparse`, only those of a class the output shows with fewer than half of its members,
+    under the same header and with none of its own: shown to place the one it changed (a fragment, merged), not
+    rewritten (a class made a dataclass drops `__init__`, `__repr__` and `__eq__` at once)."""
+    return dropped_members(split_blocks(old, 0), split_blocks(new, 0), "", instruction, sparse)
+
+
+def dropped_members(olds: list[Block], news: list[Block], where: str, instruction: str, sparse: bool) -> list[str]:
+    """`missing_members` among the containers `olds` and `news` (one level of a file), and those nested in them."""
+    olds = [b for b in olds if b.name]
+    news = [b for b in news if b.name]
     old_count, new_count = Counter(b.name for b in olds), Counter(b.name for b in news)
     new_by = {b.name: b for b in news}
     out: list[str] = []
@@ -90,12 +95,14 @@ def missing_members(old: list[str], new: list[str], instruction: str, sparse: bo
         inner, nb = child_indent(b), new_by[b.name]
         if inner is None or child_indent(nb) != inner:
             continue
-        have = Counter(names(members(nb.lines[header_size(nb):], inner, braced(nb))))
-        want = Counter(names(members(b.lines[top:], inner, braced(b))))
-        gone = [f"{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
+        old_members = members(b.lines[top:], inner, braced(b))
+        new_members = members(nb.lines[header_size(nb):], inner, braced(nb))
+        have, want = Counter(names(new_members)), Counter(names(old_members))
+        gone = [f"{where}{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
         shown_only = (b.lines[:top] == nb.lines[:header_size(nb)] and not (have - want))  # same header, no new ones
         if not sparse or (shown_only and 2 * sum((want & have).values()) < sum(want.values())):
             out += gone
+        out += dropped_members(old_members, new_members, f"{where}{b.name}.", instruction, sparse)
     return out
 
 

@@ -759,11 +759,14 @@ def test_a_java_method_with_a_return_type_is_a_member_so_the_others_stay(fragmen
 
 
 @pytest.mark.parametrize(("line", "name"), [
-    ("    public async Task<List<int>> GetAsync(int id) {", "GetAsync"), ("    int size() const {", "size"),
-    ("    public <T> List<T> map(Function<T> f) {", "map"), ("    void run() throws IOException {", "run"),
-    ("    std::string name() const override {", "name"), ("    override fun foo(): Int {", "foo"),
+    ("    public async Task<List<int>> GetAsync(int id) {", "GetAsync"), ("    public T Get<T>(int i) {", "Get"),
+    ("    public <T> List<T> map(Function<T> f) {", "map"), ("    public void run() throws IOException {", "run"),
+    ("    public synchronized void clear() {", "clear"), ("    override fun foo(): Int {", "foo"),
+    ("    fun String.shout(): String {", "shout"), ("  delete(key) {", "delete"),
     ("    } else if (x) {", None), ("    return foo(x) {", None), ("  handler = async (e) => {", None),
-    ("    new Foo() {", None),
+    ("    new Foo() {", None), ("    synchronized (lock) {", None),
+    # C++ members are not named: preprocessor lines in their bodies and nested types defeat the merge
+    ("    int size() const {", None), ("    std::string name() const override {", None),
 ])
 def test_methods_of_the_c_family_are_told_from_statements(line, name):
     from editllm.editor.blocks import METHOD
@@ -776,3 +779,100 @@ def test_a_csharp_method_with_its_brace_on_the_next_line_is_a_member():
     body = ["    public void Add(int n)\n", "    {\n", "        count += n;\n", "    }\n", "\n",
             "    public int Count()\n", "    {\n", "        return count;\n", "    }\n"]
     assert [b.name for b in members(body, 4, True)] == ["Add", "Count"]
+
+
+
+CART_CS = """using System;
+using System.Collections.Generic;
+
+namespace Shop
+{
+    public class Cart
+    {
+        private readonly List<int> _items = new List<int>();
+
+        public int Count()
+        {
+            return _items.Count;
+        }
+
+        public void Add(int item)
+        {
+            _items.Add(item);
+        }
+
+        public void Clear()
+        {
+            _items.Clear();
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("usings", [True, False])
+def test_a_csharp_class_in_a_namespace_shown_with_one_method_keeps_the_others(usings):
+    fragment = """using System;
+using System.Collections.Generic;
+
+namespace Shop
+{
+    public class Cart
+    {
+        public void Add(int item)
+        {
+            Console.WriteLine(item);
+            _items.Add(item);
+        }
+    }
+}
+"""
+    if not usings:
+        fragment = fragment.split("\n", 3)[3]
+    merged = ensure_whole(CART_CS, fragment, "make Add log the item")
+    assert merged.text == CART_CS.replace("            _items.Add(item);\n",
+                                          "            Console.WriteLine(item);\n            _items.Add(item);\n")
+
+
+BOXES = ("public class Box {\n    private int n;\n\n    public void add(int k) {\n        n += k;\n    }\n\n"
+         "    private void add(String s) {\n        n += s.length();\n    }\n\n    public int get() {\n"
+         "        return n;\n    }\n}\n")
+
+
+def test_an_overload_asked_for_replaces_none_of_the_others():
+    fragment = "    public void add(long k) {\n        n += (int) k;\n    }\n"
+    with pytest.raises(EditError):  # where it goes cannot be told: refused, never `add(int)` replaced
+        ensure_whole(BOXES, fragment, "add an add(long) overload")
+
+
+def test_of_overloads_the_one_with_the_same_parameters_is_edited():
+    old = BOXES.replace("private void add(String s)", "public void add(String s)")
+    fragment = "    public void add(String s) {\n        n += s.strip().length();\n    }\n"
+    merged = ensure_whole(old, fragment, "strip s in add(String)")
+    assert merged.text == old.replace("        n += s.length();", "        n += s.strip().length();")
+
+
+def test_a_file_that_starts_with_a_blank_line_merges_a_lone_method():
+    old = "\nclass Box {\n    size() {\n        return n;\n    }\n\n    get() {\n        return 1;\n    }\n}\n"
+    merged = ensure_whole(old, "    size() {\n        trace();\n        return n;\n    }\n", "make size trace")
+    assert merged.text == old.replace("    size() {\n", "    size() {\n        trace();\n")
+
+
+def test_a_method_alone_that_two_cpp_structs_write_alike_is_refused():
+    old = ("struct A {\n    int area() const {\n        return w * h;\n    }\n    int w, h;\n};\n\n"
+           "struct B {\n    int area() const {\n        return r * r * 3;\n    }\n    int r;\n};\n")
+    with pytest.raises(EditError):
+        ensure_whole(old, "    int area() const {\n        return 0;\n    }\n", "make area return 0")
+    fragment = "    int area() const {\n        return r * r * 314 / 100;\n    }\n"
+    assert ensure_whole(old, fragment, "make area precise").text == old.replace("r * r * 3;", "r * r * 314 / 100;")
+
+
+def test_a_php_namespace_shown_with_one_method_keeps_the_others():
+    old = ("<?php\nnamespace App\\Models {\n  class User {\n    public function name() {\n      return $this->n;\n"
+           "    }\n    public function mail() {\n      return $this->m;\n    }\n    public function age() {\n"
+           "      return 3;\n    }\n  }\n}\nnamespace App\\Http {\n  class Req {\n    public function mail() {\n"
+           "      return 1;\n    }\n  }\n}\n")
+    fragment = ("namespace App\\Models {\n  class User {\n    public function mail() {\n"
+                "      return strtolower($this->m);\n    }\n  }\n}\n")
+    merged = ensure_whole(old, fragment, "lower-case the mail of User")
+    assert merged.text == old.replace("      return $this->m;", "      return strtolower($this->m);")
