@@ -47,6 +47,7 @@ _METHOD_HEAD = (rf"^[ \t]+(?:{_TYPED}|(?:(?:static|async|get|set|public|private|
 METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
 METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line
 
+PREPROCESSOR = re.compile(r"#\s*(?:if|ifdef|ifndef|elif|else|endif|define|undef|pragma|include|error|warning|line)\b")
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl|namespace)\s")
@@ -106,6 +107,9 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
         starts = (not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
                   and line.strip() != "{"  # a brace on its own line (PHP's PSR-12, C#, Allman) opens the last one
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
+        if starts and blocks and blocks[-1].lines and PREPROCESSOR.match(line):
+            last = blocks[-1].lines[-1]  # C's `#if` in column 0 inside an open body (`{`, deeper lines) is of it
+            starts = not (indent_of(last) > indent or last.rstrip().endswith(("{", "(", ",", "\\")))
         if starts and blocks and blocks[-1].lines and not blocks[-1].blank:
             last = blocks[-1]
             if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:

@@ -123,6 +123,9 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
                 cands = [] if added else cands
             else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike
                 cands = [i for i in cands if head(old[i]) == head(nb)] or cands
+            if not cands and nb.name:  # a namespace named here and not in the file (its body unindented there)
+                cands = [i for i in range(lo + 1, hi) if i not in used and old[i].name is None and old[i].lines
+                         and old[i].lines[0].strip() == nb.lines[0].strip()]
             if not cands and nb.name and not added:  # moved: the one unpaired old definition of that name, anywhere
                 cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
                 if len(cands) > 1:
@@ -404,7 +407,9 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     while lines and is_blank(lines[-1]):
         lines.pop()
     if methods:  # the class's end, whichever member the output showed last (a member alone has none)
-        lines += new.lines[new_end:] if new_end < len(new.lines) else old.lines[old_end:]
+        closers = [sum(1 for line in tail if CLOSER.match(line)) for tail in (old.lines[old_end:], new.lines[new_end:])]
+        # the output's own end, unless it closes more than the class (`};` then `} // namespace a`): the file's
+        lines += new.lines[new_end:] if new_end < len(new.lines) and closers[1] == closers[0] else old.lines[old_end:]
     return Block(new.name, lines, blank)
 
 
@@ -556,6 +561,10 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
     # Places nearly as alike count as equal: a method alone that two classes define with one-line bodies
     # (`return w * h;`, `return r * r * 3;`, edited to `return 0;`) says nothing of which it was.
     places = {(start, end) for score, start, end in found if score >= best - RUNNER_UP}
+    if len(places) > 1:  # of those, the ones holding the most of the fragment's lines as they are (its signature)
+        shown = [line for line in new if not is_blank(line)]
+        held = {(s, e): sum(1 for line in shown if line in old[s:e]) for s, e in places}
+        places = {place for place in places if held[place] == max(held.values())}
     results = {tuple(old[:s] + new + old[e:]) for s, e in places}
     if len(results) > 1:
         raise EditError("cannot place the model's partial output: it matches several places in the file equally "

@@ -876,3 +876,39 @@ def test_a_php_namespace_shown_with_one_method_keeps_the_others():
                 "      return strtolower($this->m);\n    }\n  }\n}\n")
     merged = ensure_whole(old, fragment, "lower-case the mail of User")
     assert merged.text == old.replace("      return $this->m;", "      return strtolower($this->m);")
+
+
+LOGGER = ("#include <cstdio>\n\nstruct Logger {\n    static bool is_tty() {\n#if defined(_WIN32)\n"
+          "        return _isatty(1);\n"
+          "#else\n        return isatty(1);\n#endif\n    }\n\n    void flush() {\n        fflush(stdout);\n    }\n\n"
+          "    void close() {\n        fclose(stdout);\n    }\n};\n")
+IS_TTY = ("    static bool is_tty() {\n        trace();\n#if defined(_WIN32)\n        return _isatty(1);\n#else\n"
+          "        return isatty(1);\n#endif\n    }\n")
+
+
+@pytest.mark.parametrize("fragment", [IS_TTY, "struct Logger {\n" + IS_TTY + "};\n"])
+def test_preprocessor_lines_in_column_0_stay_in_the_body_they_are_in(fragment):
+    merged = ensure_whole(LOGGER, fragment, "make is_tty trace")
+    traced = "    static bool is_tty() {\n        trace();\n"
+    assert merged.text == LOGGER.replace("    static bool is_tty() {\n", traced)
+
+
+def test_a_class_shown_with_its_namespace_closer_gets_no_second_one():
+    old = ("namespace fn\n{\ntemplate <class T>\nclass Value\n{\n  int get() const\n  {\n    return v;\n  }\n\n"
+           "  int v;\n};\n\ntemplate <class T>\nclass Other\n{\n  int w;\n};\n} // namespace fn\n")
+    fragment = ("namespace fn\n{\ntemplate <class T>\nclass Value\n{\n  int get() const\n  {\n    trace();\n"
+                "    return v;\n  }\n};\n} // namespace fn\n")
+    merged = ensure_whole(old, fragment, "make get trace")
+    assert merged.text == old.replace("    return v;", "    trace();\n    return v;")
+
+
+def test_of_places_nearly_as_alike_the_one_with_the_fragments_own_lines_is_taken():
+    head = "  void scan_tile(\n    int (&items)[4],\n    int& total,\n"
+    old = ("struct Agent {\n" + head + "    true_type /* has identity */)\n  {\n    Scan(items, items, op, prefix);\n"
+           "    total = prefix.Total();\n  }\n\n" + head + "    false_type /* has identity */)\n  {\n"
+           "    Scan(items, items, op, prefix);\n    total = prefix.Total();\n  }\n};\n")
+    fragment = (head + "    false_type /* has identity */)\n  {\n    trace();\n    Scan(items, items, op, prefix);\n"
+                "    total = prefix.Total();\n  }\n")
+    merged = ensure_whole(old, fragment, "make scan_tile trace")
+    k = old.index("false_type")
+    assert merged.text == old[:k] + old[k:].replace("  {\n", "  {\n    trace();\n", 1)
