@@ -22,6 +22,7 @@ from editllm.editor.prefix import prefix_token_count
 from editllm.editor.programcheck import check_program_text
 from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, has_fence_line, rewrite_prompt, strip_opening_fence
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
+from editllm.editor.reflow import keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.wholefile import ensure_whole, still_parses
 from editllm.grammar.tokens import chat_ids, text_ids
@@ -230,13 +231,16 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,
                 allow_deletions: bool = False, filled: bool = False) -> EditResult:
-    """Whole-file check (merge fragments), then the file's own line endings. The original's lines come
+    """Whole-file check (merge fragments), the layout it did not ask for put back (`editor.reflow`), then the
+    file's own line endings. The original's lines come
     from `src`; the new text is split here, once, and its lines go on to both stages. `filled`: the model
     wrote placeholders for code it left out (`editor.elision`), so it wrote part of the file: a merge too."""
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
-    new_text = restore_line_endings(src, whole.text, whole.lines)
+    kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
+    new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
+        restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
                       unmerged_text=unmerged)

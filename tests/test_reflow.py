@@ -1,0 +1,50 @@
+"""Layout the instruction did not ask for (a re-wrapped comment, trailing spaces dropped) is put back."""
+
+from __future__ import annotations
+
+import pytest
+from editllm.editor.reflow import commentary, keep_layout
+
+ZPIPE = ["/* Compress from file source to file dest until EOF on source.\n",
+         "   def() returns Z_OK on success, Z_MEM_ERROR if memory could not be\n",
+         "   allocated for processing. */\n", "#define CHUNK 16384\n", "int def(FILE *source, FILE *dest)\n", "{\n",
+         "    return 0;   \n", "}\n"]
+REWRAPPED = ["/* Compress from file source to file dest until EOF on\n",
+             "   source. def() returns Z_OK on success, Z_MEM_ERROR if memory could not\n",
+             "   be allocated for processing. */\n"]
+
+
+def test_a_rewrapped_comment_alone_is_no_change():
+    assert keep_layout("zpipe.c", ZPIPE, REWRAPPED + ZPIPE[3:], "make sure CHUNK is 16384") == ZPIPE
+
+
+def test_a_rewrapped_comment_next_to_the_real_change_is_put_back_and_the_change_kept():
+    new = REWRAPPED + ["#define CHUNK 32768\n"] + ZPIPE[4:6] + ["    return 0;\n", "}\n"]
+    expected = ZPIPE[:3] + ["#define CHUNK 32768\n"] + ZPIPE[4:]
+    assert keep_layout("zpipe.c", ZPIPE, new, "change CHUNK to 32768") == expected
+
+
+@pytest.mark.parametrize(("new", "instruction"), [
+    (REWRAPPED + ZPIPE[3:], "reflow the comment above def to 72 columns"),  # asked for
+    (ZPIPE[:1] + ["   def() returns Z_OK on success or Z_MEM_ERROR if memory could not be\n"] + ZPIPE[2:], "reword it"),
+    (ZPIPE[:6] + ["        return 0;   \n", "}\n"], "indent the return"),  # code's own whitespace
+    (ZPIPE[:6] + ["      return 0;   \n", "}\n"], "fix def"),
+])
+def test_asked_layout_new_words_and_code_whitespace_stay(new, instruction):
+    assert keep_layout("zpipe.c", ZPIPE, new, instruction) == new
+
+
+def test_a_rewrapped_python_docstring_and_markdown_paragraph_are_put_back():
+    old = ['def f():\n', '    """Return one, the\n', '    number."""\n', '    return 1\n']
+    assert keep_layout("a.py", old, ['def f():\n', '    """Return one, the number."""\n', '    return 1\n'],
+                       "add type hints") == old
+    md = ["# T\n", "\n", "Some words that run\n", "on and on.\n", "\n", "```\n", "code  here\n", "```\n"]
+    assert keep_layout("README.md", md, md[:2] + ["Some words that run on and on.\n"] + md[4:], "fix the typo") == md
+    code = md[:6] + ["code here\n"] + md[7:]  # inside a fenced block the spacing is the text's own
+    assert keep_layout("README.md", md, code, "fix the typo") == code
+
+
+def test_comment_lines_are_told_from_code_strings_and_literals():
+    lines = ['x = "/* not a comment */";\n', "// a comment\n", "int y; /* trailing */\n", "/* one\n", "   two */\n",
+             "char c = '/';\n"]
+    assert commentary("a.c", lines) == {1, 3, 4}
