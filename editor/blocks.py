@@ -48,6 +48,17 @@ METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
 METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line
 
 PREPROCESSOR = re.compile(r"#\s*(?:if|ifdef|ifndef|elif|else|endif|define|undef|pragma|include|error|warning|line)\b")
+# A C or C++ function's first line: a type (words, pointers, templates), the name, its parameters, no `;` or `=`.
+C_FUNCTION = re.compile(
+    r"^(?!(?:return|raise|assert|await|yield|throw|new|delete|goto|sizeof|typedef|using|namespace|template|print|if|"
+    r"else|while|for|switch|case|do|not|and|or|in|is|lambda|import|from|except|with|elif|del|echo|export|"
+    r"declare|call|create|select|class|struct|enum|union)\b)"
+    r"(?:[A-Za-z_]\w*(?:<[^()]*>)?(?:::[A-Za-z_]\w*)*[\s*&]+)+?\**&?((?:[A-Za-z_]\w*::)*~?[A-Za-z_]\w*)\s*\([^;=]*$",
+    re.I)
+C_TYPE_LINE = re.compile(r"^(?!(?:return|else|do|case|default|public|private|protected)\b)"
+                         r"[A-Za-z_]\w*(?:[ \t]+\**[A-Za-z_]\w*)*[ \t*]*$")  # `static void XMLCALL` alone
+C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\(")
+GO_METHOD = re.compile(r"^func\s+\([^)]*\)\s+([A-Za-z_]\w*)\s*[(\[]")  # `func (s *Server) Start(ctx) error {`
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.
 CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl|namespace)\s")
@@ -114,6 +125,8 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             last = blocks[-1]
             if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:
                 starts = False  # `@decorator` then `def f`: one block named f
+            elif indent == 0 and len(last.lines) == 1 and C_TYPE_LINE.match(last.lines[0]) and C_NAME_LINE.match(line):
+                starts = False  # GNU style: `static void XMLCALL` then `endElement(void *data) {`
         if starts or not blocks:
             blocks.append(Block(None, [], []))
         block = blocks[-1]
@@ -131,7 +144,24 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     for block in blocks:  # C++'s `namespace a {` over unindented code holds nothing: a line, not a definition
         if block.name and NAMESPACE.match(block.lines[0]) and child_indent(block) is None:
             block.name = None
+        elif block.name is None and indent == 0 and block.lines:
+            block.name = c_function(block)
     return blocks
+
+
+def c_function(block: Block) -> str | None:
+    """The name a C, C++ or Go function defines at the top level (`static int def(FILE *source, FILE *dest)` then
+    `{` ... `}`, `int Box::size() const {`, Go's `func (s *Server) Start() error {`), else None: told by its
+    braced body, so a call (`main()`), a declaration (`int f(void);`) or a line of prose is none."""
+    first = block.lines[0]
+    if len(block.lines) > 1 and C_TYPE_LINE.match(first):  # the type on a line of its own
+        first = first.rstrip() + " " + block.lines[1]
+    m = C_FUNCTION.match(first) or GO_METHOD.match(first)
+    last = next((line for line in reversed(block.lines) if not is_blank(line)), "")
+    opens = first.rstrip().endswith("{") or any(line.strip() == "{" for line in block.lines[1:4])
+    if not m or not opens or indent_of(last) != 0 or not last.lstrip().startswith("}"):
+        return None
+    return m.group(1).rsplit("::", 1)[-1]
 
 
 def bare_decorator(line: str) -> bool:

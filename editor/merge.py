@@ -341,6 +341,12 @@ def replaced_whole(old: Block, new: Block, instruction: str, where: str) -> Bloc
     if gone:
         raise EditError(f"cannot place the model's partial output in {where}: it would drop {gone[0]}, which it does "
                         "not show; nothing written")
+    braces = any(line.rstrip().endswith("{") or line.strip() == "{" for line in old.lines[:3])
+    written = {line.strip() for line in new.lines}
+    lost = sum(1 for line in old.lines if not is_blank(line) and line.strip() not in written)
+    if braces and lost > max(3, len(old.lines) // 3):  # a C++ class whose header a macro hides, shown with one member
+        raise EditError(f"cannot place the model's partial output in {where}: it would replace "
+                        f"{old.lines[0].strip()!r} and drop {lost} lines of it that it does not show; nothing written")
     return Block(None, new.lines, old.blank)
 
 

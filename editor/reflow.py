@@ -1,12 +1,13 @@
-"""Layout the instruction did not ask for is put back: comments and prose re-wrapped, trailing spaces dropped.
+"""A comment the model re-wrapped and nobody asked it to is put back as it was.
 
-Small models re-wrap a comment they copy (the same words, other line breaks) or drop a line's trailing spaces.
-The change is no edit, but it is a hunk in the diff, and `editllm check` in a pre-commit hook then fails on a
-file that already does what the rule says ("make sure CHUNK is 16384": rc 1 for a re-wrapped comment above
-it). A stretch that changed is put back to the original when its words are the same and every line of it,
-before and after, is a comment, a docstring or prose (or differs only in trailing whitespace), unless the
-instruction asks for layout ("reflow", "wrap", "format", "indent", ...). Code's own whitespace is never
-touched: indentation is meaning in Python and YAML.
+Small models re-wrap a comment they copy (the same words, other line breaks). The change is no edit, but it is
+a hunk in the diff, and `editllm check` in a pre-commit hook then fails on a file that already does what the
+rule says ("make sure CHUNK is 16384": rc 1 for a re-wrapped comment above it). A changed stretch is put back
+when, before and after, it is only lines of one comment (a `/* ... */` block, a Python docstring, a Markdown
+paragraph), with the same words in the same order, the same indentation and no blank line, and the instruction
+says nothing of layout or lines ("reflow", "wrap", "format", "split", "line", ...). Everything else stays as the
+model wrote it: code and its whitespace (indentation is meaning in Python and YAML), strings, `//` and `#`
+comments (their markers are words: turning `//` into `/* */` is an edit), headings, lists, quotes and tables.
 """
 
 from __future__ import annotations
@@ -16,24 +17,23 @@ import io
 import re
 import tokenize
 
-from editllm.editor.elision import PROSE
 from editllm.editor.prosefocus import in_block
 
-# Languages whose comments are `/* ... */` and `//`, and those whose comments start with `#`.
+# Languages whose block comments are `/* ... */`.
 C_STYLE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".java", ".js", ".jsx", ".mjs", ".cjs", ".ts",
            ".tsx", ".cs", ".go", ".rs", ".kt", ".kts", ".swift", ".scala", ".php", ".css", ".scss", ".less", ".dart",
            ".m", ".mm", ".groovy")
-HASH_STYLE = (".py", ".pyi", ".pyw", ".sh", ".bash", ".zsh", ".rb", ".pl", ".r", ".yaml", ".yml", ".toml", ".cfg",
-              ".ini", ".conf", ".mk", ".cmake", ".tf", ".nix")
+MARKDOWN = (".md", ".markdown", ".mdx")
 LAYOUT = re.compile(r"\b(?:re-?flow\w*|re-?wrap\w*|wrap\w*|unwrap\w*|format\w*|whitespace|white space|indent\w*|"
-                    r"dedent\w*|"
-                    r"trailing|spaces?|tabs?|line length|long lines|short(?:er)? lines|one line|single line|join\w*|"
-                    r"columns?|width|black|prettier|tidy|clean\w* up|pep ?8|lint\w*|layout|line breaks?)\b", re.I)
+                    r"dedent\w*|spaces?|tabs?|lines?|multi-?line|columns?|width|chars?|characters|black|prettier|"
+                    r"tidy|clean\w* up|pep ?\d+|lint\w*|layout|split\w*|break\w*|join\w*|shorten\w*|paragraphs?|"
+                    r"summary|long\w*|length)\b", re.I)
+STRUCTURE = re.compile(r"^\s*(?:#|>|\||[-*+]\s|\d+[.)]\s|```|~~~|---|===|<)")  # Markdown that is not a paragraph
 
 
 def keep_layout(path: str, old: list[str], new: list[str], instruction: str) -> list[str]:
-    """`new` with each changed stretch that only re-lays out comments, docstrings or prose put back as in `old`
-    (LF lines both); `new` itself when nothing is put back or the instruction asks for layout."""
+    """`new` with each changed stretch that only re-wraps one comment put back as in `old` (LF lines both);
+    `new` itself when nothing is put back or the instruction speaks of layout."""
     if LAYOUT.search(instruction) or old == new:
         return new
     old_notes, new_notes = commentary(path, old), commentary(path, new)
@@ -43,17 +43,27 @@ def keep_layout(path: str, old: list[str], new: list[str], instruction: str) -> 
             out += new[j1:j2]
             continue
         # the comment lines this stretch starts with and those it ends with (a comment re-wrapped right above the
-        # line that really changed is one stretch with it), each put back when only its layout changed
+        # line that really changed is one stretch with it), each put back when only its line breaks changed
         pa, pb = run(range(i1, i2), old_notes), run(range(j1, j2), new_notes)
-        head = same_words(old[i1:i1 + pa], new[j1:j1 + pb]) and pa + pb > 0
+        head = rewrapped(old[i1:i1 + pa], new[j1:j1 + pb])
         i, j = (i1 + pa, j1 + pb) if head else (i1, j1)
         sa, sb = run(range(i2 - 1, i - 1, -1), old_notes), run(range(j2 - 1, j - 1, -1), new_notes)
-        tail = same_words(old[i2 - sa:i2], new[j2 - sb:j2]) and sa + sb > 0
+        tail = rewrapped(old[i2 - sa:i2], new[j2 - sb:j2])
         k, m = (i2 - sa, j2 - sb) if tail else (i2, j2)
-        a, b = old[i:k], new[j:m]
-        spaced = len(a) == len(b) and all(x.rstrip() == y.rstrip() for x, y in zip(a, b, strict=True))
-        out += (old[i1:i] if head else new[j1:j]) + (a if spaced else b) + (old[k:i2] if tail else new[m:j2])
+        out += (old[i1:i] if head else new[j1:j]) + new[j:m] + (old[k:i2] if tail else new[m:j2])
     return out
+
+
+def rewrapped(a: list[str], b: list[str]) -> bool:
+    """Whether `b` is `a` with other line breaks only: the same words in order, the same indentation (the first
+    line's, and the others' where both have others), no blank line, and not the same lines."""
+    if not a or not b or a == b or any(not line.strip() for line in a + b):
+        return False
+    indent = [len(line) - len(line.lstrip()) for line in a], [len(line) - len(line.lstrip()) for line in b]
+    rest = set(indent[0][1:]), set(indent[1][1:])  # a line's worth joined or split: one side may have no rest
+    return ("".join(a).split() == "".join(b).split() and indent[0][0] == indent[1][0]
+            and (rest[0] <= rest[1] or rest[1] <= rest[0])
+            and [line.split() for line in a] != [line.split() for line in b])  # the breaks moved, not the spaces
 
 
 def run(indices: range, notes: set[int]) -> int:
@@ -66,70 +76,54 @@ def run(indices: range, notes: set[int]) -> int:
     return count
 
 
-def same_words(a: list[str], b: list[str]) -> bool:
-    return "".join(a).split() == "".join(b).split()
-
-
 def commentary(path: str, lines: list[str]) -> set[int]:
-    """Indices of the lines that hold only comment, docstring or prose text (or nothing)."""
+    """Indices of the lines that are text of a comment that may be re-wrapped: inside a `/* ... */` block that
+    opens a line, a Python docstring, a Markdown paragraph."""
     name = path.lower()
-    if name.endswith(PROSE):
-        return {k for k, inside in enumerate(in_block(lines)) if not inside}
+    if name.endswith(MARKDOWN):
+        fenced = in_block(lines)
+        return {k for k, line in enumerate(lines) if not fenced[k] and line.strip() and not STRUCTURE.match(line)
+                and len(line) - len(line.lstrip()) < 4}
     if name.endswith(C_STYLE):
-        return c_comments(lines)
-    if name.endswith(HASH_STYLE) or name.rsplit("/", 1)[-1] in ("Makefile", "Dockerfile", "CMakeLists.txt"):
-        notes = {k for k, line in enumerate(lines) if not line.strip() or line.lstrip().startswith("#")}
-        return notes | (docstrings(lines) if name.endswith((".py", ".pyi", ".pyw")) else set())
+        return block_comments(lines)
+    if name.endswith((".py", ".pyi", ".pyw")):
+        return docstrings(lines)
     return set()
 
 
-def c_comments(lines: list[str]) -> set[int]:
-    """Lines of C-family text that are blank or all comment (`// ...`, inside or around `/* ... */`), by one
-    scan that knows string and character literals."""
+def block_comments(lines: list[str]) -> set[int]:
+    """Lines within a `/* ... */` comment that begins a line and ends one (no code before or after it on its
+    lines): a `/*` in the middle of a line (a string, a regex literal, a glob) opens none."""
     notes: set[int] = set()
-    block = False
+    start = None
     for k, line in enumerate(lines):
-        code = False  # a character of the line that is not comment
-        i, quote = 0, ""
-        while i < len(line):
-            ch, pair = line[i], line[i:i + 2]
-            if block:
-                if pair == "*/":
-                    block, i = False, i + 2
-                    continue
-            elif quote:
-                code = True
-                if ch == "\\":
-                    i += 1
-                elif ch == quote:
-                    quote = ""
-            elif pair == "/*":
-                block, i = True, i + 2
-                continue
-            elif pair == "//":
-                break
-            elif ch in "\"'`":
-                quote, code = ch, True
-            elif not ch.isspace():
-                code = True
-            i += 1
-        if not code:
-            notes.add(k)
+        text = line.strip()
+        if start is None and text.startswith("/*"):
+            start = k
+        if start is not None and "*/" in text:
+            if text.endswith("*/"):
+                notes |= set(range(start, k + 1))
+            start = None
     return notes
 
 
 def docstrings(lines: list[str]) -> set[int]:
-    """Lines of a Python file inside a string that is a statement of its own (a docstring); none when the
-    text does not tokenize."""
+    """Lines of a Python file's docstrings (a string that is the first statement of the module, a class or a
+    function, on lines of its own), doctests aside; none when the text does not tokenize."""
     notes: set[int] = set()
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO("".join(lines)).readline))
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO("".join(lines)).readline)
+                  if t.type not in (tokenize.COMMENT, tokenize.NL)]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return notes
-    before = tokenize.NEWLINE
-    for tok in tokens:
-        if tok.type == tokenize.STRING and before in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.NL):
-            notes |= set(range(tok.start[0] - 1, tok.end[0]))
-        if tok.type not in (tokenize.COMMENT,):
-            before = tok.type
+    for n, tok in enumerate(tokens):
+        if tok.type != tokenize.STRING or n + 1 >= len(tokens) or tokens[n + 1].type != tokenize.NEWLINE:
+            continue
+        before = tokens[n - 1] if n else None
+        first = before is None or before.type == tokenize.ENCODING or (
+            before.type == tokenize.INDENT and n >= 3 and tokens[n - 2].type == tokenize.NEWLINE
+            and tokens[n - 3].string == ":")
+        span = range(tok.start[0] - 1, tok.end[0])
+        if first and ">>>" not in tok.string:
+            notes |= set(span)
     return notes

@@ -1,4 +1,4 @@
-"""Layout the instruction did not ask for (a re-wrapped comment, trailing spaces dropped) is put back."""
+"""A comment the model re-wrapped and nobody asked it to is put back; everything else stays as it wrote it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def test_a_rewrapped_comment_alone_is_no_change():
 
 def test_a_rewrapped_comment_next_to_the_real_change_is_put_back_and_the_change_kept():
     new = REWRAPPED + ["#define CHUNK 32768\n"] + ZPIPE[4:6] + ["    return 0;\n", "}\n"]
-    expected = ZPIPE[:3] + ["#define CHUNK 32768\n"] + ZPIPE[4:]
+    expected = ZPIPE[:3] + ["#define CHUNK 32768\n"] + ZPIPE[4:6] + ["    return 0;\n", "}\n"]  # code as written
     assert keep_layout("zpipe.c", ZPIPE, new, "change CHUNK to 32768") == expected
 
 
@@ -47,4 +47,26 @@ def test_a_rewrapped_python_docstring_and_markdown_paragraph_are_put_back():
 def test_comment_lines_are_told_from_code_strings_and_literals():
     lines = ['x = "/* not a comment */";\n', "// a comment\n", "int y; /* trailing */\n", "/* one\n", "   two */\n",
              "char c = '/';\n"]
-    assert commentary("a.c", lines) == {1, 3, 4}
+    assert commentary("a.c", lines) == {3, 4}  # `//` markers are words: a `//` comment is never put back
+
+
+@pytest.mark.parametrize(("path", "old", "new", "instruction"), [
+    # re-indented code with its docstring: the docstring's indentation is the code's
+    ("a.py", ['def f():\n', '    """Doc."""\n', '\n', '    return 1\n'],
+     ['if DEBUG:\n', '    def f():\n', '        """Doc."""\n', '\n', '        return 1\n'],
+     "only define f when DEBUG is set"),
+    # a string that is no docstring, and a doctest's expected output
+    ("a.py", ['EXPECTED = [\n', '    "name   size",\n', ']\n'], ['EXPECTED = [\n', '    "name  size",\n', ']\n'],
+     "fix the expected header"),
+    ("a.py", ['def f():\n', '    """Join.\n', '\n', '    >>> f()\n', '    a  b\n', '    """\n'],
+     ['def f():\n', '    """Join.\n', '\n', '    >>> f()\n', '    a b\n', '    """\n'], "fix the doctest"),
+    # a comment's kind changed with its words kept, a heading joined, a paragraph split, a regex literal
+    ("a.c", ["// one two\n", "int x;\n"], ["/* one two */\n", "int x;\n"], "use a block comment"),
+    ("README.md", ["# Install\n", "with pip\n"], ["# Install with pip\n"], "make it one heading"),
+    ("README.md", ["First. Second.\n"], ["First.\n", "\n", "Second.\n"], "give Second its own paragraph"),
+    ("README.md", ["Hello  world.\n"], ["Hello world.\n"], "fix the typo in the greeting"),  # spaces, not breaks
+    ("a.js", ["s = s.replace(/\\/*$/, '');\n", "x = 'a  b';\n"],
+     ["s = s.replace(/\\/*$/, '');\n", "x = 'a b';\n"], "fix the message"),
+])
+def test_code_strings_indentation_and_structure_stay_as_the_model_wrote_them(path, old, new, instruction):
+    assert keep_layout(path, old, new, instruction) == new

@@ -912,3 +912,31 @@ def test_of_places_nearly_as_alike_the_one_with_the_fragments_own_lines_is_taken
     merged = ensure_whole(old, fragment, "make scan_tile trace")
     k = old.index("false_type")
     assert merged.text == old[:k] + old[k:].replace("  {\n", "  {\n    trace();\n", 1)
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("static int def(FILE *source, FILE *dest)\n{\n    return 0;\n}\n\nint main(void) {\n    return def(0, 0);\n}\n",
+     ["def", "main"]),
+    ("local void quit(char *why)\n{\n    exit(1);\n}\n", ["quit"]),  # zlib's `local`
+    ("ns::result ns::Trie::check_at(std::string_view sv) const {\n    return {};\n}\n", ["check_at"]),
+    ("func (s *Server) Start(ctx context.Context) error {\n\treturn nil\n}\n", ["Start"]),
+    ("int f(void);\nint g(int x);\n", []),  # declarations
+    ("Call foo(x) to start.\nThen bar(y).\n", []),  # prose
+    ("raise SystemExit(main())\n", []),
+    ("describe(\"x\", () => {\n  it(\"y\", () => {});\n});\n", []),
+])
+def test_c_cpp_and_go_functions_are_named_by_their_braced_body(text, names):
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.source import split_lines
+    assert [b.name for b in split_blocks(split_lines(text), 0) if b.name] == names
+
+
+def test_a_c_function_named_in_the_instruction_is_focused_and_merged_back():
+    from editllm.editor.focus import focus_of, merge_focus
+    text = ("#include <stdio.h>\n\nint def(FILE *source)\n{\n    return 0;\n}\n\nint inf(FILE *source)\n{\n"
+            "    return 1;\n}\n\nint main(void)\n{\n    return def(stdin) + inf(stdin);\n}\n")
+    focus = focus_of(text, "add a NULL check at the start of def()")
+    assert focus is not None and focus.names == ("def",) and "inf" not in focus.text
+    edited = focus.text.replace("{\n    return 0;", "{\n    if (source == NULL)\n        return -1;\n    return 0;")
+    assert merge_focus(text, edited, "add a NULL check at the start of def()") == text.replace(
+        "{\n    return 0;", "{\n    if (source == NULL)\n        return -1;\n    return 0;")
