@@ -562,6 +562,13 @@ STEPS = "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\n
 C_THEN_A = "def c():\n    return 3\n\n\ndef a():\n    return 1\n"
 
 
+def ordered(order: str) -> str:
+    """STEPS with its functions in `order` ("cab")."""
+    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
+    by_name = {part.split("(")[0][4:]: part for part in body}
+    return "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+
+
 @pytest.mark.parametrize(("instruction", "order"), [
     ("move c above a", "cab"),  # the name said first is the one that moves
     ("Move a below c.", "bca"),
@@ -570,11 +577,7 @@ C_THEN_A = "def c():\n    return 3\n\n\ndef a():\n    return 1\n"
     ("move the check from c to a", "abc"),  # moving that says nothing of places
 ])
 def test_a_fragment_that_shows_blocks_in_another_order_moves_them_only_when_asked(instruction, order):
-    merged = ensure_whole(STEPS, C_THEN_A, instruction)
-    assert merged.merged
-    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
-    by_name = {part.split("(")[0][4:]: part for part in body}
-    assert merged.text == "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+    assert ensure_whole(STEPS, C_THEN_A, instruction).text == ordered(order)
 
 
 def test_moving_the_last_block_up_leaves_no_blank_lines_at_the_end():
@@ -583,22 +586,20 @@ def test_moving_the_last_block_up_leaves_no_blank_lines_at_the_end():
     assert merged.text.endswith("def b():\n    return 2\n")
 
 
-def test_members_swapped_in_a_class_shown_in_part_keep_the_rest():
-    old = ("class K:\n    x = 1\n\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\n"
-           "def f():\n    pass\n")
-    fragment = "class K:\n    def b(self):\n        return 2\n\n    def a(self):\n        return 1\n"
-    merged = ensure_whole(old, fragment, "swap the order of a and b in K")
-    assert merged.text == ("class K:\n    x = 1\n\n    def b(self):\n        return 2\n\n    def a(self):\n"
-                           "        return 1\n\n\ndef f():\n    pass\n")
-
-
-def test_a_lone_method_moved_to_the_top_of_its_braced_class_keeps_the_spacing():
-    old = ("export class Timer {\n  start() {\n    this.go = 1;\n  }\n\n  stop() {\n    this.go = 0;\n  }\n\n"
-           "  tick() {\n    this.left -= 1;\n  }\n}\n")
-    fragment = "  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n  }\n"
-    merged = ensure_whole(old, fragment, "move tick to the top of Timer")
-    assert merged.text == ("export class Timer {\n  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n"
-                           "    this.go = 1;\n  }\n\n  stop() {\n    this.go = 0;\n  }\n}\n")
+@pytest.mark.parametrize(("old", "fragment", "instruction", "expected"), [
+    ("class K:\n    x = 1\n\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\ndef f():\n"
+     "    pass\n", "class K:\n    def b(self):\n        return 2\n\n    def a(self):\n        return 1\n",
+     "swap the order of a and b in K",
+     "class K:\n    x = 1\n\n    def b(self):\n        return 2\n\n    def a(self):\n        return 1\n\n\ndef f():\n"
+     "    pass\n"),
+    ("export class Timer {\n  start() {\n    this.go = 1;\n  }\n\n  stop() {\n    this.go = 0;\n  }\n\n  tick() {\n"
+     "    this.left -= 1;\n  }\n}\n",
+     "  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n  }\n", "move tick to the top of Timer",
+     "export class Timer {\n  tick() {\n    this.left -= 1;\n  }\n\n  start() {\n    this.go = 1;\n  }\n\n  stop() {\n"
+     "    this.go = 0;\n  }\n}\n"),
+], ids=["python-class-shown-in-part", "lone-js-method"])
+def test_members_move_within_their_class_and_the_rest_stays(old, fragment, instruction, expected):
+    assert ensure_whole(old, fragment, instruction).text == expected
 
 
 @pytest.mark.parametrize(("instruction", "order"), [
@@ -608,10 +609,7 @@ def test_a_lone_method_moved_to_the_top_of_its_braced_class_keeps_the_spacing():
     ("make c return 3", "abc"),
 ])
 def test_a_definition_shown_alone_moves_where_the_instruction_says(instruction, order):
-    merged = ensure_whole(STEPS, "def c():\n    return 3\n", instruction)
-    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
-    by_name = {part.split("(")[0][4:]: part for part in body}
-    assert merged.text == "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+    assert ensure_whole(STEPS, "def c():\n    return 3\n", instruction).text == ordered(order)
 
 
 def test_a_definition_moved_after_the_last_one_is_spaced_and_ends_the_file():
@@ -652,10 +650,7 @@ def test_words_of_moving_inside_a_definition_reorder_nothing(instruction):
     ("move c above a", "def c():\n    return 3\n\ndef a():\n    return 1\n", "cab"),
 ])
 def test_tops_ends_swaps_and_orders(instruction, fragment, order):
-    merged = ensure_whole(STEPS, fragment, instruction)
-    body = STEPS.split("\n\n\n", 1)[1].split("\n\n\n")
-    by_name = {part.split("(")[0][4:]: part for part in body}
-    assert merged.text == "import os\n\n\n" + "\n\n\n".join(by_name[n].rstrip("\n") for n in order) + "\n"
+    assert ensure_whole(STEPS, fragment, instruction).text == ordered(order)
 
 
 def test_a_name_defined_more_than_once_is_not_moved_apart():
