@@ -71,3 +71,19 @@ def test_a_block_ending_line_repeated_in_a_new_branch_and_the_abstract_generator
     abstract = "class A:\n    def items(self):\n        pass\n"
     idiom = '<copy lines="1-2"/><gen>        raise NotImplementedError\n        yield\n</gen>'
     check_program_text("c.py", abstract, resolve(parse(idiom), split_lines(abstract)), idiom)
+
+
+FETCHER = ("class Fetcher {\n  packument() {\n    // simulate based on manifest\n"
+           "    return this.manifest().then(mani => ({\n      name: mani.name,\n    }))\n  }\n}\n")
+
+
+def test_a_gen_span_that_writes_a_new_version_of_the_line_the_copy_then_copies_is_refused():
+    """The second probe's case (a JS file): the gen span wrote the `async` version of the return line, and the
+    copy after it took the old one too: two openings, a syntax error with exit 0."""
+    program = ('<copy lines="1-2"/><gen>    // simulate based on manifest\n'
+               '    return this.manifest().then(async mani => ({\n</gen><copy lines="4-8"/>')
+    with pytest.raises(EditError, match="writes 'return this.manifest"):
+        check_program_text("f.js", FETCHER, resolve(parse(program), split_lines(FETCHER)), program)
+    deeper = ('<copy lines="1-3"/><gen>    if (!this.spec)\n      return this.manifest().then(mani => null)\n'
+              '</gen><copy lines="4-8"/>')  # a new branch above the old line, indented under it: fine
+    check_program_text("f.js", FETCHER, resolve(parse(deeper), split_lines(FETCHER)), deeper)
