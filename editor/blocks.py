@@ -52,7 +52,7 @@ PREPROCESSOR = re.compile(r"#\s*(?:if|ifdef|ifndef|elif|else|endif|define|undef|
 C_FUNCTION = re.compile(
     r"^(?!(?:return|raise|assert|await|yield|throw|new|delete|goto|sizeof|typedef|using|namespace|template|print|if|"
     r"else|while|for|switch|case|do|not|and|or|in|is|lambda|import|from|except|with|elif|del|echo|export|"
-    r"declare|call|create|select|class|struct|enum|union)\b)"
+    r"declare|call|create|select|class)\b)"
     r"(?:[A-Za-z_]\w*(?:<[^()]*>)?(?:::[A-Za-z_]\w*)*[\s*&]+)+?\**&?((?:[A-Za-z_]\w*::)*~?[A-Za-z_]\w*)\s*\([^;=]*$",
     re.I)
 C_TYPE_LINE = re.compile(r"^(?!(?:return|else|do|case|default|public|private|protected)\b)"

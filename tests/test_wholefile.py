@@ -913,6 +913,8 @@ def test_of_places_nearly_as_alike_the_one_with_the_fragments_own_lines_is_taken
     ("static int def(FILE *source, FILE *dest)\n{\n    return 0;\n}\n\nint main(void) {\n    return def(0, 0);\n}\n",
      ["def", "main"]),
     ("local void quit(char *why)\n{\n    exit(1);\n}\n", ["quit"]),  # zlib's `local`
+    ("struct node *find(struct tree *t, int key)\n{\n    return 0;\n}\n\nstruct node {\n    int key;\n};\n",
+     ["find", "node"]),
     ("ns::result ns::Trie::check_at(std::string_view sv) const {\n    return {};\n}\n", ["check_at"]),
     ("func (s *Server) Start(ctx context.Context) error {\n\treturn nil\n}\n", ["Start"]),
     ("int f(void);\nint g(int x);\n", []),  # declarations
