@@ -55,9 +55,10 @@ C_FUNCTION = re.compile(
     r"declare|call|create|select|class)\b)"
     r"(?:[A-Za-z_]\w*(?:<[^()]*>)?(?:::[A-Za-z_]\w*)*[\s*&]+)+?\**&?((?:[A-Za-z_]\w*::)*~?[A-Za-z_]\w*)\s*\([^;=]*$",
     re.I)
-C_TYPE_LINE = re.compile(r"^(?!(?:return|else|do|case|default|public|private|protected)\b)"
+C_TYPE_LINE = re.compile(r"^(?!(?:return|else|do|case|default|public|private|protected|import|from|package|use|"
+                         r"require|include|global|nonlocal|pass|del|assert|raise|yield|await|async|def|class|print)\b)"
                          r"[A-Za-z_]\w*(?:[ \t]+\**[A-Za-z_]\w*)*[ \t*]*$")  # `static void XMLCALL` alone
-C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\(")
+C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\([^;\"'=]*$")  # a signature: no string, `;` or `=` in it
 GO_METHOD = re.compile(r"^func\s+\([^)]*\)\s+([A-Za-z_]\w*)\s*[(\[]")  # `func (s *Server) Start(ctx) error {`
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.

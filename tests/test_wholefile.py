@@ -937,3 +937,14 @@ def test_a_c_function_named_in_the_instruction_is_focused_and_merged_back():
     edited = focus.text.replace("{\n    return 0;", "{\n    if (source == NULL)\n        return -1;\n    return 0;")
     assert merge_focus(text, edited, "add a NULL check at the start of def()") == text.replace(
         "{\n    return 0;", "{\n    if (source == NULL)\n        return -1;\n    return 0;")
+
+
+def test_a_python_import_then_a_call_is_no_c_function_header():
+    """`import csv` looks like a C type line and `print(...)` like a name line: glued, they hid a statement."""
+    old = ('import csv\nimport sys\n\nrows = list(csv.DictReader(sys.stdin))\nprint("-" * 40)\n\n\n'
+           'def total(rows, key):\n    return sum(int(r[key]) for r in rows)\n\n\nprint("sales:", total(rows, "sales"))\n'
+           'print("-" * 40)\n')
+    fragment = ('import csv\nprint("-" * 40)\n\n\ndef total(rows, key):\n    return sum(int(r[key]) for r in rows)\n'
+                '    edited = True\n\n\n')
+    expected = old.replace("for r in rows)\n", "for r in rows)\n    edited = True\n")
+    assert ensure_whole(old, fragment, "change `total`").text == expected
