@@ -942,8 +942,8 @@ def test_a_c_function_named_in_the_instruction_is_focused_and_merged_back():
 def test_a_python_import_then_a_call_is_no_c_function_header():
     """`import csv` looks like a C type line and `print(...)` like a name line: glued, they hid a statement."""
     old = ('import csv\nimport sys\n\nrows = list(csv.DictReader(sys.stdin))\nprint("-" * 40)\n\n\n'
-           'def total(rows, key):\n    return sum(int(r[key]) for r in rows)\n\n\nprint("sales:", total(rows, "sales"))\n'
-           'print("-" * 40)\n')
+           'def total(rows, key):\n    return sum(int(r[key]) for r in rows)\n\n\n'
+           'print("sales:", total(rows, "sales"))\nprint("-" * 40)\n')
     fragment = ('import csv\nprint("-" * 40)\n\n\ndef total(rows, key):\n    return sum(int(r[key]) for r in rows)\n'
                 '    edited = True\n\n\n')
     expected = old.replace("for r in rows)\n", "for r in rows)\n    edited = True\n")
