@@ -18,6 +18,7 @@ import re
 import tokenize
 
 from editllm.editor.prosefocus import in_block
+from editllm.editor.wholefile import PYTHON
 
 # Languages whose block comments are `/* ... */`.
 C_STYLE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".java", ".js", ".jsx", ".mjs", ".cjs", ".ts",
@@ -86,7 +87,7 @@ def commentary(path: str, lines: list[str]) -> set[int]:
                 and len(line) - len(line.lstrip()) < 4}
     if name.endswith(C_STYLE):
         return block_comments(lines)
-    if name.endswith((".py", ".pyi", ".pyw")):
+    if name.endswith(PYTHON):
         return docstrings(lines)
     return set()
 
