@@ -20,7 +20,15 @@ from editllm.editor.focus import Focus, focus_of, merge_focus
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
 from editllm.editor.programcheck import check_program_text
-from editllm.editor.prompt import LAYOUTS, Prompt, end_of_file, has_fence_line, rewrite_prompt, strip_opening_fence
+from editllm.editor.prompt import (
+    LAYOUTS,
+    Prompt,
+    closed_like_the_file,
+    end_of_file,
+    has_fence_line,
+    rewrite_prompt,
+    strip_opening_fence,
+)
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
@@ -131,6 +139,8 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
         if output and not output.endswith("\n"):
             output += "\n"
         end = end_of_file(output + fence, fence, shown)  # EOS after a fence of the model's own: cut before it
+        if shown is not None and closed_like_the_file(output[:end], shown):
+            return output[:end]  # EOS after the file's own closing fence line: the file is finished
         if not has_fence_line(output[end:]):  # EOS with no fence at all: the file is cut short, not finished
             raise EditError(f"{src.path}: the model stopped before the end of the file (it wrote no closing "
                             "fence); nothing written")

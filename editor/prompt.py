@@ -251,6 +251,30 @@ def _after_the_file(lines: list[str], cut: int, core: list[str]) -> bool:
     return any(like(line) for line in lines[:cut]) and not any(like(line) for line in lines[cut:])
 
 
+def closed_like_the_file(output: str, shown: str) -> bool:
+    """Whether an output that ends at EOS, with no closing fence, ends as the shown file does.
+
+    A file whose last line closes a code block ends with a bare fence line, and a small model takes
+    that line for its own closing fence and stops: the file is finished, though no wrapper fence
+    follows. An output cut short can end at a fence line too (after an earlier block), so this needs
+    the output to hold as many code blocks as the file, all closed, and to end with that fence line.
+    """
+    lines = output.split("\n")[:-1] if output.endswith("\n") else output.split("\n")
+    file = shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n")
+
+    def last_is_fence(ls: list[str]) -> bool:
+        text = [line for line in ls if line.strip()]
+        return bool(text) and _bare(text[-1])
+
+    return (last_is_fence(lines) and last_is_fence(file) and open_fence(lines) is None
+            and open_fence(file) is None and _blocks(lines) == _blocks(file))
+
+
+def _blocks(lines: list[str]) -> int:
+    """How many fenced code blocks `lines` opens."""
+    return sum(1 for k in range(len(lines)) if _fence(lines[k]) and open_fence(lines[:k + 1]) == k)
+
+
 COPY_RULES = (
     "You are a precise code editor. You edit a file by writing an edit program, not the file itself. "
     "The program is a sequence of two operations:\n"

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from editllm.editor.edit import EditOptions, edit_file, finish_text
+from editllm.editor.errors import EditError
 from editllm.editor.prompt import end_of_file, fence_for, rewrite_prompt
 from editllm.editor.source import SourceFile
 
@@ -107,6 +108,47 @@ def test_no_wrapper_line_reaches_the_file(name, text):
         for what, output in behaviours(text, fence).items():
             stop = "stop" if end_of_file(output, fence) is not None else "eos"
             assert finish_text(src, output, fence, stop, 10**6, text) == intended, (fence, what)
+
+
+def closing_lines(text: str) -> list[int]:
+    """Indexes of the lines that close a code block (independent of editor.prompt)."""
+    lines = text.split("\n")
+    return [k for k in range(1, len(lines))
+            if open_run("\n".join(lines[:k])) and not open_run("\n".join(lines[:k + 1]))]
+
+
+ENDS_IN_A_BLOCK = [(n, t) for n, t in CORPUS
+                   if closing_lines(t) and not t.rstrip("\n").split("\n")[-1].strip().strip("`~")
+                   and closing_lines(t)[-1] == len(t.rstrip("\n").split("\n")) - 1]
+
+
+@pytest.mark.parametrize("name,text", ENDS_IN_A_BLOCK, ids=[n for n, _ in ENDS_IN_A_BLOCK])
+def test_eos_after_the_files_own_last_fence_is_the_whole_file(name, text):
+    """A file whose last line closes a code block, copied and then EOS: refused before as "no closing
+    fence" though the file was whole. EOS after any earlier block's closing line is still cut short."""
+    src = SourceFile(name, text)
+    fence = fence_for(text, 4)
+    intended = text if text.endswith("\n") else text + "\n"
+    assert finish_text(src, text, fence, "eos", 10**6, text) == intended
+    lines = text.split("\n")
+    for k in closing_lines(text)[:-1]:
+        short = "\n".join(lines[:k + 1]) + "\n"
+        with pytest.raises(EditError, match="stopped before the end of the file"):
+            finish_text(src, short, fence, "eos", 10**6, text)
+
+
+def test_a_readme_ending_in_a_code_block_is_edited_when_the_model_stops_after_it(scripted_lm):
+    """Through decoding, both modes: the model fixes a typo, copies the closing block and stops."""
+    before = "# Tool\n\nTeh usage:\n\n```sh\ntool --help\n```\n"
+    after = before.replace("Teh", "The")
+    for mode in ("rewrite", "spec"):
+        result = edit_file(scripted_lm(after), SourceFile("README.md", before), "Fix the typo.",
+                           EditOptions(mode=mode, focus=False))
+        assert result.new_text == after, mode
+
+
+def test_the_corpus_holds_files_that_end_in_a_code_block():
+    assert len(ENDS_IN_A_BLOCK) >= 3
 
 
 def test_no_wrapper_line_reaches_an_edited_prose_case():
