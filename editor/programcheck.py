@@ -64,41 +64,46 @@ def unreachable(text: str) -> list[int] | None:
     return sorted(found)
 
 
+def seams(ops: list[Op], k: int, shown: list[str]) -> list[tuple[str | None, str]]:
+    """Where gen span `ops[k]` meets a copy: (the gen's own line at that seam, the line the copy takes there),
+    for the copy right after it (its first line) and right before it (its last line)."""
+    wrote = [line.rstrip() for line in ops[k].text.splitlines() if line.strip()]
+    found = []
+    if k + 1 < len(ops) and isinstance(ops[k + 1], Copy):
+        found.append((wrote[-1] if wrote else None, shown[ops[k + 1].i - 1].rstrip()))
+    if k and isinstance(ops[k - 1], Copy):
+        found.append((wrote[0] if wrote else None, shown[ops[k - 1].j - 1].rstrip()))
+    return found
+
+
 def overlap(ops: list[Op], shown: list[str]) -> str | None:
-    """A distinctive line that a gen span writes and the copy next to it copies too, else None."""
+    """A distinctive line that a gen span writes and the copy next to it copies too, or writes anew and the
+    copy takes in its old form, else None."""
     for k, op in enumerate(ops):
         if not isinstance(op, Gen):
             continue
         wrote = {line.strip() for line in op.text.splitlines()}
-        seams = []
-        if k and isinstance(ops[k - 1], Copy):
-            seams.append(shown[ops[k - 1].j - 1])  # the last line the copy before it took
-        if k + 1 < len(ops) and isinstance(ops[k + 1], Copy):
-            seams.append(shown[ops[k + 1].i - 1])  # the first line the copy after it takes
-        for line in seams:
-            key = line.strip()
+        at = seams(ops, k, shown)
+        for _, theirs in at:
+            key = theirs.strip()
             if len(key) >= DISTINCT and not key.startswith(COMMON) and key in wrote:
                 return key
-        echo = rewritten_and_copied(ops, k, shown)
+        echo = rewritten_and_copied(at)
         if echo is not None:
             return echo
     return None
 
 
-def rewritten_and_copied(ops: list[Op], k: int, shown: list[str]) -> str | None:
-    """The line a gen span `ops[k]` writes as a new version of the line the copy right after it takes, or right
-    before it took, else None: the model wrote the line anew and copied the old one too (`return
+def rewritten_and_copied(at: list[tuple[str | None, str]]) -> str | None:
+    """At a gen span's seams (`seams`), its line that is a new version of the line the copy beside it takes,
+    else None: the model wrote the line anew and copied the old one too (`return
     this.manifest().then(async mani => ({` above `return this.manifest().then(mani => ({`: two openings, one
     syntax error). None of the 1,121 correct pairs' oracle programs has one."""
-    before, after = ops[k - 1] if k else None, ops[k + 1] if k + 1 < len(ops) else None
-    wrote = [line.rstrip() for line in ops[k].text.splitlines() if line.strip()]
-    seams = [(wrote[-1:], shown[after.i - 1].rstrip())] if isinstance(after, Copy) else []
-    seams += [(wrote[:1], shown[before.j - 1].rstrip())] if isinstance(before, Copy) else []
-    for mine, theirs in seams:  # at the same indentation: `return x + 1` in a new branch above `return x` is not
-        if mine and len(theirs.strip()) >= DISTINCT and not theirs.lstrip().startswith(("#", "//")) \
-                and mine[0] != theirs and indent_of(mine[0]) == indent_of(theirs) \
-                and difflib.SequenceMatcher(None, mine[0], theirs, autojunk=False).ratio() >= ECHO:
-            return mine[0].strip()
+    for mine, theirs in at:  # at the same indentation: `return x + 1` in a new branch above `return x` is not
+        if mine is not None and len(theirs.strip()) >= DISTINCT and not theirs.lstrip().startswith(("#", "//")) \
+                and mine != theirs and indent_of(mine) == indent_of(theirs) \
+                and difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio() >= ECHO:
+            return mine.strip()
     return None
 
 
