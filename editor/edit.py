@@ -23,8 +23,8 @@ from editllm.editor.programcheck import check_program_text
 from editllm.editor.prompt import (
     LAYOUTS,
     Prompt,
-    closed_like_the_file,
     end_of_file,
+    finished_at_eos,
     has_fence_line,
     rewrite_prompt,
     strip_opening_fence,
@@ -125,6 +125,9 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
     return max(1, min(limit, room))
 
 
+NL = "\n"
+
+
 def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int,
                 shown: str | None = None) -> str:
     """Cut the model's output at the closing fence (LF text), leaving out the lines the model wrote as
@@ -139,11 +142,16 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
         if output and not output.endswith("\n"):
             output += "\n"
         end = end_of_file(output + fence, fence, shown)  # EOS after a fence of the model's own: cut before it
-        if shown is not None and closed_like_the_file(output[:end], shown):
-            return output[:end]  # EOS after the file's own closing fence line: the file is finished
+        eos = None if shown is None else finished_at_eos(output[:end], shown)
+        if eos is not None:  # EOS right after a fence line that shows the file finished
+            return output[:eos]
+        if not has_fence_line(output[end:]) and has_fence_line(output[:end].rstrip("\n").rsplit("\n", 1)[-1]):
+            raise EditError(f"{src.path}: the model ended its output with a fence line that may close a code block "
+                            "of the file or the output itself, and stopped; nothing written")
         if not has_fence_line(output[end:]):  # EOS with no fence at all: the file is cut short, not finished
-            raise EditError(f"{src.path}: the model stopped before the end of the file (it wrote no closing "
-                            "fence); nothing written")
+            of = f" of the {shown.count(NL) + (not shown.endswith(NL))} it was shown" if shown else ""
+            raise EditError(f"{src.path}: the model stopped before the end of the file (after line "
+                            f"{output[:end].count(NL)}{of}, without the closing fence); nothing written")
     return output[:end]
 
 

@@ -251,23 +251,54 @@ def _after_the_file(lines: list[str], cut: int, core: list[str]) -> bool:
     return any(like(line) for line in lines[:cut]) and not any(like(line) for line in lines[cut:])
 
 
-def closed_like_the_file(output: str, shown: str) -> bool:
-    """Whether an output that ends at EOS, with no closing fence, ends as the shown file does.
+def finished_at_eos(output: str, shown: str) -> int | None:
+    """Where the file ends in an output the model ended with EOS and no closing fence, when its last
+    line is a fence line that shows the file finished; None otherwise (the output is cut short).
 
-    A file whose last line closes a code block ends with a bare fence line, and a small model takes
-    that line for its own closing fence and stops: the file is finished, though no wrapper fence
-    follows. An output cut short can end at a fence line too (after an earlier block), so this needs
-    the output to hold as many code blocks as the file, all closed, and to end with that fence line.
+    - The file's own last line closes a code block: a small model takes that line for its closing fence
+      and stops. The file is finished when the output holds as many code blocks as the file, all closed,
+      and ends with that fence line (an output cut short can end at an earlier block's fence), after the
+      file's own last text line (text added there, such as a section "at the end", may be inside the
+      block or after it: that fence line could be either close).
+    - The model closed its wrapper with a shorter fence (three backticks for a prose file's four) and
+      stopped, after an edit of the file's last line (so `wrapper_lines`, which cuts only after a line
+      like the file's own last one, kept it): a last bare fence line that opens a block the file does
+      not leave open is that close, and only that line goes, when the output before it holds the file's
+      code blocks and reaches its last paragraph (`_reaches_the_end`).
     """
     lines = output.split("\n")[:-1] if output.endswith("\n") else output.split("\n")
     file = shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n")
+    last = len(lines) - 1 - _blank_tail(lines)
+    if last < 0 or not _bare(lines[last]) or open_fence(file) is not None:
+        return None
+    if open_fence(lines) is None:  # its last text line as the file's: text added there, inside the block or
+        own = [line for line in file if line.strip()]  # after it, leaves that fence line ambiguous
+        mine = [line for line in lines if line.strip()]
+        return len(output) if len(own) > 1 and _bare(own[-1]) and _blocks(lines) == _blocks(file) \
+            and mine[-2].strip() == own[-2].strip() else None
+    keep = lines[:last]
+    if open_fence(lines) != last or _blocks(keep) != _blocks(file) or not _reaches_the_end(keep, file):
+        return None
+    keep = keep[:len(keep) - max(0, _blank_tail(keep) - _blank_tail(file))]
+    return sum(len(line) + 1 for line in keep)
 
-    def last_is_fence(ls: list[str]) -> bool:
-        text = [line for line in ls if line.strip()]
-        return bool(text) and _bare(text[-1])
 
-    return (last_is_fence(lines) and last_is_fence(file) and open_fence(lines) is None
-            and open_fence(file) is None and _blocks(lines) == _blocks(file))
+def _reaches_the_end(lines: list[str], file: list[str]) -> bool:
+    """Whether `lines` reach the file's last paragraph: most (80 %) of one of its lines is in one of theirs,
+    so an output that stopped a paragraph early is not taken for the whole file (a line edited, or two
+    sentences joined, still holds most of an old one)."""
+    def paragraph(ls: list[str]) -> list[str]:
+        ls = ls[:len(ls) - _blank_tail(ls)]
+        start = len(ls)
+        while start and ls[start - 1].strip() and not _fence(ls[start - 1]):
+            start -= 1
+        return [line.strip() for line in ls[start:]]
+
+    theirs, mine = paragraph(file), paragraph(lines)
+    if not theirs:
+        return True
+    return any(sum(b.size for b in difflib.SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks())
+               >= 0.8 * len(old) for old in theirs for new in mine)
 
 
 def _blocks(lines: list[str]) -> int:

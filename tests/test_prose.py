@@ -133,7 +133,7 @@ def test_eos_after_the_files_own_last_fence_is_the_whole_file(name, text):
     lines = text.split("\n")
     for k in closing_lines(text)[:-1]:
         short = "\n".join(lines[:k + 1]) + "\n"
-        with pytest.raises(EditError, match="stopped before the end of the file"):
+        with pytest.raises(EditError, match="may close a code block of the file or the output itself"):
             finish_text(src, short, fence, "eos", 10**6, text)
 
 
@@ -542,3 +542,77 @@ def test_the_spell_checker_reads_markdown_as_commonmark_does():
             "    indented_code = 'notaword'  # after a blank line: code\n\n"
             "Run it via ``pytest mytool`` in the dev enivronment.\n")
     assert suspects(text) == ["creaed", "enivronment"]
+
+
+RPC = ("# Remote calls\n\n```mermaid\nflowchart TD\n```\n\n"
+       "By default, `rpc-server` exposes all available accelerator devices on the host.\n"
+       "If there are no accelerators, it exposes a single `CPU` device.\n\n## Usage\n\nRun it.\n\n"
+       "```bash\n$ rpc-server --help\n```\n")
+
+
+@pytest.mark.parametrize("instruction,first", [
+    ("reword the paragraph that starts with 'By default, `rpc-server` exposes' into a single sentence", 6),
+    ('Shorten the sentence "If there are no accelerators, it exposes" please.', 6),
+    ("Replace the sentence 'it exposes a single `CPU` device' with 'it exposes the CPU alone'", 6),
+    ("In the Usage section, reword the paragraph 'Run it.' to be friendlier", None),  # quote too short
+    ("reword the paragraph 'By default, `rpc-server` exposes' and move it to the end", None),  # past one paragraph
+    ("reword every paragraph like 'By default, `rpc-server` exposes'", None),
+    ("reword 'By default, `rpc-server` exposes' to be shorter", None),  # no paragraph or sentence named
+    ("reword the paragraph that starts with 'It is not in the file at all'", None),
+    ("In the Usage section, reword the paragraph 'By default, `rpc-server` exposes'", None),  # not in that section
+])
+def test_a_quoted_paragraph_is_the_only_part_shown(instruction, first):
+    """A real README edit (2026-11 probe): shown the whole file, the 1.5B model wrote the one paragraph it
+    was asked to reword and stopped. The paragraph a quote points at is shown alone, when it is one place."""
+    parts = prosefocus.parts_of("README.md", split_lines(RPC), instruction)
+    if first is None:
+        assert parts is None or not parts.why.startswith("paragraph"), parts
+    else:
+        assert parts.ranges == ((first, first + 2),) and parts.why == "paragraph: By default, `rpc-server` exposes"
+
+
+def test_a_quote_found_twice_or_across_paragraphs_points_at_none():
+    text = "Intro about the tool here.\n\n```\nIntro about the tool here.\n```\n\nMore text follows.\n"
+    assert prosefocus.quoted_paragraph(split_lines(text), "reword the paragraph 'Intro about the tool'") is None
+    text = "One paragraph ends here.\n\nAnother one starts here.\n"
+    assert prosefocus.quoted_paragraph(split_lines(text), "reword the paragraph 'here. Another one'") is None
+    assert prosefocus.quoted_paragraph(split_lines(text), "reword the paragraph 'Another one starts'") == \
+        ((2, 3), "Another one starts here.")
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "spec"])
+def test_a_reworded_paragraph_closed_by_a_short_fence_is_kept_and_the_rest_untouched(mode, scripted_lm):
+    """The probe's output: the two sentences joined (so the file's last line is not there to anchor a cut),
+    then three backticks and EOS. That fence is the model's close, not a new code block."""
+    joined = "By default, `rpc-server` exposes all available accelerator devices on the host, or the CPU alone.\n"
+    result = edit_file(scripted_lm(joined + "```"), SourceFile("README.md", RPC),
+                       "reword the paragraph that starts with 'By default, `rpc-server` exposes' into one sentence",
+                       EditOptions(mode=mode))
+    assert result.focused == ("paragraph: By default, `rpc-server` exposes",)
+    assert result.new_text == RPC.replace(RPC[RPC.index("By default"):RPC.index("\n\n## Usage")], joined[:-1])
+
+
+@pytest.mark.parametrize("output,kept", [
+    ("# T\n\nIntro text.\n\nLast line, edited.\n```", "# T\n\nIntro text.\n\nLast line, edited.\n"),
+    ("# T\n\nIntro text.\n\n\n\n```\n", None),  # the last paragraph never written
+    ("# T\n\nIntro, edited.\n```", None),  # stopped a paragraph early
+    ("# T\n\n```\n", None),  # a cut-short output ending at a block's opening
+])
+def test_a_short_fence_at_eos_ends_the_file_only_after_its_last_paragraph(output, kept):
+    shown = "# T\n\nIntro text.\n\nLast line.\n"
+    src = SourceFile("README.md", shown)
+    if kept is not None:
+        assert finish_text(src, output, "````", "eos", 10**6, shown) == kept
+    else:
+        with pytest.raises(EditError, match="stopped"):
+            finish_text(src, output, "````", "eos", 10**6, shown)
+
+
+def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_block():
+    """The probe: "add a section at the end" of a README that ends in a code block; the model wrote the
+    section before the block's closing line and stopped. That line may close the block or the output."""
+    before = "# T\n\nOutput:\n\n```\nresult\n```\n"
+    output = "# T\n\nOutput:\n\n```\nresult\n### Limitations\n\nPlain text only.\n```"
+    with pytest.raises(EditError, match="may close a code block of the file or the output itself"):
+        finish_text(SourceFile("README.md", before), output, "````", "eos", 10**6, before)
+    assert finish_text(SourceFile("README.md", before), before, "````", "eos", 10**6, before) == before
