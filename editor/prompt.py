@@ -284,9 +284,10 @@ def finished_at_eos(output: str, shown: str) -> int | None:
 
 
 def _reaches_the_end(lines: list[str], file: list[str]) -> bool:
-    """Whether `lines` reach the file's last paragraph: most (80 %) of one of its lines is in one of theirs,
-    so an output that stopped a paragraph early is not taken for the whole file (a line edited, or two
-    sentences joined, still holds most of an old one)."""
+    """Whether `lines` reach the file's last paragraph: they have as many text lines as the file, or most
+    (80 %) of one of its last paragraph's lines is in one of theirs, so an output that stopped a paragraph
+    early is not taken for the whole file (a line edited, or two sentences joined, still holds most of an
+    old one)."""
     def paragraph(ls: list[str]) -> list[str]:
         ls = ls[:len(ls) - _blank_tail(ls)]
         start = len(ls)
@@ -295,8 +296,8 @@ def _reaches_the_end(lines: list[str], file: list[str]) -> bool:
         return [line.strip() for line in ls[start:]]
 
     theirs, mine = paragraph(file), paragraph(lines)
-    if not theirs:
-        return True
+    if not theirs or sum(1 for line in lines if line.strip()) >= sum(1 for line in file if line.strip()):
+        return True  # as many text lines as the file: not cut short (a line's link replaced keeps too little)
     return any(sum(b.size for b in difflib.SequenceMatcher(None, old, new, autojunk=False).get_matching_blocks())
                >= 0.8 * len(old) for old in theirs for new in mine)
 

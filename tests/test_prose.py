@@ -616,3 +616,11 @@ def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_b
     with pytest.raises(EditError, match="may close a code block of the file or the output itself"):
         finish_text(SourceFile("README.md", before), output, "````", "eos", 10**6, before)
     assert finish_text(SourceFile("README.md", before), before, "````", "eos", 10**6, before) == before
+
+
+def test_a_one_line_part_whose_link_changed_ends_at_a_short_fence():
+    """A line whose link is replaced keeps too little of itself to be recognised, but a one-line output for a
+    one-line part is not cut short (the 2026-11 replacement-focus trial: refused before)."""
+    shown = "See the docs: [docs](https://charset-normalizer.readthedocs.io/en/latest/)\n"
+    output = "See the docs: [docs](https://docs.example.org/en/latest/)\n```"
+    assert finish_text(SourceFile("README.md", shown), output, "````", "eos", 10**6, shown) == output[:-3]
