@@ -155,31 +155,39 @@ class _Stderr:
     reads as "change proposed". After a failure the descriptor points at /dev/null, so that the interpreter's
     own flush at exit succeeds too."""
 
+    @staticmethod
+    def stream():
+        """sys.stderr, or the stream behind it while a live display (the progress spinner) has put rich's proxy
+        there: that proxy prints to this very console, so writing to it would loop forever (a hang on every
+        terminal run, found in session 25)."""
+        return getattr(sys.stderr, "rich_proxied_file", sys.stderr)
+
     def write(self, text: str) -> int:
+        stream = self.stream()
         try:
-            n = sys.stderr.write(text)
-            sys.stderr.flush()
+            n = stream.write(text)
+            stream.flush()
             return n
         except (OSError, ValueError, AttributeError):
-            to_devnull(sys.stderr)
+            to_devnull(stream)
             return len(text)
 
     def flush(self) -> None:
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            sys.stderr.flush()
+            self.stream().flush()
 
     def isatty(self) -> bool:
         try:
-            return sys.stderr.isatty()
+            return self.stream().isatty()
         except (OSError, ValueError, AttributeError):
             return False
 
     def fileno(self) -> int:
-        return sys.stderr.fileno()
+        return self.stream().fileno()
 
     @property
     def encoding(self) -> str:
-        return getattr(sys.stderr, "encoding", None) or "utf-8"
+        return getattr(self.stream(), "encoding", None) or "utf-8"
 
 
 def to_devnull(stream) -> None:

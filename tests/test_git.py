@@ -359,3 +359,40 @@ def test_a_staged_git_lfs_pointer_is_skipped(repo, fake_model):
     git(repo, "add", ".")
     res = invoke(repo, "check", "--staged", "-i", "fix")
     assert res.exit_code == 0 and "skipped big.txt: Git LFS pointer" in res.stderr
+
+
+@pytest.mark.parametrize("stdout_too", [False, True])
+def test_a_run_on_a_terminal_finishes(tmp_path, tmp_path_factory, tokenizer_dir, stdout_too):
+    """stderr on a terminal shows the progress spinner, whose live display puts rich's proxy in sys.stderr;
+    the console wrote to sys.stderr, so to that proxy, which printed to the console: every interactive run
+    hung forever (SIGTERM did not stop it) until session 25."""
+    import pty
+    import select
+    import time
+
+    (tmp_path / "m.py").write_text(BUGGY)
+    env = {**os.environ, **hook_env(tmp_path_factory, tokenizer_dir), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    master, slave = pty.openpty()
+    out = tmp_path / "out.diff"
+    with out.open("wb") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "editllm.cli.main", "fix", "m.py", "fix average"], cwd=tmp_path,
+                                env=env, stdin=slave, stdout=slave if stdout_too else sink, stderr=slave)
+        os.close(slave)
+        seen, deadline = b"", time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:  # the terminal's other end closed: the process is exiting
+                    break
+        try:
+            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            pytest.fail(f"hung on a terminal; it showed {seen[-300:]!r}")
+    os.close(master)
+    assert code == 0
+    diff = seen.decode("utf-8", "replace") if stdout_too else out.read_text()
+    assert "+    return sum(xs) / len(xs)" in diff
