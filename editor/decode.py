@@ -69,26 +69,33 @@ class TailStop:
     token by token and cut exactly where plain decoding would have stopped.
     """
 
-    def __init__(self, tokenizer, matches: Callable[[str], bool], window: int = 16, chars: str | None = None) -> None:
+    def __init__(self, tokenizer, matches: Callable[[str], bool], window: int = 16, chars: str | None = None,
+                 pending: Callable[[str], bool] | None = None) -> None:
         """`chars`: characters one of which any token that completes the marker holds (the closing fence's
         character: "\n" + fence ends in it). Other tokens then skip the decode: a verified
         draft emits tens of tokens a forward, each checked, and on a GPU those decodes cost as much as a
-        good part of the forward. Each token id's text is decoded once (`grammar.tokens`)."""
+        good part of the forward. Each token id's text is decoded once (`grammar.tokens`). `pending`: whether
+        a checked text ends in a marker not yet complete (a fence line the next token may end with a newline
+        or turn into "````sh"): the next token is then checked whatever it holds."""
         self.tokenizer = tokenizer
         self.matches = matches
         self.window = window
         self.chars = chars
+        self.pending = pending
         self._may_complete: dict[int, bool] = {}
         self._checked = 0  # the output's length at the last check, which found no marker
+        self._pending = False  # the last check's text ended in an unfinished marker
 
     def __call__(self, output_ids: list[int]) -> bool:
         # the tokens since the last check: one for our decoder, several for a loop that checks once a step
         # (transformers' prompt lookup), all of them for a new output
         n = len(output_ids)
         fresh = n - self._checked if n > self._checked else n
+        if n <= self._checked:  # a new output: nothing of the last one is pending
+            self._pending = False
         self._checked = n
-        if self.chars is not None:  # no marker came before these tokens: only one holding its characters adds it
-            if fresh == 1:  # our decoder checks every token: no generator for the one
+        if self.chars is not None and not self._pending:  # no marker came before these tokens: only one
+            if fresh == 1:  # holding its characters adds it; our decoder checks every token: no generator for one
                 if not self.may_complete(output_ids[-1]):
                     return False
             elif not any(self.may_complete(t) for t in output_ids[n - fresh:]):
@@ -97,6 +104,7 @@ class TailStop:
         text = self.tokenizer.decode(tail, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         if len(tail) < n:  # the tail's first line may be cut: look from its first newline on
             text = "\n" + text.split("\n", 1)[-1] if "\n" in text else ""
+        self._pending = self.pending is not None and self.pending(text)
         return self.matches(text)
 
     def may_complete(self, token: int) -> bool:

@@ -24,10 +24,12 @@ from editllm.editor.prompt import (
     LAYOUTS,
     Prompt,
     end_of_file,
+    fence_pending,
     finished_at_eos,
     has_fence_line,
     rewrite_prompt,
     strip_opening_fence,
+    wrapper_fence_line,
 )
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_layout
@@ -132,6 +134,16 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
                 shown: str | None = None) -> str:
     """Cut the model's output at the closing fence (LF text), leaving out the lines the model wrote as
     its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output."""
+    text = _cut(src, output, fence, stop_reason, max_new, shown)
+    nested = wrapper_fence_line(text, fence)
+    if nested is not None:  # the first bare fence line after it closed that block, not the file
+        raise EditError(f"{src.path}: the model wrote a code block fenced as the file itself is ({nested[:20]!r}), so "
+                        "where the file ends is unclear; nothing written")
+    return text
+
+
+def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int, shown: str | None) -> str:
+    """`finish_text`'s cut, before its check of the text."""
     end = end_of_file(output, fence, shown)
     if end is None:
         if stop_reason == "max_new_tokens":
@@ -220,13 +232,13 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     if prompt.prefilled:
         # "\n" + fence ends in the fence's character, so only a token holding one can complete it: the tail is
         # decoded at those tokens alone (a newline too used to count: a decode at every line of the file)
-        stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence) is not None,
-                        chars=prompt.fence[0])
+        stop = TailStop(lm.tokenizer, lambda text: end_of_file(text, prompt.fence, final=False) is not None,
+                        chars=prompt.fence[0], pending=lambda text: fence_pending(text, prompt.fence))
     else:  # the opening fence is in the output too: look at all of it (slower; bench layouts only)
         def stop(ids: list[int]) -> bool:
             text = lm.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
             body = strip_opening_fence(text, prompt.fence)
-            return body is not None and end_of_file(body, prompt.fence) is not None
+            return body is not None and end_of_file(body, prompt.fence, final=False) is not None
     if opts.generate:  # another decoding loop (a server, a bench peer): no local drafter, no cost probe
         out_ids, stats = opts.generate(lm, ids, max_new, stop)
     else:

@@ -127,25 +127,54 @@ def strip_opening_fence(output: str, fence: str) -> str | None:
     return None if m is None else output[m.end():]
 
 
-def end_of_file(output: str, fence: str, shown: str | None = None) -> int | None:
+def end_of_file(output: str, fence: str, shown: str | None = None, final: bool = True) -> int | None:
     """Index where the file ends in `output` (just after the newline before the closing fence).
 
-    None while the fence has not appeared. The fence must begin a line; an output that starts with
-    it is an empty file. This alone decides when decoding stops (TailStop), token by token, so rewrite
-    and spec stop at the same token. Given `shown` (the file as the prompt showed it), the end also
-    moves back over the lines the model wrote as its own wrapper before the real fence
-    (`wrapper_lines`); that looks only at the finished output, so both modes cut it alike.
+    None while the fence has not appeared. The closing fence is a line of the fence (or a longer run of its
+    character) and nothing else but spaces, as CommonMark closes a block: a line like "````sh" is a code
+    block the model writes into the file, which used to end the file there and lose the rest. The line
+    must be finished: while decoding (`final` False) a fence at the very end of the output may still gain
+    an info string, so the end waits for the next token (`fence_pending`); in a finished output (EOS after
+    it) it ends the file. An output that starts with the fence is an empty file. This alone decides when
+    decoding stops (TailStop), token by token, so rewrite and spec stop at the same token. Given `shown`
+    (the file as the prompt showed it), the end also moves back over the lines the model wrote as its own
+    wrapper before the real fence (`wrapper_lines`); that looks only at the finished output, so both modes
+    cut it alike.
     """
-    if output.startswith(fence):
-        return 0
-    idx = output.find("\n" + fence)
-    if idx < 0:
+    idx = _closing_line(output, fence, final)
+    if idx is None:
         return None
-    if shown is None:
-        return idx + 1
-    lines = output[: idx + 1].split("\n")[:-1]
+    if shown is None or idx == 0:
+        return idx
+    lines = output[:idx].split("\n")[:-1]
     keep = len(lines) - wrapper_lines(lines, shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n"))
     return sum(len(line) + 1 for line in lines[:keep])
+
+
+def _closing_line(output: str, fence: str, final: bool) -> int | None:
+    """Where the first closing fence line of `output` starts (see `end_of_file`), else None."""
+    starts = [0] if output.startswith(fence) else []
+    starts += [m.start() + 1 for m in re.finditer(re.escape("\n" + fence), output)]
+    for at in starts:
+        end = output.find("\n", at)
+        rest = output[at + len(fence):] if end < 0 else output[at + len(fence):end]
+        if not rest.lstrip(fence[0]).strip(" \t") and (end >= 0 or final):
+            return at
+    return None
+
+
+def wrapper_fence_line(text: str, fence: str) -> str | None:
+    """A line of the cut file text that starts with the wrapper's fence (an info string after it: bare ones end
+    the file), else None. The shown file has none (`fence_for` picks a fence longer than any run in it), so
+    the model opened a code block with the wrapper's own fence, and the line that closed it ended the file."""
+    return next((line for line in text.split("\n") if line.startswith(fence)), None)
+
+
+def fence_pending(output: str, fence: str) -> bool:
+    """Whether `output` ends in a line that is the closing fence so far: the next token says whether it stays
+    one (a newline, EOS) or becomes a code block's opening ("````sh"), so the stop must look at it."""
+    last = output.rsplit("\n", 1)[-1]
+    return last.startswith(fence) and not last[len(fence):].lstrip(fence[0]).strip(" \t")
 
 
 FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")

@@ -143,3 +143,19 @@ def test_special_text_is_tokenized_alike_from_many_threads(tokenizer):
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda k: chat_ids(tokenizer, prompts[k % 2].text, prompts[k % 2].user), range(400)))
     assert all(ids == expected[k % 2] for k, ids in enumerate(got))
+
+
+@pytest.mark.parametrize("where", ["middle", "top"])
+@pytest.mark.parametrize("mode", ["rewrite", "spec"])
+def test_a_block_the_model_fences_like_the_file_never_ends_the_file(tmp_path, scripted_lm, monkeypatch, where, mode):
+    """A README is shown in a four-backtick fence; the model added a "````sh" block. The fence line with its
+    info string ended the file there (and with --allow-deletions the License section was deleted, exit 0);
+    then, line-exact, the block's own close would end it. Where the file ends is unknown: refused."""
+    before = "# T\n\nIntro.\n\n## Use\n\nRun it.\n\n## License\n\nMIT. Long text\nthat must stay.\n"
+    block = "````sh\nt run\n````\n\n"
+    after = before.replace("Run it.\n", "Run it:\n\n" + block) if where == "middle" else block + before
+    (tmp_path / "README.md").write_text(before)
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(after + "````\n"))
+    res = run(tmp_path, "fix", "README.md", "add a usage snippet", "--mode", mode, "--apply", "--allow-deletions")
+    refused(res, "the model wrote a code block fenced as the file itself is ('````sh')")
+    assert (tmp_path / "README.md").read_text() == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from editllm.editor.decode import Decoder, Free, TailStop
 from editllm.editor.drafter import ADAPTIVE_DRAFT, DEFAULT_DRAFT, CopyDrafter, DraftSchedule
 from editllm.editor.edit import EditOptions, edit_file
@@ -191,6 +192,32 @@ def test_tail_stop_finds_a_fence_inside_several_tokens_added_at_once(tokenizer):
         stop = TailStop(tokenizer, lambda t: end_of_file(t, "```") is not None, chars=chars)
         assert not stop(head)
         assert stop(head + chunk["input_ids"])  # the fence is 30-odd tokens before the end
+
+
+@pytest.mark.parametrize("fence", ["```", "````"])
+def test_tail_stop_waits_for_the_fence_line_to_end(tokenizer, fence):
+    """A line that starts with the fence and goes on ("````sh") opens a code block the model writes into the
+    file: it used to end the file there, and the rest of the file was lost. The stop now comes at the token
+    that ends a bare fence line, the same with and without the skip of tokens that lack the fence's
+    character (the token after a fence is looked at whatever it holds)."""
+    from editllm.editor.prompt import end_of_file, fence_pending
+
+    text = f"Run it:\n\n{fence}sh\nt run\n{fence}\n\n## License\n\nMIT.\n{fence}\nDone.\n"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def matches(t):
+        return end_of_file(t, fence, final=False) is not None
+
+    def first_stop(stop) -> int | None:
+        return next((n for n in range(1, len(ids) + 1) if stop(ids[:n])), None)
+
+    every = first_stop(TailStop(tokenizer, matches))
+    skipping = first_stop(TailStop(tokenizer, matches, chars=fence[0], pending=lambda t: fence_pending(t, fence)))
+    assert every == skipping
+    done = tokenizer.decode(ids[:every])
+    # the block's own close ends it (finish_text then refuses the file), never the block's opening line
+    assert end_of_file(done, fence) == len(f"Run it:\n\n{fence}sh\nt run\n") and done.rstrip("\n").endswith(fence)
+    assert end_of_file(f"x\n{fence}", fence) == 2 and end_of_file(f"x\n{fence}", fence, final=False) is None
 
 
 def test_sampling_runs_and_is_seeded(tiny_lm):

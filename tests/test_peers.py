@@ -94,14 +94,14 @@ def short_files(monkeypatch):
     our decoder and the peers alike (the stop callable and the cut both come from `end_of_file`)."""
     import editllm.editor.edit as edit
 
-    def five_lines(output: str, fence: str, shown: str | None = None) -> int | None:
+    def five_lines(output: str, fence: str, shown: str | None = None, final: bool = True) -> int | None:
         return 5 if output.startswith("\n" * 5) else None
 
     monkeypatch.setattr(edit, "end_of_file", five_lines)
     # the stop check looks only at tokens that hold the fence's character, which only the real rule needs:
     # this one ends at a newline, so every token is looked at
     real = edit.TailStop
-    monkeypatch.setattr(edit, "TailStop", lambda tokenizer, matches, chars=None: real(tokenizer, matches))
+    monkeypatch.setattr(edit, "TailStop", lambda tokenizer, matches, chars=None, pending=None: real(tokenizer, matches))
 
 
 def _case() -> Case:
