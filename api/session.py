@@ -93,14 +93,17 @@ class FileEdit:
 
 
 def display_path(path: str | Path, for_diff: bool = False) -> str:
-    """The path as the diff shows it: relative to the repository root inside a git repository (so
-    `git apply` and `patch -p1` work from there), else to the working directory. A file outside both has
-    no such name: `for_diff` (a diff will be printed) refuses it; else (--apply) it is named by its
-    absolute path less the leading slash."""
+    """The path as the diff shows it: relative to the root of the git repository the working directory is
+    in, when the file is inside it (a file of a nested repository or submodule too: named from its own
+    root, `git apply` run where the user is patched the outer repository's file of that name), else to its
+    own repository's root (so `git apply` and `patch -p1` work from there), else to the working directory.
+    A file outside all of them has no such name: `for_diff` (a diff will be printed) refuses it; else
+    (--apply) it is named by its absolute path less the leading slash."""
     from editllm.editor.gitio import repo_root
 
     p = Path(path).resolve()
-    base = repo_root(p.parent) or Path.cwd().resolve()
+    here = repo_root(Path.cwd())
+    base = here if here is not None and p.is_relative_to(here) else repo_root(p.parent) or Path.cwd().resolve()
     try:
         return p.relative_to(base).as_posix()
     except ValueError:
@@ -167,6 +170,12 @@ def read_sources(paths: PathArg | Iterable[PathArg], instruction: str, stdin_pat
     stdin = [s.path for p, s in zip(paths, sources, strict=True) if str(p) == "-"]
     if stdin and stdin[0] in {s.path for s in sources if s.disk_path is not None}:
         raise EditError(f"{stdin[0]}: named twice (a file and stdin's --path)")  # two diffs of one path
+    names: dict[str, PathArg] = {}
+    for path, src in zip(paths, sources, strict=True):  # files of two repositories, each named from its root
+        if for_diff and src.path in names and src.disk_path is not None:
+            raise EditError(f"{names[src.path]} and {path}: both would be {src.path} in the diff (they are in "
+                            "different git repositories); edit them in separate runs, from each repository")
+        names[src.path] = path
     return sources
 
 

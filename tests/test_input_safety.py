@@ -252,8 +252,8 @@ def test_a_symlink_out_of_its_repository_is_refused(tmp_path, loads):
 
 
 def test_files_of_one_name_in_two_repositories_are_not_named_twice(tmp_path, loads):
-    """`display_path` shows each file relative to its own repository: a submodule's README.md and the
-    superproject's both show as README.md, and both are edited (only stdin's --path may not repeat a file)."""
+    """A nested repository's m.py and the outer one's are two files, both edited (only stdin's --path may
+    not repeat a file)."""
     git(tmp_path, "init", "-q")
     (tmp_path / "sub").mkdir()
     git(tmp_path / "sub", "init", "-q")
@@ -286,3 +286,24 @@ def test_a_file_changed_between_the_checks_and_its_write_says_what_was_written(t
     with pytest.raises(EditError, match=r"^b.py: changed on disk while editing; not written \(1 file\(s\) before"):
         write_edits(edits)
     assert (tmp_path / "a.py").read_text() == FIXED
+
+
+def test_a_nested_repositorys_file_is_named_from_the_working_directorys_repository(tmp_path, loads):
+    """Run from the outer repository, a file of a nested one was named from its own root (`a/m.py`): `git
+    apply` where the user is patched the outer repository's m.py. Files of two sibling repositories, each
+    named from its own root, would be two sections of one name: refused, nothing edited."""
+    outer, sibling = tmp_path / "outer", tmp_path / "sibling"
+    inner = outer / "vendor" / "lib"
+    for folder in (outer, inner, sibling):
+        folder.mkdir(parents=True, exist_ok=True)
+        git(folder, "init", "-q")
+        (folder / "m.py").write_text(BUGGY)
+    res = run(outer, "fix", "vendor/lib/m.py", "fix average")
+    assert res.exit_code == 0 and res.stdout.startswith("diff --git a/vendor/lib/m.py b/vendor/lib/m.py\n")
+    subprocess.run(["git", "apply"], cwd=outer, input=res.stdout, text=True, check=True)
+    assert (inner / "m.py").read_text() == FIXED and (outer / "m.py").read_text() == BUGGY
+    (inner / "m.py").write_text(BUGGY)
+    res = run(inner, "fix", "m.py", "fix average")  # from inside the nested one: named from there
+    assert res.exit_code == 0 and res.stdout.startswith("diff --git a/m.py b/m.py\n")
+    one_line_error(run(outer, "fix", "m.py", "../sibling/m.py", "fix average"), "both would be m.py in the diff")
+    assert (sibling / "m.py").read_text() == BUGGY == (outer / "m.py").read_text()
