@@ -264,7 +264,7 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
     `journal`: a Journal, or the folder to keep one in. With `apply`, a file that cannot be written
     (read-only, or not on disk) fails before it is decoded, as `write_edits` would refuse it."""
     from editllm.api.session import read_only
-    from editllm.editor.diff import worktree_text, write_atomic
+    from editllm.editor.diff import worktree_text, write_all
 
     started = time.perf_counter()
     check_batch(jobs, retries, timeout, backoff)
@@ -345,7 +345,8 @@ def edit_many(session, sources: Sequence[SourceFile], instruction: str, *, jobs:
                     rec["written_sha"] = content_sha(text, src.bom)
                     if journal:
                         journal.append(rec | {"status": "pending", "applied": True, "diff": ""})
-                    write_atomic(src, text)  # with `worktree`, the edit on top of the file's unstaged lines
+                    # with `worktree`, the edit on top of the file's unstaged lines (the source is the staged blob)
+                    write_all([(src, text)], same_bytes=not worktree)
                     outcome.written = True
                     rec["applied"] = True
             except EditError as exc:

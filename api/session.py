@@ -547,7 +547,7 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
     not on disk, one changed on disk since it was read, unstaged changes the edit conflicts with), so a
     multi-file edit is written whole or not at all; two edits of one file are refused. Returns how many
     files were written."""
-    from editllm.editor.diff import uninterrupted, worktree_text
+    from editllm.editor.diff import uninterrupted, worktree_text, write_all
 
     edits, planned, seen = list(edits), [], set()
     for e in edits:  # two edits of one file: whichever went last would win, after the first was written
@@ -565,26 +565,10 @@ def write_edits(edits: Iterable[FileEdit], worktree: bool = False) -> int:
             raise EditError(f"{e.path}: read-only (mode {e.source.mode & 0o777:o}); nothing written")
         if not _unchanged_on_disk(e.source):
             raise EditError(f"{e.path}: changed on disk while editing; nothing written")
-        planned.append((e, worktree_text(e.source, e.new_text) if worktree else e.new_text))
+        planned.append((e.source, worktree_text(e.source, e.new_text) if worktree else e.new_text))
     with uninterrupted():  # Ctrl-C now comes after the last file, not between two
-        _write_planned(planned)
+        write_all(planned, same_bytes=not worktree)  # every file ready before the first is replaced
     return len(planned)
-
-
-def _write_planned(planned: list) -> None:
-    from editllm.editor.diff import write_atomic
-
-    for written, (e, text) in enumerate(planned):
-        try:
-            write_atomic(e.source, text)
-        except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
-            before = f" ({written} file(s) before it were written)" if written else "; nothing written"
-            raise EditError(f"{e.path}: cannot write ({exc.strerror or exc}){before}") from exc
-        except EditError as exc:  # changed or gone since the check above: say what was written before it
-            if not written:
-                raise
-            msg = str(exc).removesuffix("; nothing written")
-            raise EditError(f"{msg}; not written ({written} file(s) before it were)") from exc
 
 
 def read_only(src: SourceFile) -> bool:

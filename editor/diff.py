@@ -155,25 +155,57 @@ def _bom_lines(src: SourceFile) -> list[str]:
 
 
 def write_atomic(src: SourceFile, new: str) -> None:
-    """Write through a temp file in the same folder, fsync, rename; keep the mode.
+    """Write one file through a temp file in the same folder, fsync, rename; keep the mode (`write_all`)."""
+    write_all([(src, new)])
 
-    Refuses when the file changed on disk since it was read, so a concurrent edit is never lost.
-    """
+
+def write_all(planned: list[tuple[SourceFile, str]], same_bytes: bool = True) -> None:
+    """Write every file or none. Each new text goes to a temp file beside its file first (written, synced,
+    owner and mode set); only when all are ready are they renamed over the files, so a full disk or an
+    unwritable folder met at the second file leaves the first as it was. A file that changed on disk since
+    it was read is refused, so a concurrent edit is never lost: its size and mtime, and (`same_bytes`, where
+    the source's text is the file's: not for edits of staged blobs) its bytes, since a change within the
+    mtime's granularity keeps both."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for src, new in planned:
+            path, st = _still_as_read(src, same_bytes)
+            try:
+                staged.append((_stage(path, _with_bom(src, new).encode("utf-8"), src, st), path))
+            except OSError as exc:  # a full disk, a read-only folder: the user's to fix, not a bug
+                raise EditError(f"{src.path}: cannot write ({exc.strerror or exc}); nothing written") from exc
+        with uninterrupted():
+            for done, ((tmp, path), (src, _)) in enumerate(zip(staged, planned, strict=True)):
+                try:
+                    os.replace(tmp, path)
+                except OSError as exc:  # a rename within a folder: not for want of space; the folder changed
+                    before = f" ({done} file(s) before it were written)" if done else "; nothing written"
+                    raise EditError(f"{src.path}: cannot write ({exc.strerror or exc}){before}") from exc
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _still_as_read(src: SourceFile, same_bytes: bool) -> tuple[Path, os.stat_result]:
+    """The file's path and stat, when it holds what was read; else EditError."""
     if src.disk_path is None:
         raise EditError(f"{src.path}: not a file on disk; cannot --apply")
     path = Path(src.disk_path)
     try:
         st = path.stat()
+        same = st.st_mtime_ns == src.mtime_ns and st.st_size == src.size
+        if same and same_bytes:
+            same = path.read_bytes() == _with_bom(src, src.raw).encode("utf-8")
     except OSError as exc:
         raise EditError(f"{src.path}: vanished while editing; nothing written") from exc
-    if st.st_mtime_ns != src.mtime_ns or st.st_size != src.size:
+    if not same:
         raise EditError(f"{src.path}: changed on disk while editing; nothing written")
-    data = _with_bom(src, new).encode("utf-8")
-    with uninterrupted():
-        _replace(path, data, src, st)
+    return path, st
 
 
-def _replace(path: Path, data: bytes, src: SourceFile, st: os.stat_result) -> None:
+def _stage(path: Path, data: bytes, src: SourceFile, st: os.stat_result) -> str:
+    """A synced temp file beside `path` holding `data`, with the old file's owner and mode: ready to rename."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".editllm")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -183,10 +215,10 @@ def _replace(path: Path, data: bytes, src: SourceFile, st: os.stat_result) -> No
         _keep_owner(tmp, st)
         if src.mode is not None:  # after chown, which clears the set-id bits
             os.chmod(tmp, src.mode & 0o7777)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
 
 
 def _keep_owner(tmp: str, st: os.stat_result) -> None:

@@ -268,24 +268,58 @@ def test_a_long_instruction_without_files_is_a_usage_error(tmp_path, loads):
     one_line_error(run(tmp_path, "check", "x" * 300), "name files to check, or use --staged")
 
 
-def test_a_file_changed_between_the_checks_and_its_write_says_what_was_written(tmp_path, monkeypatch, scripted_lm):
+def test_a_multi_file_apply_is_written_whole_or_not_at_all(tmp_path, monkeypatch, scripted_lm):
+    """Each file used to be written in turn: a full disk or an unwritable folder met at the second file left
+    the first written (exit 2, half an edit). Now every new text is staged beside its file first; a failure
+    there writes nothing and leaves no temp file."""
+    import os
+
     from editllm.editor import diff
 
     monkeypatch.chdir(tmp_path)
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text(BUGGY)
     edits = EditSession(scripted_lm(FIXED + "```\n")).edit(["a.py", "b.py"], "fix average")
-    real = diff.write_atomic
+    real = diff._stage
 
-    def write(src, text):
-        if src.path == "b.py":  # changed just after write_edits checked it, before its turn came
-            raise EditError("b.py: changed on disk while editing; nothing written")
-        real(src, text)
+    def stage(path, data, src, st):
+        if src.path == "b.py":
+            raise OSError(28, "No space left on device")
+        return real(path, data, src, st)
 
-    monkeypatch.setattr(diff, "write_atomic", write)
-    with pytest.raises(EditError, match=r"^b.py: changed on disk while editing; not written \(1 file\(s\) before"):
+    monkeypatch.setattr(diff, "_stage", stage)
+    with pytest.raises(EditError, match=r"^b.py: cannot write \(No space left on device\); nothing written$"):
         write_edits(edits)
-    assert (tmp_path / "a.py").read_text() == FIXED
+    assert (tmp_path / "a.py").read_text() == BUGGY == (tmp_path / "b.py").read_text()
+    assert sorted(os.listdir(tmp_path)) == ["a.py", "b.py"]
+    monkeypatch.setattr(diff, "_stage", real)
+    replace = os.replace
+
+    def rename(tmp, path):  # a rename that fails (the folder changed under us): what was written is said
+        if str(path).endswith("b.py"):
+            raise OSError(13, "Permission denied")
+        replace(tmp, path)
+
+    monkeypatch.setattr(diff.os, "replace", rename)
+    with pytest.raises(EditError, match=r"^b.py: cannot write \(Permission denied\) \(1 file\(s\) before it were"):
+        write_edits(edits)
+    assert (tmp_path / "a.py").read_text() == FIXED and sorted(os.listdir(tmp_path)) == ["a.py", "b.py"]
+
+
+def test_a_change_that_keeps_the_size_and_mtime_is_not_overwritten(tmp_path, monkeypatch, scripted_lm):
+    """A change made while the model ran, of the same size within the mtime's granularity (or with the
+    mtime put back), was overwritten: size and mtime were all that was compared."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(BUGGY)
+    edits = EditSession(scripted_lm(FIXED + "```\n")).edit(["m.py"], "fix average")
+    st = (tmp_path / "m.py").stat()
+    (tmp_path / "m.py").write_text(BUGGY.replace("xs", "ys"))  # the user's edit, same size
+    os.utime(tmp_path / "m.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(EditError, match=r"^m.py: changed on disk while editing; nothing written$"):
+        write_edits(edits)
+    assert (tmp_path / "m.py").read_text() == BUGGY.replace("xs", "ys")
 
 
 def test_a_nested_repositorys_file_is_named_from_the_working_directorys_repository(tmp_path, loads):
