@@ -203,7 +203,7 @@ def to_devnull(stream) -> None:
         stream.flush()
 
 
-err = Console(file=_Stderr(), highlight=False)
+err = Console(file=_Stderr(), highlight=False, emoji=False)  # a file named `a:fire:.py` is named so
 
 
 def _version() -> str:

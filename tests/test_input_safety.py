@@ -341,3 +341,8 @@ def test_a_nested_repositorys_file_is_named_from_the_working_directorys_reposito
     assert res.exit_code == 0 and res.stdout.startswith("diff --git a/m.py b/m.py\n")
     one_line_error(run(outer, "fix", "m.py", "../sibling/m.py", "fix average"), "both would be m.py in the diff")
     assert (sibling / "m.py").read_text() == BUGGY == (outer / "m.py").read_text()
+
+
+def test_a_name_with_colons_is_printed_as_it_is(tmp_path, loads):
+    """The stderr console turned `:fire:` into an emoji: the error named a file that does not exist."""
+    one_line_error(run(tmp_path, "fix", "nope:fire:.py", "fix average"), "nope:fire:.py: ")
