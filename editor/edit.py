@@ -128,6 +128,7 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
 
 
 NL = "\n"
+REPLACEMENT = "\ufffd"  # what a decoder writes for bytes that are not UTF-8
 
 
 def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int,
@@ -265,6 +266,9 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     file's own line endings. The original's lines come
     from `src`; the new text is split here, once, and its lines go on to both stages. `filled`: the model
     wrote placeholders for code it left out (`editor.elision`), so it wrote part of the file: a merge too."""
+    if text.count(REPLACEMENT) > src.text.count(REPLACEMENT):  # tokens that end inside a UTF-8 character
+        raise EditError(f"{src.path}: the model wrote bytes that are not UTF-8 text (decoded as U+FFFD); "
+                        "nothing written")
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)

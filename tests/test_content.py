@@ -159,3 +159,19 @@ def test_a_block_the_model_fences_like_the_file_never_ends_the_file(tmp_path, sc
     res = run(tmp_path, "fix", "README.md", "add a usage snippet", "--mode", mode, "--apply", "--allow-deletions")
     refused(res, "the model wrote a code block fenced as the file itself is ('````sh')")
     assert (tmp_path / "README.md").read_text() == before
+
+
+def test_output_bytes_that_are_not_utf8_are_refused_not_written_as_replacement_characters():
+    """A token sequence that ends inside a UTF-8 character (half of "é") decodes to U+FFFD, which went into
+    the diff with exit 0. A file that holds U+FFFD itself keeps it."""
+    from editllm.editor.decode import DecodeStats
+    from editllm.editor.edit import finish_edit
+    from editllm.editor.errors import EditError
+    from editllm.editor.source import SourceFile
+
+    src = SourceFile("m.py", "# cafe\nx = 1\n")
+    with pytest.raises(EditError, match="not UTF-8 text"):
+        finish_edit(src, "# caf\ufffd\nx = 1\n", "accent cafe", DecodeStats("spec"), "")
+    kept = SourceFile("m.py", "# caf\ufffd\nx = 1\n")
+    edited = "# caf\ufffd\nx = 2\n"
+    assert finish_edit(kept, edited, "x = 2", DecodeStats("spec"), "").new_text == edited
