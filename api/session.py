@@ -354,6 +354,11 @@ class EditSession:
         self._closed = False
 
     @property
+    def loaded(self) -> LoadedModel | None:
+        """The model if it was loaded (or given), else None; loads nothing."""
+        return self._lm
+
+    @property
     def lm(self) -> LoadedModel:
         """The model, loaded on first use."""
         if self._lm is not None:  # no lock once loaded: rows' threads read it while `edit` holds the lock

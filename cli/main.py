@@ -472,7 +472,12 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
         session.status, session.on_tokens = progress.say, progress.tokens
         session.load_log = load_logger(progress)
         session.log = (lambda msg: None) if quiet else note
-        edits = session.edit(paths, instruction, stdin_path)
+        try:
+            edits = session.edit(paths, instruction, stdin_path)
+        except EditError as exc:  # --stats still says what ran, once a model did (a script reads it per run)
+            if stats and session.loaded is not None:
+                note(json.dumps(api.stats_record(session.loaded, session.mode, [], started) | {"error": str(exc)}))
+            raise
     record = api.stats_record(session.lm, session.mode, edits, started) if stats else None
     if apply:
         api.write_edits(edits, worktree)

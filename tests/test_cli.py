@@ -82,6 +82,21 @@ def test_no_change_is_said_on_stderr_and_in_stats(tmp_path, fake_model):
     assert stats["files"][0]["changed"] is False
 
 
+def test_stats_of_a_refused_edit_say_what_ran_and_why(tmp_path, fake_model):
+    """--stats printed nothing when the edit was refused (exit 2); a script reading one JSON line per run
+    got none. Bad input, refused before any model loads, stays one line."""
+    (tmp_path / "m.py").write_text(BUGGY)
+    fake_model("def average(xs):\n")  # then EOS: the file cut short
+    res = invoke("fix", "m.py", "fix it", "--quiet", "--stats", cwd=tmp_path)
+    assert res.exit_code == 2 and res.stdout == ""
+    first, second = res.stderr.strip().splitlines()
+    stats = json.loads(first)
+    assert stats["changed"] is False and stats["files"] == [] and "stopped before the end" in stats["error"]
+    assert second.startswith("editllm: error: m.py: the model stopped before the end of the file")
+    res = invoke("fix", "missing.py", "fix it", "--quiet", "--stats", cwd=tmp_path)
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
 def test_config_file_values_are_checked(tmp_path):
     (tmp_path / "ok.py").write_text("x\n")
     (tmp_path / ".editllm.toml").write_text('mode = "fast"\n')
