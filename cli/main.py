@@ -1022,8 +1022,8 @@ MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the conf
 @model_app.command("info")
 def model_info(model: str = MODEL_ARG) -> None:
     """Show where a model comes from and whether it is ready."""
-    from editllm.editor.models import whole_conversion
-    from editllm.editor.modelspec import bundled_for, check_model_spec
+    from editllm.editor.models import whole_conversion, whole_gguf
+    from editllm.editor.modelspec import bundled_for, cache_dir, check_model_spec
 
     refuse_closed_stdout("the model's details")
     model = settings(None, model, None, None).get("model")
@@ -1036,13 +1036,17 @@ def model_info(model: str = MODEL_ARG) -> None:
     from editllm.selector import selector_for
 
     converted = bundled.converted_dir()
+    gguf = cache_dir() / bundled.gguf_name
     parts = bundled.part_paths()
     selector = selector_for(model)
     print(json.dumps({
         "model": f"bundled:{bundled.key}", "title": bundled.title,
         "packages": f"{bundled.package.format(i=1)}..{bundled.parts} == {bundled.version}",
         "parts_bytes": sum(p.stat().st_size for p in parts), "sha256": bundled.sha256,
-        "cache": str(converted), "prepared": whole_conversion(converted),
+        # what each engine reads: llama.cpp (the CPU default) the GGUF; the torch engine (--engine torch, a GPU, an
+        # adapter) its bf16 conversion, which `model prepare` makes (a minute or two, a few GB: needless for llama.cpp)
+        "gguf": {"path": str(gguf), "ready": whole_gguf(bundled, gguf)},
+        "converted": {"path": str(converted), "ready": whole_conversion(converted), "for": "the torch engine"},
         "selector": None if selector is None else {
             "adapter": str(selector.folder), "loaded": "copy mode, unless --adapter or --no-adapter",
             "files": {name: {"bytes": (selector.folder / name).stat().st_size if (selector.folder / name).exists()

@@ -86,6 +86,16 @@ def test_model_info_shows_it():
     assert all(v["bytes"] for v in info["files"].values())
 
 
+def test_model_info_says_what_each_engine_reads(tmp_path, monkeypatch):
+    """It said `prepared: false` with the GGUF the default llama.cpp engine reads in place: an invitation to
+    a needless conversion. Each engine's file is named with whether it is ready."""
+    monkeypatch.setenv("EDITLLM_CACHE", str(tmp_path))
+    info = json.loads(CliRunner().invoke(app, ["model", "info", "bundled:1.5b"]).stdout)
+    assert info["gguf"] == {"path": str(tmp_path / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"), "ready": False}
+    assert info["converted"]["ready"] is False and info["converted"]["for"] == "the torch engine"
+    assert "prepared" not in info
+
+
 def test_the_wheel_carries_it(tmp_path):
     """Installed with the package: the wheel holds every recorded file under editllm/selector/."""
     root = Path(__file__).resolve().parents[1]
