@@ -141,7 +141,9 @@ def show_traceback() -> None:
         traceback.print_exc(file=sys.stderr)
 
 
-app = typer.Typer(cls=Guarded, add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
+app = typer.Typer(cls=Guarded, add_completion=False, no_args_is_help=True,
+                  help="Edit code and text files with a local LLM and print a unified diff that `git apply` and "
+                       "`patch -p1` accept (stdout); progress and errors go to stderr.")
 model_app = typer.Typer(no_args_is_help=True, help="Show, assemble or convert the bundled model.")
 app.add_typer(model_app, name="model")
 hook_app = typer.Typer(no_args_is_help=True, help="Install or remove the git pre-commit hook.")
@@ -453,7 +455,7 @@ def run_batch(session: api.EditSession, sources: list, instruction: str, apply: 
     if not apply:
         write_diff("".join(o.diff for o in report.outcomes if o.error is None))
     for o in report.failed:
-        note(f"editllm: failed {o.path}: {o.error}")
+        note(f"editllm: failed {o.path}: {o.error.removeprefix(f'{o.path}: ')}")  # most errors name the file
     if stats:
         edits = [o.edit for o in report.outcomes if o.edit is not None]
         record = api.stats_record(session.lm, session.mode, edits, started)

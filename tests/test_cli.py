@@ -97,6 +97,14 @@ def test_stats_of_a_refused_edit_say_what_ran_and_why(tmp_path, fake_model):
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
 
 
+def test_a_many_files_failure_names_the_file_once(tmp_path, fake_model):
+    (tmp_path / "m.py").write_text(BUGGY)
+    fake_model("def average(xs):\n")  # then EOS: the file cut short
+    res = invoke("fix", "m.py", "fix it", "--journal", str(tmp_path / "j"), cwd=tmp_path)
+    assert res.exit_code == 2
+    assert "editllm: failed m.py: the model stopped before the end of the file" in res.stderr, res.stderr
+
+
 def test_config_file_values_are_checked(tmp_path):
     (tmp_path / "ok.py").write_text("x\n")
     (tmp_path / ".editllm.toml").write_text('mode = "fast"\n')
