@@ -24,6 +24,7 @@ from editllm.editor.prompt import (
     LAYOUTS,
     Prompt,
     end_of_file,
+    ends_in_a_block,
     fence_pending,
     finished_at_eos,
     has_fence_line,
@@ -158,13 +159,16 @@ def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: in
         eos = None if shown is None else finished_at_eos(output[:end], shown)
         if eos is not None:  # EOS right after a fence line that shows the file finished
             return output[:eos]
-        if not has_fence_line(output[end:]) and has_fence_line(output[:end].rstrip("\n").rsplit("\n", 1)[-1]):
-            raise EditError(f"{src.path}: the model ended its output with a fence line that may close a code block "
-                            "of the file or the output itself, and stopped; nothing written")
         if not has_fence_line(output[end:]):  # EOS with no fence at all: the file is cut short, not finished
-            of = f" of the {shown.count(NL) + (not shown.endswith(NL))} it was shown" if shown else ""
-            raise EditError(f"{src.path}: the model stopped before the end of the file (after line "
-                            f"{output[:end].count(NL)}{of}, without the closing fence); nothing written")
+            wrote = output[:end].rstrip("\n").split("\n") if output[:end].strip() else []
+            if wrote and has_fence_line(wrote[-1]):
+                if shown is not None and ends_in_a_block(shown):
+                    raise EditError(f"{src.path}: the model ended its output with a fence line that may close the "
+                                    "file's last code block or the output itself, and stopped; nothing written")
+                wrote.pop()  # a short fence of its own: not a line of the file
+            shown_lines = f"; it was shown {shown.count(NL) + (not shown.endswith(NL))}" if shown else ""
+            raise EditError(f"{src.path}: the model stopped without the closing fence, so the file may be cut "
+                            f"short (it wrote {len(wrote)} lines{shown_lines}); nothing written")
     return output[:end]
 
 

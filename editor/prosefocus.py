@@ -94,8 +94,10 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
 
 PARAGRAPH_WORDS = re.compile(r"\b(paragraphs?|sentences?)\b", re.I)
 # Asks that reach past one paragraph: the paragraph alone cannot hold their answer.
-ELSEWHERE = re.compile(r"\b(move\w*|swap\w*|reorder\w*|merg\w*|combin\w*|join\w*|next|previous|following|"
-                       r"preceding|everywhere|throughout|whole|entire|all|every|each|both)\b", re.I)
+ELSEWHERE = re.compile(r"\b(move\w*|put|swap\w*|reorder\w*|merg\w*|combin\w*|join\w*|next|previous|following|"
+                       r"preceding|everywhere|throughout|whole|entire|all|every|each|both|rest|after|before|"
+                       r"below|above|top|bottom|start|end|beginning|headings?|titles?|tables?|lists?|"
+                       r"code|blocks?|links?|images?|also|too)\b", re.I)
 # A quoted passage: opened after a space or bracket, closed before a space, bracket or punctuation, so an
 # apostrophe inside ("don't") neither opens nor closes one.
 QUOTED = re.compile(r"""(?:^|(?<=[\s(\[]))(['"\u2018\u201c])(.+?)(['"\u2019\u201d])(?=$|[\s.,;:!?)\]])""")
@@ -119,8 +121,7 @@ def paragraphs(lines: list[str]) -> list[tuple[int, int]]:
     return found
 
 
-def quoted_paragraph(lines: list[str], instruction: str,
-                     within: tuple[int, int] | None = None) -> tuple[tuple[int, int], str] | None:
+def quoted_paragraph(lines: list[str], instruction: str) -> tuple[tuple[int, int], str] | None:
     """The one paragraph that holds the text the instruction quotes ("reword the paragraph that starts
     with 'By default, ...'"), as a line range and its first words; None when the instruction does not
     speak of a paragraph or sentence, reaches past one (moves, merges, "every"), quotes nothing long
@@ -129,7 +130,8 @@ def quoted_paragraph(lines: list[str], instruction: str,
     Why: a real probe (2026-11) asked the 1.5B model to reword one paragraph of a 120-line README; shown
     the whole file, it wrote that paragraph alone and stopped, and the edit was refused. Shown the
     paragraph, the model has only it to write, and the rest of the file is kept byte for byte."""
-    if not PARAGRAPH_WORDS.search(instruction) or ELSEWHERE.search(instruction):
+    asked = QUOTED.sub(" ", instruction)  # the words of the ask, not of the quoted text
+    if not PARAGRAPH_WORDS.search(asked) or ELSEWHERE.search(asked):
         return None
     quotes = [m.group(2) for m in QUOTED.finditer(instruction) if QUOTE_PAIRS[m.group(1)] == m.group(3)]
     quotes = [" ".join(q.split()) for q in quotes if len(_words(q)) >= SHORTEST_QUOTE]
@@ -144,8 +146,6 @@ def quoted_paragraph(lines: list[str], instruction: str,
     if len(hits) != 1 or len(next(iter(hits))) != 1:  # every quote in the same one paragraph
         return None
     (s, e), = next(iter(hits))
-    if within is not None and not (within[0] <= s and e <= within[1]):
-        return None
     return (s, e), " ".join(lines[s].split()[:4])
 
 
@@ -197,9 +197,10 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
         words = spelling_parts(lines, section[0] if section else None)
         if words is not None:
             return words
-    paragraph = quoted_paragraph(lines, instruction, section[0] if section else None)
-    if paragraph is not None:
-        return Parts((paragraph[0],), f"paragraph: {paragraph[1]}")
+    paragraph = quoted_paragraph(lines, instruction)
+    if paragraph is not None:  # in a section the instruction names, or none; else a quote's word named it
+        inside = section is None or section[0][0] <= paragraph[0][0] and paragraph[0][1] <= section[0][1]
+        return Parts((paragraph[0],), f"paragraph: {paragraph[1]}") if inside else None
     if section is not None:
         return Parts((section[0],), f"section: {section[1]}")
     if prose.CHUNKS:
@@ -216,5 +217,7 @@ def merge_parts(lines: list[str], parts: Parts, edited: list[str]) -> str:
         out += lines[at:start]
         out.append(text)
         at = end
+        if not text and 0 < start and at < len(lines) and not lines[start - 1].strip() and not lines[at].strip():
+            at += 1  # a paragraph deleted: one of the blank lines around it goes with it
     out += lines[at:]
     return "".join(out)

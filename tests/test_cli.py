@@ -91,8 +91,8 @@ def test_stats_of_a_refused_edit_say_what_ran_and_why(tmp_path, fake_model):
     assert res.exit_code == 2 and res.stdout == ""
     first, second = res.stderr.strip().splitlines()
     stats = json.loads(first)
-    assert stats["changed"] is False and stats["files"] == [] and "stopped before the end" in stats["error"]
-    assert second.startswith("editllm: error: m.py: the model stopped before the end of the file")
+    assert stats["changed"] is False and stats["files"] == [] and "stopped without the closing fence" in stats["error"]
+    assert second.startswith("editllm: error: m.py: the model stopped without the closing fence")
     res = invoke("fix", "missing.py", "fix it", "--quiet", "--stats", cwd=tmp_path)
     assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1
 
@@ -102,7 +102,7 @@ def test_a_many_files_failure_names_the_file_once(tmp_path, fake_model):
     fake_model("def average(xs):\n")  # then EOS: the file cut short
     res = invoke("fix", "m.py", "fix it", "--journal", str(tmp_path / "j"), cwd=tmp_path)
     assert res.exit_code == 2
-    assert "editllm: failed m.py: the model stopped before the end of the file" in res.stderr, res.stderr
+    assert "editllm: failed m.py: the model stopped without the closing fence" in res.stderr, res.stderr
 
 
 def test_config_file_values_are_checked(tmp_path):

@@ -83,7 +83,7 @@ def test_output_that_stops_before_the_closing_fence_is_refused(tmp_path, scripte
                    ""):  # EOS at once: not an empty file
         monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, _o=output, **k: scripted_lm(_o))
         res = run(tmp_path, "fix", "m.py", "in g, add 2 instead of 1", "--mode", mode, "--apply")
-        refused(res, "the model stopped before the end of the file")
+        refused(res, "the model stopped without the closing fence, so the file may be cut short")
         assert (tmp_path / "m.py").read_text() == text
 
 

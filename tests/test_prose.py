@@ -133,7 +133,7 @@ def test_eos_after_the_files_own_last_fence_is_the_whole_file(name, text):
     lines = text.split("\n")
     for k in closing_lines(text)[:-1]:
         short = "\n".join(lines[:k + 1]) + "\n"
-        with pytest.raises(EditError, match="may close a code block of the file or the output itself"):
+        with pytest.raises(EditError, match="may close the file's last code block or the output itself"):
             finish_text(src, short, fence, "eos", 10**6, text)
 
 
@@ -554,21 +554,46 @@ RPC = ("# Remote calls\n\n```mermaid\nflowchart TD\n```\n\n"
     ("reword the paragraph that starts with 'By default, `rpc-server` exposes' into a single sentence", 6),
     ('Shorten the sentence "If there are no accelerators, it exposes" please.', 6),
     ("Replace the sentence 'it exposes a single `CPU` device' with 'it exposes the CPU alone'", 6),
+    ("In the README, reword the paragraph 'it exposes a single `CPU` device' to be friendlier", 6),
+    ("reword the paragraph 'all available accelerator devices on the host' to be friendlier", 6),  # "all" quoted
     ("In the Usage section, reword the paragraph 'Run it.' to be friendlier", None),  # quote too short
     ("reword the paragraph 'By default, `rpc-server` exposes' and move it to the end", None),  # past one paragraph
     ("reword every paragraph like 'By default, `rpc-server` exposes'", None),
+    ("reword the paragraph 'If there are no accelerators' and the code block after it", None),
+    ("reword the paragraph 'If there are no accelerators' and add a HOST row to the table below", None),
+    ("Put the paragraph 'If there are no accelerators, it exposes' at the top", None),
+    ("reword the paragraph 'If there are no accelerators' together with its heading", None),
     ("reword 'By default, `rpc-server` exposes' to be shorter", None),  # no paragraph or sentence named
     ("reword the paragraph that starts with 'It is not in the file at all'", None),
-    ("In the Usage section, reword the paragraph 'By default, `rpc-server` exposes'", None),  # not in that section
 ])
 def test_a_quoted_paragraph_is_the_only_part_shown(instruction, first):
     """A real README edit (2026-11 probe): shown the whole file, the 1.5B model wrote the one paragraph it
-    was asked to reword and stopped. The paragraph a quote points at is shown alone, when it is one place."""
+    was asked to reword and stopped. The paragraph a quote points at is shown alone, when it is one place
+    and the ask reaches no further (words of the quote itself do not count)."""
     parts = prosefocus.parts_of("README.md", split_lines(RPC), instruction)
     if first is None:
         assert parts is None or not parts.why.startswith("paragraph"), parts
     else:
         assert parts.ranges == ((first, first + 2),) and parts.why == "paragraph: By default, `rpc-server` exposes"
+
+
+def test_a_quote_whose_words_name_another_section_gets_no_focus():
+    """A quote's word ("Usage") matched a heading: the Usage section was shown, which does not hold the
+    quoted paragraph. A paragraph outside the section the instruction seems to name gets no focus at all."""
+    text = RPC.replace("Run it.\n", "Run it.\n\n## More\n\nFor detailed usage information, read the docs.\n")
+    lines = split_lines(text)
+    asked = "Reword the paragraph 'For detailed usage information, read the docs' to be friendlier"
+    assert prosefocus.parts_of("README.md", lines, asked) is None
+    for asked in ("In the More section, reword the paragraph 'For detailed usage information, read the docs'",
+                  "In the More section, reword the paragraph 'read the docs' to be friendlier"):
+        assert prosefocus.parts_of("README.md", lines, asked).why == "paragraph: For detailed usage information,"
+
+
+def test_a_deleted_paragraph_takes_one_blank_line_along():
+    lines = split_lines("First one.\n\nSecond, to delete.\n\nThird one.\n")
+    parts = prosefocus.Parts(((2, 3),), "paragraph: Second")
+    assert prosefocus.merge_parts(lines, parts, [""]) == "First one.\n\nThird one.\n"
+    assert prosefocus.merge_parts(lines, parts, ["Second, kept.\n"]) == "First one.\n\nSecond, kept.\n\nThird one.\n"
 
 
 def test_a_quote_found_twice_or_across_paragraphs_points_at_none():
@@ -581,31 +606,49 @@ def test_a_quote_found_twice_or_across_paragraphs_points_at_none():
 
 
 @pytest.mark.parametrize("mode", ["rewrite", "spec"])
-def test_a_reworded_paragraph_closed_by_a_short_fence_is_kept_and_the_rest_untouched(mode, scripted_lm):
-    """The probe's output: the two sentences joined (so the file's last line is not there to anchor a cut),
-    then three backticks and EOS. That fence is the model's close, not a new code block."""
+def test_a_reworded_paragraph_is_merged_and_the_rest_untouched(mode, scripted_lm):
+    """The paragraph alone is shown and its rewrite goes back in its place. The probe's output closed the
+    rewrite with a short fence and EOS; a rewritten last line then cannot be told from an output cut short
+    (a three-line paragraph, one line written): that is refused, and says so."""
     joined = "By default, `rpc-server` exposes all available accelerator devices on the host, or the CPU alone.\n"
-    result = edit_file(scripted_lm(joined + "```"), SourceFile("README.md", RPC),
-                       "reword the paragraph that starts with 'By default, `rpc-server` exposes' into one sentence",
-                       EditOptions(mode=mode))
+    asked = "reword the paragraph that starts with 'By default, `rpc-server` exposes' into one sentence"
+    result = edit_file(scripted_lm(joined + "````\n"), SourceFile("README.md", RPC), asked, EditOptions(mode=mode))
     assert result.focused == ("paragraph: By default, `rpc-server` exposes",)
     assert result.new_text == RPC.replace(RPC[RPC.index("By default"):RPC.index("\n\n## Usage")], joined[:-1])
+    with pytest.raises(EditError, match="the model stopped without the closing fence, so the file may be cut short"):
+        edit_file(scripted_lm(joined + "```"), SourceFile("README.md", RPC), asked, EditOptions(mode=mode))
 
 
 @pytest.mark.parametrize("output,kept", [
-    ("# T\n\nIntro text.\n\nLast line, edited.\n```", "# T\n\nIntro text.\n\nLast line, edited.\n"),
+    ("# T\n\nIntro text.\n\nLast line!\n```", "# T\n\nIntro text.\n\nLast line!\n"),  # like the last line
+    ("# T\n\nIntro text.\n\nThe last line, rewritten.\n```", None),  # rewritten: cannot be told from cut short
     ("# T\n\nIntro text.\n\n\n\n```\n", None),  # the last paragraph never written
     ("# T\n\nIntro, edited.\n```", None),  # stopped a paragraph early
     ("# T\n\n```\n", None),  # a cut-short output ending at a block's opening
 ])
-def test_a_short_fence_at_eos_ends_the_file_only_after_its_last_paragraph(output, kept):
+def test_a_short_fence_at_eos_ends_the_file_only_after_a_line_like_its_last(output, kept):
     shown = "# T\n\nIntro text.\n\nLast line.\n"
     src = SourceFile("README.md", shown)
     if kept is not None:
         assert finish_text(src, output, "````", "eos", 10**6, shown) == kept
     else:
-        with pytest.raises(EditError, match="stopped"):
+        with pytest.raises(EditError, match="the model stopped without the closing fence"):
             finish_text(src, output, "````", "eos", 10**6, shown)
+
+
+@pytest.mark.parametrize("shown,output", [
+    # the review's cut points: a bullet list's last item, a table's rows after its header
+    ("# Format\n\nAs follows:\n\n* Lines that do not start in whitespace are wrapped.\n"
+     "* Lines that start in whitespace are preserved.\n",
+     "# Format\n\nAs follows:\n\n* Lines that do not start with whitespace are wrapped.\n```"),
+    ("| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n", "| a | b |\n|---|---|\n```"),
+    # inside the last block, at a line like its last one (`  }` above `}`)
+    ("Config:\n\n```json\n{\n  \"server\": {\n    \"port\": 8080\n  },\n  \"debug\": false\n}\n```\n",
+     "Config:\n\n```json\n{\n  \"server\": {\n    \"port\": 8080\n  }\n```"),
+])
+def test_an_output_cut_short_is_never_taken_for_the_whole_file(shown, output):
+    with pytest.raises(EditError, match="stopped"):
+        finish_text(SourceFile("README.md", shown), output, "````", "eos", 10**6, shown)
 
 
 def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_block():
@@ -613,14 +656,6 @@ def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_b
     section before the block's closing line and stopped. That line may close the block or the output."""
     before = "# T\n\nOutput:\n\n```\nresult\n```\n"
     output = "# T\n\nOutput:\n\n```\nresult\n### Limitations\n\nPlain text only.\n```"
-    with pytest.raises(EditError, match="may close a code block of the file or the output itself"):
+    with pytest.raises(EditError, match="may close the file's last code block or the output itself"):
         finish_text(SourceFile("README.md", before), output, "````", "eos", 10**6, before)
     assert finish_text(SourceFile("README.md", before), before, "````", "eos", 10**6, before) == before
-
-
-def test_a_one_line_part_whose_link_changed_ends_at_a_short_fence():
-    """A line whose link is replaced keeps too little of itself to be recognised, but a one-line output for a
-    one-line part is not cut short (the 2026-11 replacement-focus trial: refused before)."""
-    shown = "See the docs: [docs](https://charset-normalizer.readthedocs.io/en/latest/)\n"
-    output = "See the docs: [docs](https://docs.example.org/en/latest/)\n```"
-    assert finish_text(SourceFile("README.md", shown), output, "````", "eos", 10**6, shown) == output[:-3]
