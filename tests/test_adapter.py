@@ -288,11 +288,11 @@ def test_cli_copy_mode_on_llamacpp_with_an_adapter_folder(tiny_gguf, lora_dir, l
     shutil.copy(lora_gguf, adapter / "adapter.gguf")
     res = CliRunner().invoke(app, args)
     assert res.exit_code in (0, 2), res.output
-    if res.exit_code == 0:
-        stats = json.loads(res.stderr.strip().splitlines()[-1])
-        assert stats["engine"] == "llamacpp" and stats["adapter"] == str(adapter)
-    else:  # a random model may never close the file: one clear line
-        assert len(res.stderr.strip().splitlines()) == 1
+    lines = res.stderr.strip().splitlines()
+    stats = json.loads(lines[0])
+    assert stats["engine"] == "llamacpp" and stats["adapter"] == str(adapter)
+    if res.exit_code == 2:  # a random model may never close the file: the stats with its error, then the error
+        assert len(lines) == 2 and lines[1].startswith("editllm: error: ") and "error" in stats
 
 
 # --- conversion -----------------------------------------------------------------------------------------------

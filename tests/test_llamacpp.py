@@ -177,11 +177,11 @@ def test_cli_fix_on_llamacpp_reports_the_engine(tiny_gguf, tmp_path, monkeypatch
     res = CliRunner().invoke(app, ["fix", "stats.py", "Fix the bug in average.", "--model", str(tiny_gguf),
                                    "--max-new-tokens", "64", "--stats", "--quiet"])
     assert res.exit_code in (0, 2), res.output
-    if res.exit_code == 0:
-        stats = json.loads(res.stderr.strip().splitlines()[-1])
-        assert stats["engine"] == "llamacpp" and stats["dtype"] == "gguf"
-    else:  # a random model may never close the file: one clear line, nothing else
-        assert len(res.stderr.strip().splitlines()) == 1
+    lines = res.stderr.strip().splitlines()
+    stats = json.loads(lines[0])
+    assert stats["engine"] == "llamacpp" and stats["dtype"] == "gguf"
+    if res.exit_code == 2:  # a random model may never close the file: the stats with its error, then the error
+        assert len(lines) == 2 and lines[1].startswith("editllm: error: ") and lines[1][16:] in stats["error"]
 
 
 def test_two_engines_freed_in_any_order_do_not_crash(tiny_gguf):

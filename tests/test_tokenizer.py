@@ -187,7 +187,8 @@ def test_llamacpp_edit_imports_neither_torch_nor_transformers(tiny_gguf, warm_ca
     assert result["heavy"] == []
     assert all(code in (0, 2) for code in result["codes"])  # 2: a random model may never close the file
     records = [json.loads(line) for line in res.stderr.splitlines() if line.startswith("{")]
-    assert len(records) == result["codes"].count(0)  # one --stats record per finished edit
+    assert len(records) == len(result["codes"])  # one --stats record per edit, a refused one with its error
+    assert ["error" in r for r in records] == [code == 2 for code in result["codes"]]
     for record in records:
         assert record["engine"] == "llamacpp"
         assert record["ready_seconds"] >= record["load_seconds"] - 0.05  # the load is part of the process's life
