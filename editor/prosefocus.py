@@ -92,63 +92,6 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
     return (k, end), title
 
 
-PARAGRAPH_WORDS = re.compile(r"\b(paragraphs?|sentences?)\b", re.I)
-# Asks that reach past one paragraph: the paragraph alone cannot hold their answer.
-ELSEWHERE = re.compile(r"\b(move\w*|put|swap\w*|reorder\w*|merg\w*|combin\w*|join\w*|next|previous|following|"
-                       r"preceding|everywhere|throughout|whole|entire|all|every|each|both|rest|after|before|"
-                       r"below|above|top|bottom|start|end|beginning|headings?|titles?|tables?|lists?|"
-                       r"code|blocks?|links?|images?|also|too)\b", re.I)
-# A quoted passage: opened after a space or bracket, closed before a space, bracket or punctuation, so an
-# apostrophe inside ("don't") neither opens nor closes one.
-QUOTED = re.compile(r"""(?:^|(?<=[\s(\[]))(['"\u2018\u201c])(.+?)(['"\u2019\u201d])(?=$|[\s.,;:!?)\]])""")
-QUOTE_PAIRS = {"'": "'", '"': '"', "\u2018": "\u2019", "\u201c": "\u201d"}
-SHORTEST_QUOTE = 10  # characters (words only): shorter quotes are too common to point at one paragraph
-
-
-def paragraphs(lines: list[str]) -> list[tuple[int, int]]:
-    """Line ranges of the runs of text lines between blank lines, headings and code blocks."""
-    found, start = [], None
-    inside = in_block(lines)
-    for k, line in enumerate(lines):
-        text = line.strip() and not inside[k] and not ATX.match(line.rstrip("\n"))
-        if text and start is None:
-            start = k
-        elif not text and start is not None:
-            found.append((start, k))
-            start = None
-    if start is not None:
-        found.append((start, len(lines)))
-    return found
-
-
-def quoted_paragraph(lines: list[str], instruction: str) -> tuple[tuple[int, int], str] | None:
-    """The one paragraph that holds the text the instruction quotes ("reword the paragraph that starts
-    with 'By default, ...'"), as a line range and its first words; None when the instruction does not
-    speak of a paragraph or sentence, reaches past one (moves, merges, "every"), quotes nothing long
-    enough that the file holds, or a quote is found twice (code blocks included) or outside one paragraph.
-
-    Why: a real probe (2026-11) asked the 1.5B model to reword one paragraph of a 120-line README; shown
-    the whole file, it wrote that paragraph alone and stopped, and the edit was refused. Shown the
-    paragraph, the model has only it to write, and the rest of the file is kept byte for byte."""
-    asked = QUOTED.sub(" ", instruction)  # the words of the ask, not of the quoted text
-    if not PARAGRAPH_WORDS.search(asked) or ELSEWHERE.search(asked):
-        return None
-    quotes = [m.group(2) for m in QUOTED.finditer(instruction) if QUOTE_PAIRS[m.group(1)] == m.group(3)]
-    quotes = [" ".join(q.split()) for q in quotes if len(_words(q)) >= SHORTEST_QUOTE]
-    if not quotes:
-        return None
-    whole = " ".join("".join(lines).split())
-    quotes = [q for q in quotes if q in whole]  # the others are new text ("... with 'the new wording'")
-    if not quotes or any(whole.count(q) > 1 for q in quotes):  # found twice (in code too): not one place
-        return None
-    texts = {(s, e): " ".join("".join(lines[s:e]).split()) for s, e in paragraphs(lines)}
-    hits = {tuple(r for r, text in texts.items() if q in text) for q in quotes}
-    if len(hits) != 1 or len(next(iter(hits))) != 1:  # every quote in the same one paragraph
-        return None
-    (s, e), = next(iter(hits))
-    return (s, e), " ".join(lines[s].split()[:4])
-
-
 def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:
     """Split into parts of about `size` lines at blank lines outside code blocks (a part never cuts a
     code block or a paragraph); a file without such a place stays one part."""
@@ -187,8 +130,7 @@ def spelling_parts(lines: list[str], within: tuple[int, int] | None = None) -> P
 
 def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
     """What of a prose file the model edits: a named section, the lines of the flagged words of a
-    spelling request (in the section, if one is named), the one paragraph a quote points at (in the
-    section, if one is named), or (chunking on) every part of a long file; None
+    spelling request (in the section, if one is named), or (chunking on) every part of a long file; None
     for code files and where the whole file is one part."""
     if language(path) not in PROSE or not lines:
         return None
@@ -197,10 +139,6 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
         words = spelling_parts(lines, section[0] if section else None)
         if words is not None:
             return words
-    paragraph = quoted_paragraph(lines, instruction)
-    if paragraph is not None:  # in a section the instruction names, or none; else a quote's word named it
-        inside = section is None or section[0][0] <= paragraph[0][0] and paragraph[0][1] <= section[0][1]
-        return Parts((paragraph[0],), f"paragraph: {paragraph[1]}") if inside else None
     if section is not None:
         return Parts((section[0],), f"section: {section[1]}")
     if prose.CHUNKS:
@@ -217,7 +155,5 @@ def merge_parts(lines: list[str], parts: Parts, edited: list[str]) -> str:
         out += lines[at:start]
         out.append(text)
         at = end
-        if not text and 0 < start and at < len(lines) and not lines[start - 1].strip() and not lines[at].strip():
-            at += 1  # a paragraph deleted: one of the blank lines around it goes with it
     out += lines[at:]
     return "".join(out)
