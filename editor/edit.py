@@ -156,9 +156,9 @@ def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: in
         if output and not output.endswith("\n"):
             output += "\n"
         end = end_of_file(output + fence, fence, shown)  # EOS after a fence of the model's own: cut before it
-        eos = None if shown is None else finished_at_eos(output[:end], shown)
-        if eos is not None:  # EOS right after a fence line that shows the file finished
-            return output[:eos]
+        finished = None if shown is None else finished_at_eos(output[:end], shown)
+        if finished is not None:  # EOS right after the file's own closing fence line: the file is finished
+            return finished
         if not has_fence_line(output[end:]):  # EOS with no fence at all: the file is cut short, not finished
             wrote = output[:end].rstrip("\n").split("\n") if output[:end].strip() else []
             if wrote and has_fence_line(wrote[-1]):

@@ -280,13 +280,15 @@ def _after_the_file(lines: list[str], cut: int, core: list[str]) -> bool:
     return any(like(line) for line in lines[:cut]) and not any(like(line) for line in lines[cut:])
 
 
-def finished_at_eos(output: str, shown: str) -> int | None:
-    """Where the file ends in an output the model ended with EOS and no closing fence, when it is the file's
-    own ending; None otherwise (the output is cut short, or cannot be told from one cut short).
+def finished_at_eos(output: str, shown: str) -> str | None:
+    """The file an output the model ended with EOS and no closing fence holds, when it ends as the file does
+    (with the blank lines the shown text had after that ending, which the model never got to write); None
+    otherwise (the output is cut short, or cannot be told from one cut short).
 
     A file whose last line closes a code block ends with a bare fence line, and a small model takes that
-    line for its closing fence and stops. The file is finished when the output holds as many code blocks as
-    the file, and its last block is the file's last block, line for line: an output cut short can end at an
+    line for its closing fence and stops. The file is finished when the output holds at least as many code
+    blocks as the file (an edit may add some), and its last block is the file's last block, line for line
+    (a real probe: an Installation section with its block added above it): an output cut short can end at an
     earlier block's fence, or inside the last block at a line like its last one (`  }` above `}`), and text
     added at the end of the file (a section "at the end") may be inside that block or after it.
 
@@ -301,9 +303,9 @@ def finished_at_eos(output: str, shown: str) -> int | None:
     if last < 0 or not _bare(lines[last]) or open_fence(lines) is not None or open_fence(file) is not None:
         return None
     mine, own = _last_block(lines), _last_block(file)
-    if own is None or mine != own or _blocks(lines) != _blocks(file):
+    if own is None or mine != own or _blocks(lines) < _blocks(file):  # blocks the edit adds are its own
         return None
-    return len(output)
+    return output + "\n" * max(0, _blank_tail(file) - _blank_tail(lines))
 
 
 def _last_block(lines: list[str]) -> list[str] | None:

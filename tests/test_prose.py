@@ -576,6 +576,18 @@ def test_an_output_cut_short_is_never_taken_for_the_whole_file(shown, output):
         finish_text(SourceFile("README.md", shown), output, "````", "eos", 10**6, shown)
 
 
+def test_a_block_added_before_a_section_ending_in_a_block_is_taken():
+    """Session 25's probe: "add an Installation section just before '## A Simple Example'", the section shown
+    alone; the model wrote the new section with its bash block, then the section, and stopped after its
+    closing fence. The output's last block is the file's; the block it adds is the edit's (refused before)."""
+    shown = "## A Simple Example\n\n```python\nimport click\n```\n"
+    output = "## Installation\n\n```bash\npip install click\n```\n\n" + shown
+    assert finish_text(SourceFile("README.md", shown), output, "````", "eos", 10**6, shown) == output
+    # the section's blank lines before the next heading: the model stopped before them, they stay
+    assert finish_text(SourceFile("README.md", shown + "\n\n"), output, "````", "eos", 10**6, shown + "\n\n") \
+        == output + "\n\n"
+
+
 def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_block():
     """The probe: "add a section at the end" of a README that ends in a code block; the model wrote the
     section before the block's closing line and stopped. That line may close the block or the output."""
