@@ -154,11 +154,6 @@ def _bom_lines(src: SourceFile) -> list[str]:
     return ["\ufeff" + src.raw_lines[0], *src.raw_lines[1:]] if src.raw_lines else ["\ufeff"]
 
 
-def write_atomic(src: SourceFile, new: str) -> None:
-    """Write one file through a temp file in the same folder, fsync, rename; keep the mode (`write_all`)."""
-    write_all([(src, new)])
-
-
 def write_all(planned: list[tuple[SourceFile, str]], same_bytes: bool = True) -> None:
     """Write every file or none. Each new text goes to a temp file beside its file first (written, synced,
     owner and mode set); only when all are ready are they renamed over the files, so a full disk or an
