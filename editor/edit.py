@@ -22,12 +22,15 @@ from editllm.editor.prefix import prefix_token_count
 from editllm.editor.programcheck import check_program_text
 from editllm.editor.prompt import (
     LAYOUTS,
+    PROSE,
     Prompt,
     end_of_file,
     ends_in_a_block,
     fence_pending,
     finished_at_eos,
     has_fence_line,
+    language,
+    open_fence,
     rewrite_prompt,
     strip_opening_fence,
     wrapper_fence_line,
@@ -141,6 +144,13 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
     if nested is not None:  # the first bare fence line after it closed that block, not the file
         raise EditError(f"{src.path}: the model wrote a code block fenced as the file itself is ({nested[:20]!r}), so "
                         "where the file ends is unclear; nothing written")
+    if (shown is not None and language(src.path) in PROSE and open_fence(split_lines(text)) is not None
+            and open_fence(split_lines(shown)) is None):
+        # a fence of the model's own before its closing fence, left in because the lines before it do not end as
+        # the file does (editor.prompt.wrapper_lines): the file's last lines may be missing, and the rest is code
+        raise EditError(f"{src.path}: the model's output leaves a code block open that the file does not have (a "
+                        "fence line of its own before its closing fence?), so the file may be cut short; nothing "
+                        "written")
     return text
 
 

@@ -546,12 +546,14 @@ def test_the_spell_checker_reads_markdown_as_commonmark_does():
 
 @pytest.mark.parametrize("output,kept", [
     ("# T\n\nIntro text.\n\nLast line!\n```", "# T\n\nIntro text.\n\nLast line!\n"),  # like the last line
-    ("# T\n\nIntro text.\n\nThe last line, rewritten.\n```", None),  # rewritten: cannot be told from cut short
+    # one line in place of the last one: that line rewritten when alike, else the last line lost to another
+    ("# T\n\nIntro text.\n\nThe last line, rewritten.\n```", "# T\n\nIntro text.\n\nThe last line, rewritten.\n"),
+    ("# T\n\nIntro text.\n\nContact us.\n```", None),
     ("# T\n\nIntro text.\n\n\n\n```\n", None),  # the last paragraph never written
     ("# T\n\nIntro, edited.\n```", None),  # stopped a paragraph early
     ("# T\n\n```\n", None),  # a cut-short output ending at a block's opening
 ])
-def test_a_short_fence_at_eos_ends_the_file_only_after_a_line_like_its_last(output, kept):
+def test_a_short_fence_at_eos_ends_the_file_only_where_the_file_ends(output, kept):
     shown = "# T\n\nIntro text.\n\nLast line.\n"
     src = SourceFile("README.md", shown)
     if kept is not None:
@@ -559,6 +561,30 @@ def test_a_short_fence_at_eos_ends_the_file_only_after_a_line_like_its_last(outp
     else:
         with pytest.raises(EditError, match="the model stopped without the closing fence"):
             finish_text(src, output, "````", "eos", 10**6, shown)
+
+
+@pytest.mark.parametrize("cut", [4, 5, 6])
+def test_a_short_fence_after_an_earlier_line_like_the_last_is_not_the_end(cut):
+    """A line like the file's last one earlier in the file (`endif()`, a list item of the same shape) used to let a
+    cut-short output pass for the whole file (session 25's review: 443 of 4,000 lost lines end to end)."""
+    shown = ("# Build\n\n.. code-block:: cmake\n\n  if(A)\n  endif()\n  if(B)\n    # ...\n  endif()\n")
+    lines = shown.split("\n")
+    output = "\n".join(lines[:cut + 1]) + "\n```"
+    with pytest.raises(EditError, match="the model stopped without the closing fence"):
+        finish_text(SourceFile("cmake.rst", shown), output, "````", "eos", 10**6, shown)
+    assert finish_text(SourceFile("cmake.rst", shown), shown + "```", "````", "eos", 10**6, shown) == shown
+
+
+@pytest.mark.parametrize("closing", ["```\n````\n", "```\nI removed it.\n````\n"])
+def test_a_fence_of_its_own_left_open_in_a_prose_file_is_refused(closing):
+    """A short fence the model wrote before its real one, not cut (the lines before it do not end as the file
+    does), used to go into the file as a code block that never closes."""
+    shown = "# T\n\n- one\n- two\n- three\n"
+    output = "# T\n\n- one\n- two\n" + closing
+    with pytest.raises(EditError, match="leaves a code block open that the file does not have"):
+        finish_text(SourceFile("README.md", shown), output, "````", "stop", 10**6, shown)
+    ok = "# T\n\n- one\n- two\n- three\n" + closing
+    assert finish_text(SourceFile("README.md", shown), ok, "````", "stop", 10**6, shown) == shown
 
 
 @pytest.mark.parametrize("shown,output", [
@@ -596,3 +622,12 @@ def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_b
     with pytest.raises(EditError, match="may close the file's last code block or the output itself"):
         finish_text(SourceFile("README.md", before), output, "````", "eos", 10**6, before)
     assert finish_text(SourceFile("README.md", before), before, "````", "eos", 10**6, before) == before
+
+
+@pytest.mark.parametrize("path,lang", [("README", "text"), ("docs/CHANGELOG", "text"), ("LICENSE", "text"),
+                                       ("Makefile", ""), ("readme.md", "markdown"), ("README.py", "python")])
+def test_prose_files_known_by_name_alone_are_prose(path, lang):
+    """An extension-less README used to get none of prose's handling (its fence, wording, spelling help)."""
+    from editllm.editor.prompt import language
+
+    assert language(path) == lang
