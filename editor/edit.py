@@ -38,7 +38,7 @@ from editllm.editor.prompt import (
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
-from editllm.editor.wholefile import ensure_whole, still_parses
+from editllm.editor.wholefile import ensure_whole, no_second_definition, still_parses
 from editllm.grammar.tokens import chat_ids, text_ids
 
 MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
@@ -286,6 +286,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
+    no_second_definition(src.path, src.text, whole.text)
     kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
     new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
         restore_line_endings(src, whole.text, whole.lines)

@@ -94,16 +94,30 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     return pairs
 
 
+DOCSTRING = re.compile(r"^[rRuU]?(\"\"\"|''')")
+
+
+def module_docstring(blocks: list[Block]) -> int | None:
+    """Index of the block that is the text's docstring (its first statement, a triple-quoted string), else None."""
+    for k, b in enumerate(blocks):
+        first = next((line for line in b.lines if line.strip() and not line.lstrip().startswith("#")), None)
+        if first is not None:
+            return k if DOCSTRING.match(first) and not b.name else None
+    return None
+
+
 def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
     """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
     between two anchors a new block replaces an old definition of the same name (the same
     decorators first; of overloads, the one with the same parameters; none when the instruction asks for an
-    overload with new ones), else a statement it is a changed version of. Among several equal candidates
+    overload with new ones), else a statement it is a changed version of; the output's module docstring replaces
+    the file's (`module_docstring`). Among several equal candidates
     the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
     ambiguity."""
     n, m = len(old), len(new)
     pairs = identical(old, new, latest)
     used = set(pairs.values())
+    docs = (module_docstring(old), module_docstring(new))  # a text has one: the output's replaces the file's
     anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
     for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
         interior = j1 >= 0 and j2 < m
@@ -112,7 +126,8 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
         for j in reversed(gap_new) if latest else gap_new:
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
-                     and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior))]
+                     and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior)
+                          or (i, j) == docs)]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands

@@ -12,7 +12,8 @@ fragment would delete everything else, so every regenerated text is checked here
   instruction does not ask to remove (`asks.removal`) is refused with a one-line reason, since merging it
   back could undo the edit;
 - a Python file that parsed before the edit must parse after it (`still_parses`): output cut short inside
-  a definition, or a line of the model's own prose in the code, is refused, not written.
+  a definition, or a line of the model's own prose in the code, is refused, not written; nor may it define a
+  function or class a second time in the same scope (`no_second_definition`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from editllm.editor.blocks import (
 )
 from editllm.editor.errors import EditError
 from editllm.editor.merge import merge_code, merge_region
-from editllm.editor.source import split_lines
+from editllm.editor.source import python_tree, split_lines
 
 
 @dataclass(frozen=True)
@@ -296,3 +297,39 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
             raise EditError(f"{path}: the edited file is no longer valid {version} ({why}); nothing written") from None
         except (RecursionError, MemoryError):
             return
+
+
+def _definitions(tree: ast.AST) -> Counter:
+    """How often each function or class is defined bare (no decorator) directly in a scope, by its dotted place
+    (`Timer.timeit`). Decorated ones are left out: a property's setter and `@overload` stubs share the name on
+    purpose; so are those under an `if` or `try` (one per platform or version)."""
+    found: Counter = Counter()
+
+    def visit(body: list[ast.stmt], scope: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                if not node.decorator_list:
+                    found[scope + node.name] += 1
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, f"{scope}{node.name}.")
+
+    visit(getattr(tree, "body", []), "")
+    return found
+
+
+def no_second_definition(path: str, old_text: str, new_text: str) -> None:
+    """Refuse a Python edit that defines a function or class again in a scope that has it: the later definition
+    silently replaces the first. A real probe (2026-11): asked to change a default, the bundled model wrote the
+    module's `timeit()` and `repeat()` indented under class Timer, so the class's own methods were replaced by
+    functions without `self`; the file parsed and the edit passed with exit 0."""
+    if not path.endswith(PYTHON) or old_text == new_text:
+        return
+    old_tree, new_tree = python_tree(old_text), python_tree(new_text)
+    if old_tree is None or new_tree is None:
+        return
+    before, after = _definitions(old_tree), _definitions(new_tree)
+    again = [name for name, n in after.items() if n > 1 and n > before[name]]
+    if again:
+        listed = " and ".join(again) if len(again) <= 2 else f"{', '.join(again[:2])} and {len(again) - 2} more"
+        raise EditError(f"{path}: the edit defines {listed} a second time in the same scope, so the later definition "
+                        "replaces the first; nothing written")

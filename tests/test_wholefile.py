@@ -948,3 +948,57 @@ def test_a_python_import_then_a_call_is_no_c_function_header():
                 '    edited = True\n\n\n')
     expected = old.replace("for r in rows)\n", "for r in rows)\n    edited = True\n")
     assert ensure_whole(old, fragment, "change `total`").text == expected
+
+
+PY_TIMER = ("class Timer:\n    def timeit(self, number):\n        return number\n\n    def repeat(self, n):\n"
+         "        return [self.timeit(1) for _ in range(n)]\n\n\ndef timeit(stmt, number=5):\n"
+         "    return Timer().timeit(number)\n")
+
+
+def test_a_function_defined_again_in_its_class_is_refused():
+    """The probe's timeit.py: the module's `timeit()` written again, indented, inside class Timer, replacing
+    the method; the file parses, so nothing else caught it."""
+    from editllm.editor.wholefile import no_second_definition
+
+    twice = PY_TIMER.replace("\n\n\ndef timeit", "\n    def timeit(stmt, number=7):\n        return Timer().timeit(number)"
+                                             "\n\n\ndef timeit", 1)
+    with pytest.raises(EditError, match=r"defines Timer\.timeit a second time in the same scope"):
+        no_second_definition("timeit.py", PY_TIMER, twice)
+    no_second_definition("timeit.py", PY_TIMER, PY_TIMER.replace("number=5", "number=7"))  # the asked edit
+    no_second_definition("timeit.txt", PY_TIMER, twice)  # not Python: not judged
+
+
+@pytest.mark.parametrize("added", [
+    "    @property\n    def size(self):\n        return 1\n\n    @size.setter\n    def size(self, v):\n        pass\n",
+    "    @overload\n    def get(self, k: int) -> int: ...\n    @overload\n    def get(self, k: str) -> str: ...\n"
+    "    def get(self, k):\n        return k\n",
+    "    if sys.platform == 'win32':\n        def path(self):\n            return 'a'\n    else:\n"
+    "        def path(self):\n            return 'b'\n",
+])
+def test_names_defined_twice_on_purpose_pass(added):
+    from editllm.editor.wholefile import no_second_definition
+
+    no_second_definition("t.py", PY_TIMER, PY_TIMER.replace("class Timer:\n", "class Timer:\n" + added, 1))
+
+
+def test_a_name_the_file_already_defines_twice_is_not_the_edits():
+    from editllm.editor.wholefile import no_second_definition
+
+    old = "def f():\n    return 1\n\n\ndef f():\n    return 2\n"
+    no_second_definition("t.py", old, old.replace("return 2", "return 3"))
+    with pytest.raises(EditError, match="defines f a second time"):
+        no_second_definition("t.py", old, old + "\n\ndef f():\n    return 4\n")
+
+
+def test_a_fragments_module_docstring_replaces_the_files():
+    """The probe's netrc.py: a fragment that starts with the module docstring rewritten used to be merged as a
+    second docstring under the first."""
+    old = ('"""An interface to .netrc files."""\n\n# Module by Eric S. Raymond\n\nimport os\n\n\nclass netrc:\n'
+           '    def __init__(self, file):\n        self.file = file\n\n    def check(self, fp):\n'
+           '        return os.fstat(fp)\n\n    def hosts(self):\n        return []\n')
+    new = ('"""An interface to .netrc files.\n\nModule by Eric S. Raymond\n"""\n\nimport os\n\n\nclass netrc:\n'
+           '    def check(self, fp):\n        """Check the file\'s owner."""\n        return os.fstat(fp)\n')
+    whole = ensure_whole(old, new, "add a docstring to check", path="netrc.py")
+    assert whole.merged
+    assert whole.text.count('"""An interface') == 1 and whole.text.startswith(new.split("\n\nimport")[0])
+    assert "def hosts(self)" in whole.text and '"""Check the file\'s owner."""' in whole.text
