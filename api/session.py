@@ -276,7 +276,7 @@ def check_options(mode: str = "spec", device: str = "auto", dtype: str = "auto",
             DraftSchedule.parse(options["draft"])
         except ValueError as exc:
             raise EditError(f"draft: {exc}") from None
-    for name in ("monotonic", "prefill_copies", "focus", "copy_focus", "allow_deletions"):
+    for name in ("monotonic", "prefill_copies", "focus", "copy_focus", "allow_deletions", "refuse_undefined"):
         if not isinstance(options.get(name, True), bool):
             raise EditError(f"{name} {options[name]!r}: give True or False")
     for name in ("generate", "on_ids"):
@@ -515,9 +515,12 @@ class EditSession:
         if result.merged:
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
         unknown = newly_unbound(src.path, src.text, result.new_text)
+        if unknown and opts.refuse_undefined:
+            raise EditError(f"{src.path}: the model's edit uses {', '.join(unknown[:5])}, which is not defined or "
+                            "imported where it is used, so it would break the file; nothing proposed")
         if unknown:
-            self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which the file neither defines nor "
-                     "imports")
+            self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which is not defined or imported "
+                     "where it is used")
         return FileEdit(src, result.new_text, checked_diff([(src, result.new_text)]), result)
 
     def settings_key(self) -> dict:

@@ -3,8 +3,8 @@
 Asked to add type hints, the bundled model wrote `FrozenSet[str]` into a module that never imported it (a real-file
 probe, 2026-11): the file still parses, so nothing else catches it, and it fails at import. The model may also
 mean a name the user is about to add elsewhere, so the edit stands; the user is told which names to check. The
-test over-counts what is defined (any binding anywhere in the file counts for every scope), so a note names
-only what no line of the file binds; a star import turns it off.
+test over-counts what each scope can see (`unbound`), so a note names only what no binding could reach; a star
+import turns it off.
 """
 
 from __future__ import annotations
@@ -21,35 +21,71 @@ KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__
                               "_", "WindowsError"}  # gettext.install's `_`; Windows' own exception on any system
 
 
+FUNCTION = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+STAR = "*"  # what `_binds` returns for `from m import *`: anything may be bound
+
+
+def _binds(node: ast.AST) -> set[str]:
+    """The names one node binds: an assignment's target, a definition, a parameter, an import (`STAR` in it for a
+    star import), a `global`, an exception handler's or a pattern's name."""
+    if isinstance(node, ast.Name):
+        return set() if isinstance(node.ctx, ast.Load) else {node.id}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.arg):
+        return {node.arg}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {STAR if alias.name == STAR else (alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return set(node.names)
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+        return {node.name}
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return {node.rest}
+    if type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):  # Python 3.12's `def f[T]()`
+        return {node.name}
+    return set()
+
+
+def _scope(node: ast.AST, into_functions: bool) -> set[str]:
+    """What the code under `node` binds; a function met on the way binds its name, and its body counts only
+    `into_functions` (a function's scope holds its nested functions' names: an over-count, which is safe)."""
+    bound = _binds(node)
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, FUNCTION) and not into_functions:
+            bound |= _binds(child)
+            bound |= {name for sub in ast.walk(child) if isinstance(sub, ast.Global) for name in sub.names}
+        else:
+            bound |= _scope(child, into_functions)
+    return bound
+
+
 def unbound(text: str) -> set[str] | None:
-    """Names the text reads that no statement of it binds (imports, assignments, definitions, parameters,
-    handlers, patterns...); None when it does not parse or has a star import."""
+    """Names the text reads where nothing it can see binds them; None when it does not parse or has a star
+    import. A read inside a function sees what that function and the functions around it bind, and the
+    module; elsewhere, the module. The module's names are everything bound outside functions (class bodies
+    included) and every `global`; a function's, everything bound under it, its nested functions' too: an
+    over-count, so a name is reported only when no binding could reach it. A name used in one function and
+    bound only in another (`v` in `hls_to_rgb`, a probe's edit of colorsys.py) is reported; the first
+    version, which counted any binding anywhere in the file, missed it."""
     tree = python_tree(text)
     if tree is None:
         return None
-    bound: set[str] = set()
-    read: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            for alias in node.names:
-                if alias.name == "*":
-                    return None
-                bound.add((alias.asname or alias.name).split(".")[0])
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            bound.update(node.names)
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
-        elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):  # Python 3.12's `def f[T]()`
-            bound.add(node.name)
-    return read - bound - KNOWN
+    module = _scope(tree, into_functions=False)
+    if STAR in module or any(STAR in _binds(node) for node in ast.walk(tree)):
+        return None
+    missing: set[str] = set()
+
+    def visit(node: ast.AST, seen: set[str]) -> None:
+        if isinstance(node, FUNCTION):
+            seen = seen | _scope(node, into_functions=True)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
+            missing.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, seen)
+
+    visit(tree, module)
+    return missing - KNOWN
 
 
 def newly_unbound(path: str, old: str, new: str) -> list[str]:

@@ -27,6 +27,15 @@ def test_only_names_the_edit_brings_in_count():
     assert newly_unbound("m.js", old, new) == []
 
 
+def test_a_name_bound_only_in_another_function_counts():
+    """The probe's colorsys.py edit: `v` read in hls_to_rgb, bound only as hsv_to_rgb's parameter."""
+    old = "def hsv_to_rgb(h, s, v):\n    return v, v, v\n\n\ndef hls_to_rgb(h, l, s):\n    return l, l, l\n"
+    assert newly_unbound("c.py", old, old.replace("return l, l, l", "return v, l, s")) == ["v"]
+    seen = ("X = 1\n\n\nclass C:\n    k = 2\n\n    def m(self):\n        global G\n        G = 3\n\n"
+            "    def n(self, a=X):\n        def inner():\n            return a, X, G, k\n        return inner\n")
+    assert unbound(seen) == set()  # enclosing function, module, `global`; a class body's name: over-counted
+
+
 @pytest.fixture
 def model(monkeypatch, scripted_lm) -> dict:
     box: dict = {"text": ""}
@@ -39,4 +48,19 @@ def test_the_cli_notes_an_unbound_name_on_stderr_and_still_writes_the_diff(tmp_p
     model["text"] = "def split_what(what: list) -> FrozenSet[str]:\n    return set(what)\n```\n"
     res = run(tmp_path, "fix", "m.py", "add type hints to split_what")
     assert res.exit_code == 0 and "+def split_what(what: list) -> FrozenSet[str]:" in res.stdout
-    assert "m.py: note: the edit uses FrozenSet, which the file neither defines nor imports" in res.stderr
+    assert "m.py: note: the edit uses FrozenSet, which is not defined or imported where it is used" in res.stderr
+
+
+def test_check_refuses_a_proposal_that_reads_an_undefined_name(tmp_path, model):
+    """A pre-commit hook's `check` on a file that met its rule: the model proposed deleting the line that binds
+    `sumc`, which the next line reads. Exit 1 ("a change is proposed") failed the commit with a broken fix."""
+    text = "def f(a, b):\n    sumc = a + b\n    return sumc / 2.0\n"
+    (tmp_path / "m.py").write_text(text)
+    model["text"] = "def f(a, b):\n    return sumc / 2.0\n```\n"
+    res = run(tmp_path, "check", "m.py", "the module must define __all__")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert ("m.py: the model's edit uses sumc, which is not defined or imported where it is used, so it would "
+            "break the file; nothing proposed") in res.stderr
+    assert (tmp_path / "m.py").read_text() == text
+    res = run(tmp_path, "fix", "m.py", "the module must define __all__")  # fix: the user reads the diff
+    assert res.exit_code == 0 and "-    sumc = a + b" in res.stdout and "note: the edit uses sumc" in res.stderr
