@@ -54,9 +54,23 @@ def test_two_named_definitions_keep_file_order():
     "Add type hints everywhere.",  # names nothing
     "Fix `mean`, `first`, `norm` and `last`.",  # most of the file: nothing to gain
     "Make `mean` use math.fsum and update the imports.",  # file-wide words
+    "Add a constant EPS at the top of the file and use it in `mean`.",  # the file as the edit's scope
+    "The module must define __all__; keep `mean` in it.",
+    "Add `mean` to this module's docstring.",
 ])
 def test_no_focus_when_it_could_miss_the_edit(instruction):
     assert focus_of(MODULE, instruction) is None
+
+
+@pytest.mark.parametrize("instruction", [
+    "mean should not crash when the file can't be opened: catch OSError and return None",  # a probe's
+    "Make `mean` read the file in binary mode.",
+])
+def test_a_file_the_named_function_handles_is_not_the_edits_scope(instruction):
+    """"file" used to mean a file-wide edit wherever it stood: the probe's sndhdr.py edit showed the whole file,
+    and the model deleted a line of another function."""
+    focus = focus_of(MODULE, instruction)
+    assert focus is not None and focus.names == ("mean",)
 
 
 def test_removal_focuses_and_deletes_only_the_named_definition():
