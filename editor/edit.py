@@ -30,15 +30,15 @@ from editllm.editor.prompt import (
     finished_at_eos,
     has_fence_line,
     language,
-    open_fence,
     rewrite_prompt,
     strip_opening_fence,
     wrapper_fence_line,
+    wrapper_left,
 )
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
-from editllm.editor.wholefile import ensure_whole, no_second_definition, still_parses
+from editllm.editor.wholefile import ensure_whole, no_second_definition, no_unasked_prose_deletion, still_parses
 from editllm.grammar.tokens import chat_ids, text_ids
 
 MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
@@ -148,19 +148,20 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
     if nested is not None:  # the first bare fence line after it closed that block, not the file
         raise EditError(f"{src.path}: the model wrote a code block fenced as the file itself is ({nested[:20]!r}), so "
                         "where the file ends is unclear; nothing written")
-    if (shown is not None and language(src.path) in PROSE and open_fence(split_lines(text)) is not None
-            and open_fence(split_lines(shown)) is None):
+    if shown is not None and wrapper_left(text, shown):
         # a fence of the model's own before its closing fence, left in because the lines before it do not end as
-        # the file does (editor.prompt.wrapper_lines): the file's last lines may be missing, and the rest is code
-        raise EditError(f"{src.path}: the model's output leaves a code block open that the file does not have (a "
-                        "fence line of its own before its closing fence?), so the file may be cut short; nothing "
-                        "written")
+        # the file does (editor.prompt.wrapper_lines): the file's last lines may be missing, and what follows the
+        # fence is the model's own words (a review: "I removed `twice` as asked." kept at the end of lib.rs)
+        raise EditError(f"{src.path}: the model's output ends in a code block the file does not have (a fence "
+                        "line of its own before its closing fence?), so the file may be cut short or end in the "
+                        "model's own words; nothing written")
     return text
 
 
 def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int, shown: str | None) -> str:
     """`finish_text`'s cut, before its check of the text."""
-    end = end_of_file(output, fence, shown)
+    prose = language(src.path) in PROSE
+    end = end_of_file(output, fence, shown, prose=prose)
     if end is None:
         if stop_reason == "max_new_tokens":
             raise EditError(
@@ -169,7 +170,7 @@ def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: in
             )
         if output and not output.endswith("\n"):
             output += "\n"
-        end = end_of_file(output + fence, fence, shown)  # EOS after a fence of the model's own: cut before it
+        end = end_of_file(output + fence, fence, shown, prose=prose)  # EOS after a fence of its own: cut before it
         finished = None if shown is None else finished_at_eos(output[:end], shown)
         if finished is not None:  # EOS right after the file's own closing fence line: the file is finished
             return finished
@@ -291,6 +292,8 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
     no_second_definition(src.path, src.text, whole.text)
+    if not allow_deletions:
+        no_unasked_prose_deletion(src.path, src.lines, whole.lines, instruction)
     kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
     new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
         restore_line_endings(src, whole.text, whole.lines)

@@ -135,7 +135,8 @@ def strip_opening_fence(output: str, fence: str) -> str | None:
     return None if m is None else output[m.end():]
 
 
-def end_of_file(output: str, fence: str, shown: str | None = None, final: bool = True) -> int | None:
+def end_of_file(output: str, fence: str, shown: str | None = None, final: bool = True,
+                prose: bool = False) -> int | None:
     """Index where the file ends in `output` (just after the newline before the closing fence).
 
     None while the fence has not appeared. The closing fence is a line of the fence (or a longer run of its
@@ -147,7 +148,8 @@ def end_of_file(output: str, fence: str, shown: str | None = None, final: bool =
     decoding stops (TailStop), token by token, so rewrite and spec stop at the same token. Given `shown`
     (the file as the prompt showed it), the end also moves back over the lines the model wrote as its own
     wrapper before the real fence (`wrapper_lines`); that looks only at the finished output, so both modes
-    cut it alike.
+    cut it alike. `prose`: the shown file is prose, which no whole-file check guards, so the wrapper is cut only
+    where the output ends as the file does (`_ends_as_the_file`).
     """
     idx = _closing_line(output, fence, final)
     if idx is None:
@@ -155,7 +157,8 @@ def end_of_file(output: str, fence: str, shown: str | None = None, final: bool =
     if shown is None or idx == 0:
         return idx
     lines = output[:idx].split("\n")[:-1]
-    keep = len(lines) - wrapper_lines(lines, shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n"))
+    keep = len(lines) - wrapper_lines(lines, shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n"),
+                                      prose)
     return sum(len(line) + 1 for line in lines[:keep])
 
 
@@ -234,7 +237,7 @@ def _blank_tail(lines: list[str]) -> int:
     return n
 
 
-def wrapper_lines(body: list[str], shown: list[str]) -> int:
+def wrapper_lines(body: list[str], shown: list[str], prose: bool = False) -> int:
     """How many trailing lines of `body` (the output before the real closing fence) are wrapper.
 
     Small models close a file that itself holds fenced code blocks with the usual three backticks
@@ -258,11 +261,22 @@ def wrapper_lines(body: list[str], shown: list[str]) -> int:
             last = len(lines) - 1 - _blank_tail(lines)
             if last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(core):
                 cut = last - 1  # an empty code block at the end, more fence lines than the file ends with
-        if cut is None or not _after_the_file(lines, cut, core):
+        if cut is None or not _after_the_file(lines, cut, core, prose):
             break
         del lines[cut:]
     del lines[len(lines) - max(0, _blank_tail(lines) - _blank_tail(shown)):]
     return len(body) - len(lines)
+
+
+def wrapper_left(text: str, shown: str) -> bool:
+    """Whether the cut text still ends in what `wrapper_lines` cuts when it can (a code block left open that the
+    file does not have, or an empty block after its end): a fence of the model's own that it could not tell apart
+    from the file, since the lines before it do not end as the file does."""
+    lines, file = text.split("\n"), shown.split("\n")
+    if open_fence(lines) is not None and open_fence(file) is None:
+        return True
+    last = len(lines) - 1 - _blank_tail(lines)
+    return last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(file)
 
 
 def _fence_tail(lines: list[str]) -> int:
@@ -274,46 +288,61 @@ def _fence_tail(lines: list[str]) -> int:
     return n
 
 
-def _after_the_file(lines: list[str], cut: int, core: list[str]) -> bool:
-    """Whether `cut` comes after the file's own last text line (blank and bare fence lines skipped): the
-    output before it ends as the file does (`_ends_as_the_file`) and no line after it is like the file's last
-    one, so an output that went astray earlier, or stopped early, is never cut."""
+def _after_the_file(lines: list[str], cut: int, core: list[str], prose: bool) -> bool:
+    """Whether `cut` comes after the file's own last text line (blank and bare fence lines skipped), and no line
+    after it is like that line, so an output that went astray earlier is never cut. In code a line like it
+    before the cut will do: an output cut short there meets the whole-file check (`editor.wholefile`). Prose has
+    none, so there the output before the cut must end as the file does (`_ends_as_the_file`)."""
     anchor = next((line for line in reversed(core) if _text(line)), None)
     if anchor is None:
         return True
-    return _ends_as_the_file(lines[:cut], core) and not any(_like(line, anchor) for line in lines[cut:])
+    if any(_like(line, anchor) for line in lines[cut:]):
+        return False
+    if prose:
+        return _ends_as_the_file(lines[:cut], core)
+    return any(_like(line, anchor) for line in lines[:cut])
 
 
 def _text(line: str) -> bool:
     return bool(line.strip()) and not _bare(line)
 
 
+LIKE = 0.8  # how alike a line and the file's last line must be for one to be the other after a small edit
+
+
+def _ratio(a: str, b: str) -> float:
+    """difflib's similarity without its junk heuristic, which on lines of 200+ characters sinks a one-word edit's
+    0.97 to 0.49, depending on the order of the two."""
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
 def _like(line: str, anchor: str) -> bool:
     """The same line, or the line after a small edit."""
-    return line == anchor or difflib.SequenceMatcher(None, line, anchor).ratio() >= 0.8
-
-
-REWRITTEN = 0.5  # how alike the file's last line and the output's line in its place must be ("Last line." →
-# "The last line, rewritten." 0.51; "Contact us." in its place 0.38, the last line lost to an addition)
+    return line == anchor or _ratio(line, anchor) >= LIKE
 
 
 def _ends_as_the_file(before: list[str], core: list[str]) -> bool:
-    """Whether the output's lines `before` a wrapper fence end where the file ends. Past the last text lines
-    the two share (in order), the file may have lines the output rewrote, but no more of them than the output
-    wrote there, and a line like the file's last among those (or, where one line stands for one, that line
-    rewritten): an output cut short lacks the file's last lines.
-    Any line like the file's last one anywhere before the fence used to do (a review in session 25: 443 of
-    4,000 cut-short outputs of real Markdown/reST files lost lines end to end, most after an earlier line
-    such as `endif()` or a list item of the same shape)."""
+    """Whether the output's lines `before` a wrapper fence end where the prose file ends. Past the last text
+    lines the two share (in order), the output must hold the file's last line, as it is or after a small edit:
+    a line like it, no copy of another line of the file, and no more like any other of the file's lines left
+    there (an edited line before it, the output then cut short, is more like that one). Lines after it are
+    additions at the end; lines of the file before it the output left out or rewrote (an edit of the end).
+    Any line like the file's last one anywhere before the fence used to do (session 25's review: 443 of 4,000
+    cut-short outputs of real Markdown/reST files lost lines end to end, most after an earlier line such as
+    `endif()` or a list item of the same shape)."""
     mine, own = [line for line in before if _text(line)], [line for line in core if _text(line)]
     blocks = difflib.SequenceMatcher(None, own, mine, autojunk=False).get_matching_blocks()
     last = next((b for b in reversed(blocks) if b.size), None)
     own_tail, my_tail = (own, mine) if last is None else (own[last.a + last.size:], mine[last.b + last.size:])
     if not own_tail:
         return True
-    if len(own_tail) == len(my_tail) == 1:  # the last line rewritten: alike, not another line in its place
-        return difflib.SequenceMatcher(None, own_tail[0], my_tail[0]).ratio() >= REWRITTEN
-    return len(own_tail) <= len(my_tail) and any(_like(line, own[-1]) for line in my_tail)
+    anchor, copies = own[-1], set(own[:-1])
+    for line in reversed(my_tail):
+        if line in copies or not _like(line, anchor):
+            continue
+        score = _ratio(line, anchor)
+        return all(_ratio(line, other) < score for other in own_tail[:-1])  # a tie: another copy of that line
+    return False
 
 
 def finished_at_eos(output: str, shown: str) -> str | None:

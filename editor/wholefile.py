@@ -333,3 +333,29 @@ def no_second_definition(path: str, old_text: str, new_text: str) -> None:
         listed = " and ".join(again) if len(again) <= 2 else f"{', '.join(again[:2])} and {len(again) - 2} more"
         raise EditError(f"{path}: the edit defines {listed} a second time in the same scope, so the later definition "
                         "replaces the first; nothing written")
+
+
+# Words that ask a prose edit to take text out (or to rewrite it, which may leave out lines)
+PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|condense|concise|summari[sz]e|simplify|"
+                           r"strip|omit|get rid|eliminate|clean ?up|de-?dup\w*|merge|combine|replace|rewrite|reword|"
+                           r"restructure|reorgani[sz]e|move|less|fewer|only|instead)\b", re.I)
+PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, that make an unasked deletion
+
+
+def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
+    """Refuse a prose edit that takes out a run of text lines, writing nothing in their place, where the
+    instruction asks for nothing of the kind. Prose has no definitions for the fragment checks to count, so a
+    block the model skipped vanished silently: a real probe (2026-11), a LICENSE holding two copies of the MIT
+    text, asked to change a year; the model jumped from the first copy to the second, and 24 lines (the rest of
+    the first licence and the Joyent attribution) went with exit 0."""
+    from editllm.editor.prompt import PROSE, language  # prompt imports editor modules that import this one
+
+    if language(path) not in PROSE or PROSE_REMOVAL.search(instruction):
+        return
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, _, _ in matcher.get_opcodes():
+        gone = [line for line in old[i1:i2] if line.strip()]
+        if op == "delete" and len(gone) >= PROSE_RUN:
+            raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {i1 + 1} on "
+                            f"({gone[0].strip()[:40]!r} ...), which the instruction does not ask to remove; nothing "
+                            "written (ask for it, or --allow-deletions)")

@@ -126,7 +126,7 @@ def test_no_output_cut_short_passes_for_the_whole_file(name, text):
     (a four-backtick wrapper) nothing of it may pass for the whole file. Before session 26 any line like the
     file's last one before the fence let it pass (`endif()` earlier in the file, a list item of the same shape):
     11,787 of 231,525 such cases of 764 real Markdown/reST files, each losing the lines after the cut."""
-    src, fence = SourceFile(name, text), fence_for(text, 4)
+    src, fence = SourceFile("README.md", text), fence_for(text, 4)  # a prose file, whatever the corpus name
     lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
     passed = []
     for k in range(1, len(lines)):
@@ -579,8 +579,7 @@ def test_the_spell_checker_reads_markdown_as_commonmark_does():
 
 @pytest.mark.parametrize("output,kept", [
     ("# T\n\nIntro text.\n\nLast line!\n```", "# T\n\nIntro text.\n\nLast line!\n"),  # like the last line
-    # one line in place of the last one: that line rewritten when alike, else the last line lost to another
-    ("# T\n\nIntro text.\n\nThe last line, rewritten.\n```", "# T\n\nIntro text.\n\nThe last line, rewritten.\n"),
+    ("# T\n\nIntro text.\n\nThe last line, rewritten.\n```", None),  # rewritten: cannot be told from cut short
     ("# T\n\nIntro text.\n\nContact us.\n```", None),
     ("# T\n\nIntro text.\n\n\n\n```\n", None),  # the last paragraph never written
     ("# T\n\nIntro, edited.\n```", None),  # stopped a paragraph early
@@ -608,13 +607,56 @@ def test_a_short_fence_after_an_earlier_line_like_the_last_is_not_the_end(cut):
     assert finish_text(SourceFile("cmake.rst", shown), shown + "```", "````", "eos", 10**6, shown) == shown
 
 
-@pytest.mark.parametrize("closing", ["```\n````\n", "```\nI removed it.\n````\n"])
+TABLE = "# T\n\n| k | v |\n|---|---|\n| a | 1 |\n| b | 2 |\n| c | 3 |\n"
+PARAGRAPH = ("# T\n\nThe first sentence opens the paragraph.\nThe second sentence is the middle one.\n"
+             "The final sentence ends the file.\n")
+LONG = "# T\n\n" + " ".join(f"word{k}" for k in range(40)) + "\n"
+
+
+@pytest.mark.parametrize("shown,edited,whole", [
+    (TABLE, TABLE.replace("| c | 3 |", "| bb | 22 |"), False),  # a row of the same shape in place of the last
+    (TABLE, TABLE.replace("| c | 3 |", "| b | 2 |"), False),  # the row before, copied in place of the last
+    (TABLE, TABLE.replace("| b | 2 |\n| c | 3 |", "| b | 2 | x |"), False),  # cut after an edited row
+    (TABLE, TABLE.replace("| b | 2 |\n", ""), True),  # a row deleted: the last one is there
+    (PARAGRAPH, PARAGRAPH.replace("The second sentence is the middle one.\n", "").replace("file.", "file!"), True),
+    (PARAGRAPH, PARAGRAPH.replace("file.", "file!") + "A sentence added at the end.\n", True),
+    (PARAGRAPH, PARAGRAPH.replace("The second sentence is the middle one.\nThe final", "The second and final"),
+     True),  # two lines merged into the last
+    (LONG, LONG.replace("word20", "WORD20"), True),  # a long line: difflib's junk heuristic once sank its ratio
+])
+def test_a_short_fence_ends_the_file_where_the_output_holds_its_last_line(shown, edited, whole):
+    """The output must hold the file's last line, as it is or a little edited, and no more like another line
+    the file has left there (a review of session 26's first rule: a line of the same shape in place of the last
+    row passed; deleting a line and editing the last was refused)."""
+    src, output = SourceFile("README.md", shown), edited + "```"
+    if whole:
+        assert finish_text(src, output, "````", "eos", 10**6, shown) == edited
+    else:
+        with pytest.raises(EditError, match="cut short"):
+            finish_text(src, output, "````", "eos", 10**6, shown)
+
+
+def test_the_models_words_after_a_fence_of_its_own_never_reach_a_code_file():
+    """A review: a Rust file holding a doc example (so a four-backtick wrapper), its last function removed, then
+    "```", the model's sentence and the real fence. The lines before the short fence are not like the file's
+    last, so nothing was cut and the sentence was written into lib.rs."""
+    shown = ("/// Adds one.\n///\n/// ```\n/// assert_eq!(lib::inc(1), 2);\n/// ```\npub fn inc(x: i32) -> i32 {\n"
+             "    x + 1\n}\n\npub fn dec(x: i32) -> i32 {\n    x - 1\n}\n\npub fn twice(x: i32) -> i32 {\n    x * 2\n}\n")
+    edited = shown.replace("\npub fn twice(x: i32) -> i32 {\n    x * 2\n}\n", "")
+    src = SourceFile("src/lib.rs", shown)
+    assert finish_text(src, edited + "```\n\nI removed `twice`.\n````\n", "````", "stop", 10**6, shown) == edited
+    limited = shown + "\npub const LIMIT: u32 = 10;\n"
+    with pytest.raises(EditError, match="ends in a code block the file does not have"):  # nothing like the last line: not cut
+        finish_text(SourceFile("src/lib.rs", limited), shown + "```\nDone.\n````\n", "````", "stop", 10**6, limited)
+
+
+@pytest.mark.parametrize("closing", ["```\n````\n", "```\nI removed it.\n````\n", "```\n```\n````\n"])
 def test_a_fence_of_its_own_left_open_in_a_prose_file_is_refused(closing):
     """A short fence the model wrote before its real one, not cut (the lines before it do not end as the file
     does), used to go into the file as a code block that never closes."""
     shown = "# T\n\n- one\n- two\n- three\n"
     output = "# T\n\n- one\n- two\n" + closing
-    with pytest.raises(EditError, match="leaves a code block open that the file does not have"):
+    with pytest.raises(EditError, match="ends in a code block the file does not have"):
         finish_text(SourceFile("README.md", shown), output, "````", "stop", 10**6, shown)
     ok = "# T\n\n- one\n- two\n- three\n" + closing
     assert finish_text(SourceFile("README.md", shown), ok, "````", "stop", 10**6, shown) == shown

@@ -960,8 +960,8 @@ def test_a_function_defined_again_in_its_class_is_refused():
     the method; the file parses, so nothing else caught it."""
     from editllm.editor.wholefile import no_second_definition
 
-    twice = PY_TIMER.replace("\n\n\ndef timeit", "\n    def timeit(stmt, number=7):\n        return Timer().timeit(number)"
-                                             "\n\n\ndef timeit", 1)
+    again = "\n    def timeit(stmt, number=7):\n        return Timer().timeit(number)"
+    twice = PY_TIMER.replace("\n\n\ndef timeit", again + "\n\n\ndef timeit", 1)
     with pytest.raises(EditError, match=r"defines Timer\.timeit a second time in the same scope"):
         no_second_definition("timeit.py", PY_TIMER, twice)
     no_second_definition("timeit.py", PY_TIMER, PY_TIMER.replace("number=5", "number=7"))  # the asked edit
@@ -1002,3 +1002,31 @@ def test_a_fragments_module_docstring_replaces_the_files():
     assert whole.merged
     assert whole.text.count('"""An interface') == 1 and whole.text.startswith(new.split("\n\nimport")[0])
     assert "def hosts(self)" in whole.text and '"""Check the file\'s owner."""' in whole.text
+
+
+MIT = ("Copyright (c) 2015 A.\nCopyright (c) 2021 B.\n\nPermission is hereby granted, free of charge,\n"
+       "to any person obtaining a copy of this software.\n\nThe above copyright notice shall be included\n"
+       "in all copies or substantial portions of the Software.\n\nTHE SOFTWARE IS PROVIDED \"AS IS\",\n"
+       "WITHOUT WARRANTY OF ANY KIND.\n\n----\n\nparse() is based on Joyent's code:\n\n"
+       "Copyright Joyent, Inc. and other Node contributors.\nPermission is hereby granted, free of charge, to any\n"
+       "person obtaining a copy of this software.\n\nThe above copyright notice shall be included in all copies.\n")
+
+
+def test_a_block_of_prose_the_output_skips_is_refused():
+    """A real probe: a LICENSE with two copies of the MIT text, a year changed; the model jumped from the first
+    copy to the second and the lines between (the Joyent attribution among them) went with exit 0."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_prose_deletion
+
+    old = split_lines(MIT)
+    skipped = MIT.replace("2021 B.", "2021-2026 B.")
+    skipped = skipped[:skipped.index("The above copyright notice shall be included\n")] + \
+        skipped[skipped.index("The above copyright notice shall be included in all copies.\n"):]
+    instruction = "change the year of B's copyright line from 2021 to 2021-2026"
+    with pytest.raises(EditError, match=r"LICENSE: the output leaves out 9 lines from line 7 on"):
+        no_unasked_prose_deletion("LICENSE", old, split_lines(skipped), instruction)
+    no_unasked_prose_deletion("LICENSE", old, split_lines(MIT.replace("2021 B.", "2021-2026 B.")), instruction)
+    no_unasked_prose_deletion("LICENSE", old, split_lines(skipped), "remove the Joyent section")  # asked for
+    no_unasked_prose_deletion("app.py", old, split_lines(skipped), instruction)  # code: the fragment checks'
+    three = MIT.replace("parse() is based on Joyent's code:\n\n", "")  # a short run: an edit's own
+    no_unasked_prose_deletion("LICENSE", old, split_lines(three.replace("----\n\n", "")), instruction)
