@@ -516,8 +516,9 @@ class EditSession:
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
         unknown = newly_unbound(src.path, src.text, result.new_text)
         if unknown and opts.refuse_undefined:
-            raise EditError(f"{src.path}: the model's edit uses {', '.join(unknown[:5])}, which is not defined or "
-                            "imported where it is used, so it would break the file; nothing proposed")
+            raise EditError(f"{src.path}: the model's proposal uses {', '.join(unknown[:5])}, which is not defined "
+                            "or imported where it is used, so it would break the file; nothing proposed, and the "
+                            "file is not judged either way (run the check again, or `fix` to see the proposal)")
         if unknown:
             self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which is not defined or imported "
                      "where it is used")

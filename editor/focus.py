@@ -23,14 +23,13 @@ from editllm.editor.merge import merge_code
 from editllm.editor.source import split_lines
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
-# "File" and "module" count only as the edit's scope ("at the top of the file", "this module's docstring", "the
-# module must define __all__"), not as what a function handles ("when the file can't be opened": a probe's
-# instruction that showed the model the whole file, which then deleted a line of another function).
+# "File" counts only as the edit's scope ("at the top of the file", "the file's header"), not as what a function
+# handles ("when the file can't be opened": a probe's instruction that showed the model the whole file, which then
+# deleted a line of another function); "module" always does ("the module docstring", "a module-level constant").
 FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references?|"
-                       r"throughout|whole|entire|imports?)\b"
-                       r"|\b(?:in|into|across|of|to|for|from|at|over|through)\s+(?:the|this)\s+(?:file|module)\b"
-                       r"|\b(?:file|module)[- ]wide\b|\b(?:the|this)\s+(?:file|module)'s\b"
-                       r"|^\W*(?:the\s+|this\s+)?(?:file|module)\b", re.I)
+                       r"throughout|whole|entire|module|imports?)\b"
+                       r"|\b(?:in|into|across|of|to|for|from|at|over|through)\s+(?:the|this)\s+file\b"
+                       r"|\bfile[- ]wide\b|\b(?:the|this)\s+file's\b|^\W*(?:the\s+|this\s+)?file\b", re.I)
 IMPORT = re.compile(r"^(?:import|from)\s+\S")
 MAX_SHARE = 0.6  # focus only when the named definitions are a minority of the file
 

@@ -94,16 +94,35 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     return pairs
 
 
-DOCSTRING = re.compile(r"^[rRuU]?(\"\"\"|''')")
+STRING = re.compile(r"^[rRuU]?[\"']")  # a statement that is a string literal (at the top: the docstring)
 
 
-def module_docstring(blocks: list[Block]) -> int | None:
-    """Index of the block that is the text's docstring (its first statement, a triple-quoted string), else None."""
-    for k, b in enumerate(blocks):
-        first = next((line for line in b.lines if line.strip() and not line.lstrip().startswith("#")), None)
-        if first is not None:
-            return k if DOCSTRING.match(first) and not b.name else None
-    return None
+DOCSTRING_ALIKE = 0.5  # less alike, the output's opening string is a note of the model's: added, nothing lost
+
+
+def _first_line(block: Block) -> str | None:
+    return next((line for line in block.lines if line.strip() and not line.lstrip().startswith("#")), None)
+
+
+def module_docstring(old: list[Block], new: list[Block]) -> tuple[int, int] | None:
+    """(old index, new index) of the file's and the output's module docstrings when the output's replaces the
+    file's: both texts start with one, and of the file's string statements the output's is most like its
+    docstring, and alike enough to be a version of it (a later string statement, "Deprecated helpers below.",
+    shown rewritten first in a fragment, is that note, not the docstring)."""
+
+    def first(blocks: list[Block]) -> int | None:
+        for k, b in enumerate(blocks):
+            line = _first_line(b)
+            if line is not None:
+                return k if STRING.match(line) and not b.name else None
+        return None
+
+    i, j = first(old), first(new)
+    if i is None or j is None:
+        return None
+    strings = [k for k, b in enumerate(old) if not b.name and STRING.match(_first_line(b) or "")]
+    alike = {k: difflib.SequenceMatcher(None, old[k].text, new[j].text, autojunk=False).ratio() for k in strings}
+    return (i, j) if alike[i] >= max(max(alike.values()), DOCSTRING_ALIKE) else None
 
 
 def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
@@ -117,7 +136,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
     n, m = len(old), len(new)
     pairs = identical(old, new, latest)
     used = set(pairs.values())
-    docs = (module_docstring(old), module_docstring(new))  # a text has one: the output's replaces the file's
+    docs = module_docstring(old, new)  # a text has one: the output's replaces the file's
     anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
     for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
         interior = j1 >= 0 and j2 < m

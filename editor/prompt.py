@@ -40,7 +40,7 @@ PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "
 def language(path: str) -> str:
     """The fence language tag for a path; empty when unknown."""
     name = PurePosixPath(path)
-    if not name.suffix and name.name.upper() in PROSE_NAMES:
+    if not name.suffix and name.name.upper() in PROSE_NAMES and name.name[0].isupper():  # not a script `install`
         return "text"
     return LANGUAGES.get(name.suffix.lower(), "")
 

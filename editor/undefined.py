@@ -47,40 +47,60 @@ def _binds(node: ast.AST) -> set[str]:
     return set()
 
 
-def _scope(node: ast.AST, into_functions: bool) -> set[str]:
-    """What the code under `node` binds; a function met on the way binds its name, and its body counts only
-    `into_functions` (a function's scope holds its nested functions' names: an over-count, which is safe)."""
+def _scope(node: ast.AST, into_functions: bool, into_classes: bool = True) -> set[str]:
+    """What the code under `node` binds; a function or class met on the way binds its name, and its body counts
+    only `into_functions` (`into_classes`); a `global` anywhere under it binds too (a function's scope holds its
+    nested functions' names: an over-count, which is safe)."""
     bound = _binds(node)
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, FUNCTION) and not into_functions:
+        if (isinstance(child, FUNCTION) and not into_functions) or (isinstance(child, ast.ClassDef)
+                                                                   and not into_classes):
             bound |= _binds(child)
             bound |= {name for sub in ast.walk(child) if isinstance(sub, ast.Global) for name in sub.names}
         else:
-            bound |= _scope(child, into_functions)
+            bound |= _scope(child, into_functions, into_classes)
     return bound
 
 
 def unbound(text: str) -> set[str] | None:
     """Names the text reads where nothing it can see binds them; None when it does not parse or has a star
     import. A read inside a function sees what that function and the functions around it bind, and the
-    module; elsewhere, the module. The module's names are everything bound outside functions (class bodies
-    included) and every `global`; a function's, everything bound under it, its nested functions' too: an
-    over-count, so a name is reported only when no binding could reach it. A name used in one function and
+    module; in a class body, what the class binds too (not in its methods: `return LIMIT` for a class attribute
+    fails); elsewhere, the module. The module's names are everything bound outside functions and classes, and
+    every `global`; a function's, everything bound under it, its nested functions' too: an over-count, so a name
+    is reported only when no binding could reach it. A name used in one function and
     bound only in another (`v` in `hls_to_rgb`, a probe's edit of colorsys.py) is reported; the first
     version, which counted any binding anywhere in the file, missed it."""
     tree = python_tree(text)
     if tree is None:
         return None
-    module = _scope(tree, into_functions=False)
+    module = _scope(tree, into_functions=False, into_classes=False)
     if STAR in module or any(STAR in _binds(node) for node in ast.walk(tree)):
         return None
     missing: set[str] = set()
 
-    def visit(node: ast.AST, seen: set[str]) -> None:
+    def visit(node: ast.AST, seen: set[str], around: set[str] | None = None) -> None:
+        """`seen`: what the code at `node` sees; `around`: for a method, what its class body sees, where its
+        decorators, defaults and annotations are evaluated."""
         if isinstance(node, FUNCTION):
-            seen = seen | _scope(node, into_functions=True)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
+            args = node.args
+            outside = [*getattr(node, "decorator_list", []), *args.defaults, *(d for d in args.kw_defaults if d),
+                       *(a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                                                args.kwarg) if a is not None and a.annotation is not None),
+                       *([node.returns] if getattr(node, "returns", None) else [])]
+            for part in outside:
+                visit(part, seen if around is None else around)
+            inside = seen | _scope(node, into_functions=True)
+            for part in node.body if isinstance(node.body, list) else [node.body]:
+                visit(part, inside)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in seen:
             missing.add(node.id)
+        if isinstance(node, ast.ClassDef):  # its body sees what it binds; its methods' bodies do not
+            inner = seen | _scope(node, into_functions=False)
+            for child in ast.iter_child_nodes(node):
+                visit(child, seen, inner) if isinstance(child, FUNCTION) else visit(child, inner)
+            return
         for child in ast.iter_child_nodes(node):
             visit(child, seen)
 

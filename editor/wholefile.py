@@ -299,17 +299,22 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
             return
 
 
+SHARED_NAME = re.compile(r"overload|register|dispatch|setter|getter|deleter")  # decorators of one name's variants
+
+
 def _definitions(tree: ast.AST) -> Counter:
-    """How often each function or class is defined bare (no decorator) directly in a scope, by its dotted place
-    (`Timer.timeit`). Decorated ones are left out: a property's setter and `@overload` stubs share the name on
-    purpose; so are those under an `if` or `try` (one per platform or version)."""
+    """How often each function or class is defined directly in a scope with the same decorators, by its dotted place
+    (`Timer.timeit`). A property's getter and setter differ in theirs; `@overload` stubs and `register`ed or
+    `dispatch`ed variants share the name on purpose and are left out, and so are definitions under an `if` or `try`
+    (one per platform or version)."""
     found: Counter = Counter()
 
     def visit(body: list[ast.stmt], scope: str) -> None:
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if not node.decorator_list:
-                    found[scope + node.name] += 1
+                decorators = tuple(ast.unparse(d) for d in node.decorator_list)
+                if not any(SHARED_NAME.search(d) for d in decorators):
+                    found[(scope + node.name, decorators)] += 1
                 if isinstance(node, ast.ClassDef):
                     visit(node.body, f"{scope}{node.name}.")
 
@@ -328,7 +333,8 @@ def no_second_definition(path: str, old_text: str, new_text: str) -> None:
     if old_tree is None or new_tree is None:
         return
     before, after = _definitions(old_tree), _definitions(new_tree)
-    again = [name for name, n in after.items() if n > 1 and n > before[name]]
+    again = list(dict.fromkeys(name for (name, decorators), n in after.items()
+                               if n > 1 and n > before[(name, decorators)]))
     if again:
         listed = " and ".join(again) if len(again) <= 2 else f"{', '.join(again[:2])} and {len(again) - 2} more"
         raise EditError(f"{path}: the edit defines {listed} a second time in the same scope, so the later definition "

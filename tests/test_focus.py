@@ -57,6 +57,8 @@ def test_two_named_definitions_keep_file_order():
     "Add a constant EPS at the top of the file and use it in `mean`.",  # the file as the edit's scope
     "The module must define __all__; keep `mean` in it.",
     "Add `mean` to this module's docstring.",
+    "Add a module-level constant EPS and use it in `mean`.",  # a review's: "module" as the scope, always
+    "Use the module logger in `mean`.",
 ])
 def test_no_focus_when_it_could_miss_the_edit(instruction):
     assert focus_of(MODULE, instruction) is None

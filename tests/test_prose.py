@@ -641,12 +641,13 @@ def test_the_models_words_after_a_fence_of_its_own_never_reach_a_code_file():
     "```", the model's sentence and the real fence. The lines before the short fence are not like the file's
     last, so nothing was cut and the sentence was written into lib.rs."""
     shown = ("/// Adds one.\n///\n/// ```\n/// assert_eq!(lib::inc(1), 2);\n/// ```\npub fn inc(x: i32) -> i32 {\n"
-             "    x + 1\n}\n\npub fn dec(x: i32) -> i32 {\n    x - 1\n}\n\npub fn twice(x: i32) -> i32 {\n    x * 2\n}\n")
+             "    x + 1\n}\n\npub fn dec(x: i32) -> i32 {\n    x - 1\n}\n\n"
+             "pub fn twice(x: i32) -> i32 {\n    x * 2\n}\n")
     edited = shown.replace("\npub fn twice(x: i32) -> i32 {\n    x * 2\n}\n", "")
     src = SourceFile("src/lib.rs", shown)
     assert finish_text(src, edited + "```\n\nI removed `twice`.\n````\n", "````", "stop", 10**6, shown) == edited
     limited = shown + "\npub const LIMIT: u32 = 10;\n"
-    with pytest.raises(EditError, match="ends in a code block the file does not have"):  # nothing like the last line: not cut
+    with pytest.raises(EditError, match="ends in a code block the file does not have"):  # nothing like its last line
         finish_text(SourceFile("src/lib.rs", limited), shown + "```\nDone.\n````\n", "````", "stop", 10**6, limited)
 
 
@@ -700,7 +701,8 @@ def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_b
 
 
 @pytest.mark.parametrize("path,lang", [("README", "text"), ("docs/CHANGELOG", "text"), ("LICENSE", "text"),
-                                       ("Makefile", ""), ("readme.md", "markdown"), ("README.py", "python")])
+                                       ("Makefile", ""), ("readme.md", "markdown"), ("README.py", "python"),
+                                       ("scripts/install", ""), ("bin/news", "")])  # scripts by those names
 def test_prose_files_known_by_name_alone_are_prose(path, lang):
     """An extension-less README used to get none of prose's handling (its fence, wording, spelling help)."""
     from editllm.editor.prompt import language

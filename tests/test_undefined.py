@@ -32,8 +32,9 @@ def test_a_name_bound_only_in_another_function_counts():
     old = "def hsv_to_rgb(h, s, v):\n    return v, v, v\n\n\ndef hls_to_rgb(h, l, s):\n    return l, l, l\n"
     assert newly_unbound("c.py", old, old.replace("return l, l, l", "return v, l, s")) == ["v"]
     seen = ("X = 1\n\n\nclass C:\n    k = 2\n\n    def m(self):\n        global G\n        G = 3\n\n"
-            "    def n(self, a=X):\n        def inner():\n            return a, X, G, k\n        return inner\n")
-    assert unbound(seen) == set()  # enclosing function, module, `global`; a class body's name: over-counted
+            "    j = k + 1\n\n    def n(self, a=X):\n        def inner():\n            return a, X, G\n        return inner\n")
+    assert unbound(seen) == set()  # enclosing function, module, `global`; the class body's own names in it
+    assert unbound(seen.replace("return a, X, G", "return a, X, G, k")) == {"k"}  # a class attribute, bare
 
 
 @pytest.fixture
@@ -59,8 +60,8 @@ def test_check_refuses_a_proposal_that_reads_an_undefined_name(tmp_path, model):
     model["text"] = "def f(a, b):\n    return sumc / 2.0\n```\n"
     res = run(tmp_path, "check", "m.py", "the module must define __all__")
     assert res.exit_code == 2 and res.stdout == ""
-    assert ("m.py: the model's edit uses sumc, which is not defined or imported where it is used, so it would "
-            "break the file; nothing proposed") in res.stderr
+    assert ("m.py: the model's proposal uses sumc, which is not defined or imported where it is used, so it would "
+            "break the file; nothing proposed, and the file is not judged either way") in res.stderr
     assert (tmp_path / "m.py").read_text() == text
     res = run(tmp_path, "fix", "m.py", "the module must define __all__")  # fix: the user reads the diff
     assert res.exit_code == 0 and "-    sumc = a + b" in res.stdout and "note: the edit uses sumc" in res.stderr

@@ -1030,3 +1030,24 @@ def test_a_block_of_prose_the_output_skips_is_refused():
     no_unasked_prose_deletion("app.py", old, split_lines(skipped), instruction)  # code: the fragment checks'
     three = MIT.replace("parse() is based on Joyent's code:\n\n", "")  # a short run: an edit's own
     no_unasked_prose_deletion("LICENSE", old, split_lines(three.replace("----\n\n", "")), instruction)
+
+
+@pytest.mark.parametrize("opening", ['"""Deprecated helpers below; removed in 2.0."""\n',
+                                     '"""Usage: run g() to get 3."""\n'])
+def test_a_fragments_opening_string_unlike_the_docstring_leaves_it(opening):
+    """A review: any string a fragment starts with replaced the module docstring, so "Module doc." was lost to a
+    later note of the file rewritten, or to a note of the model's. Unlike the docstring, it is added instead."""
+    old = ('"""Module doc."""\nimport os\n\n\ndef f():\n    return 1\n\n\n"""Deprecated helpers below."""\n\n\n'
+           'def g():\n    return 2\n')
+    whole = ensure_whole(old, opening + "\n\ndef g():\n    return 3\n", "make g return 3", path="m.py")
+    assert whole.text.startswith('"""Module doc."""\n') and "return 3" in whole.text
+
+
+def test_a_decorated_method_defined_again_with_the_same_decorators_is_refused():
+    """A review: `@staticmethod` (or `@property`, `@functools.cache`) methods written twice passed."""
+    from editllm.editor.wholefile import no_second_definition
+
+    old = "class C:\n    @staticmethod\n    def make():\n        return 1\n"
+    with pytest.raises(EditError, match=r"defines C\.make a second time"):
+        no_second_definition("c.py", old, old + "\n    @staticmethod\n    def make():\n        return 2\n")
+    no_second_definition("c.py", old, old + "\n    @make.register\n    def _(x: int):\n        return 2\n")
