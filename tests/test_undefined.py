@@ -32,7 +32,8 @@ def test_a_name_bound_only_in_another_function_counts():
     old = "def hsv_to_rgb(h, s, v):\n    return v, v, v\n\n\ndef hls_to_rgb(h, l, s):\n    return l, l, l\n"
     assert newly_unbound("c.py", old, old.replace("return l, l, l", "return v, l, s")) == ["v"]
     seen = ("X = 1\n\n\nclass C:\n    k = 2\n\n    def m(self):\n        global G\n        G = 3\n\n"
-            "    j = k + 1\n\n    def n(self, a=X):\n        def inner():\n            return a, X, G\n        return inner\n")
+            "    j = k + 1\n\n    def n(self, a=X, b=k):\n        def inner():\n            return a, X, G\n"
+            "        return inner\n")
     assert unbound(seen) == set()  # enclosing function, module, `global`; the class body's own names in it
     assert unbound(seen.replace("return a, X, G", "return a, X, G, k")) == {"k"}  # a class attribute, bare
 
