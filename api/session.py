@@ -22,6 +22,7 @@ from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.modelspec import bundled_for, check_model_spec
+from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text
 from editllm.editor.undefined import newly_unbound
 
@@ -276,7 +277,7 @@ def check_options(mode: str = "spec", device: str = "auto", dtype: str = "auto",
             DraftSchedule.parse(options["draft"])
         except ValueError as exc:
             raise EditError(f"draft: {exc}") from None
-    for name in ("monotonic", "prefill_copies", "focus", "copy_focus", "allow_deletions", "refuse_undefined"):
+    for name in ("monotonic", "prefill_copies", "focus", "copy_focus", "allow_deletions", "check"):
         if not isinstance(options.get(name, True), bool):
             raise EditError(f"{name} {options[name]!r}: give True or False")
     for name in ("generate", "on_ids"):
@@ -514,8 +515,12 @@ class EditSession:
             self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
         if result.merged:
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
+        if opts.check and cosmetic_only(src.path, src.text, result.new_text, instruction):
+            self.log(f"{src.path}: note: the model's proposal changes only comments or layout, which the rule does "
+                     "not speak of; no change proposed")
+            result = replace(result, new_text=src.text)
         unknown = newly_unbound(src.path, src.text, result.new_text)
-        if unknown and opts.refuse_undefined:
+        if unknown and opts.check:
             raise EditError(f"{src.path}: the model's proposal uses {', '.join(unknown[:5])}, which is not defined "
                             "or imported where it is used, so it would break the file; nothing proposed, and the "
                             "file is not judged either way (run the check again, or `fix` to see the proposal)")

@@ -631,7 +631,7 @@ def check(
             err.print("editllm: nothing to check", markup=False)
         raise typer.Exit(0)
     session = edit_session(conf, adapter, no_adapter, max_new_tokens=max_new_tokens, focus=focus,
-                           allow_deletions=allow_deletions, refuse_undefined=True)
+                           allow_deletions=allow_deletions, check=True)
     if batched(session, jobs, journal):
         report = run_batch(session, sources, instruction, apply, stats, quiet, started, jobs, retries, timeout,
                            journal, worktree=staged)

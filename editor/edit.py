@@ -72,10 +72,11 @@ class EditOptions:
     # tokens (where a lossless mode first parts from rewrite), which their decoded text cannot tell.
     on_ids: Callable[[list[int], list[int]], None] | None = None
     allow_deletions: bool = False  # take the model's output as the whole file even where it drops code
-    # `check`: an edit that reads a name nothing defines where it is used is refused, not noted: a proposal that
-    # breaks the file is no reason to fail a pre-commit hook with "a change is proposed" (a probe: a file that
-    # met its rule got a proposal deleting a line whose name the next line reads)
-    refuse_undefined: bool = False
+    # `check`: a proposal is held to a pre-commit hook's bar, where exit 1 fails the commit: one that reads a name
+    # nothing defines where it is used is refused, not noted (a probe: a file that met its rule got a proposal
+    # deleting a line whose name the next line reads); one that changes only comments and layout, where the rule
+    # speaks of neither, is no proposal (`reflow.cosmetic_only`)
+    check: bool = False
 
 
 @dataclass

@@ -3,10 +3,11 @@
 Small models re-wrap a comment they copy (the same words, other line breaks). The change is no edit, but it is
 a hunk in the diff, and `editllm check` in a pre-commit hook then fails on a file that already does what the
 rule says ("make sure CHUNK is 16384": rc 1 for a re-wrapped comment above it). A changed stretch is put back
-when, before and after, it is only lines of one comment (a `/* ... */` block, a Python docstring, a Markdown
-paragraph), with the same words in the same order, the same indentation and no blank line, and the instruction
-says nothing of layout or lines ("reflow", "wrap", "format", "split", "line", ...). Everything else stays as the
-model wrote it: code and its whitespace (indentation is meaning in Python and YAML), strings, `//` and `#`
+when, before and after, it is only lines of one comment (a `/* ... */` block, a Python docstring, a Markdown or
+plain-text paragraph), with the same words in the same order, the same indentation and no blank line, and the
+instruction says nothing of layout ("reflow", "wrap", "format", "split", "one line", "line length", ...; a
+"Copyright line" is no layout). Everything else stays as the model wrote it: code and its whitespace
+(indentation is meaning in Python and YAML), strings, `//` and `#`
 comments (their markers are words: turning `//` into `/* */` is an edit), headings, lists, quotes and tables.
 """
 
@@ -17,6 +18,7 @@ import io
 import re
 import tokenize
 
+from editllm.editor.prompt import language
 from editllm.editor.prosefocus import in_block
 from editllm.editor.wholefile import PYTHON
 
@@ -26,7 +28,10 @@ C_STYLE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".java", ".
            ".m", ".mm", ".groovy")
 MARKDOWN = (".md", ".markdown", ".mdx")
 LAYOUT = re.compile(r"\b(?:re-?flow\w*|re-?wrap\w*|wrap\w*|unwrap\w*|format\w*|whitespace|white space|indent\w*|"
-                    r"dedent\w*|spaces?|tabs?|lines?|multi-?line|columns?|width|chars?|characters|black|prettier|"
+                    r"dedent\w*|spaces?|tabs?|multi-?line|columns?|width|chars?|characters|black|prettier|"
+                    # "line" only as layout: "one line", "long lines", "line length", not "a Copyright line"
+                    r"(?:long|short|one|single|separate|own|new|blank|empty|more|fewer|same|per|each|\d+)\s+lines?|"
+                    r"lines?\s+(?:length|breaks?|width|limit|wrap\w*)|newlines?|"
                     r"tidy|clean\w* up|pep ?\d+|lint\w*|layout|split\w*|break\w*|join\w*|shorten\w*|paragraphs?|"
                     r"summary|long\w*|length)\b", re.I)
 STRUCTURE = re.compile(r"^\s*(?:#|>|\||[-*+]\s|\d+[.)]\s|```|~~~|---|===|<)")  # Markdown that is not a paragraph
@@ -81,7 +86,7 @@ def commentary(path: str, lines: list[str]) -> set[int]:
     """Indices of the lines that are text of a comment that may be re-wrapped: inside a `/* ... */` block that
     opens a line, a Python docstring, a Markdown paragraph."""
     name = path.lower()
-    if name.endswith(MARKDOWN):
+    if name.endswith(MARKDOWN) or language(path) == "text":  # plain text (a LICENSE, a .txt) has paragraphs too
         fenced = in_block(lines)
         return {k for k, line in enumerate(lines) if not fenced[k] and line.strip() and not STRUCTURE.match(line)
                 and len(line) - len(line.lstrip()) < 4}
@@ -128,3 +133,36 @@ def docstrings(lines: list[str]) -> set[int]:
         if first and ">>>" not in tok.string:
             notes |= set(span)
     return notes
+
+
+# Words by which a rule speaks of comments, quoting or layout: then a change to those alone is the rule's
+COSMETIC = re.compile(r"\b(?:comments?|commented|quot\w*|triple|typos?|spell\w*|todo|fixme|style|spacing|blank)\b",
+                      re.I)  # not "docstring": a docstring's words are in the syntax tree
+
+
+def cosmetic_only(path: str, old: str, new: str, instruction: str) -> bool:
+    """Whether `new` differs from `old` only in what the rule cannot be about: a Python file whose syntax tree is
+    the same and whose comments gained no word (quotes, line breaks, a comment reworded or cut; a licence header
+    added is words the rule may ask for), or prose with the same words in the same order (line breaks), where the
+    instruction speaks of none of that. A real probe: `check` exited 1 on files that met their rules, for a
+    comment reworded ("on self and on subdirs"), a docstring's quotes tripled, a LICENSE re-wrapped."""
+    if old == new or LAYOUT.search(instruction) or COSMETIC.search(instruction):
+        return False
+    if path.endswith(PYTHON):
+        import ast
+
+        try:
+            same = ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return same and _comment_words(new) <= _comment_words(old)
+    return language(path) in ("markdown", "text") and old.split() == new.split()
+
+
+def _comment_words(text: str) -> set[str]:
+    """The words of a Python text's comments (all of its words where it does not tokenize)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        return {word for t in tokens if t.type == tokenize.COMMENT for word in t.string.lstrip("#").split()}
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return set(text.split())

@@ -70,3 +70,37 @@ def test_comment_lines_are_told_from_code_strings_and_literals():
 ])
 def test_code_strings_indentation_and_structure_stay_as_the_model_wrote_them(path, old, new, instruction):
     assert keep_layout(path, old, new, instruction) == new
+
+
+def test_a_plain_text_paragraph_rewrapped_is_put_back_and_a_line_is_no_layout_word():
+    """A real probe: `check LICENSE "the file must contain at least one Copyright line"` on a file that does
+    exited 1 with the MIT text re-wrapped: plain text had no paragraphs put back, and "line" counted as layout."""
+    from editllm.editor.source import split_lines
+
+    old = split_lines("Copyright (c) 2015 A.\n\nPermission is hereby granted, free of charge, to any\n"
+                      "person obtaining a copy of this software.\n")
+    new = split_lines("Copyright (c) 2015 A.\n\nPermission is hereby granted, free of charge,\n"
+                      "to any person obtaining a copy of this software.\n")
+    assert keep_layout("LICENSE", old, new, "the file must contain at least one Copyright line") == old
+    assert keep_layout("notes.txt", old, new, "fix typos") == old
+    assert keep_layout("LICENSE", old, new, "keep lines under 60 characters") == new  # asked for
+    assert keep_layout("LICENSE", old, new, "make each sentence one line") == new
+
+
+def test_cosmetic_only_proposals_are_told_apart_from_the_rules_edits():
+    """`check`'s bar (a real probe: exit 1 on files that met their rules, for a comment reworded, a docstring's
+    quotes tripled, a LICENSE re-wrapped)."""
+    from editllm.editor.reflow import cosmetic_only
+
+    old = 'import os\n\n\ndef f():\n    "Doc."\n    # Print reports on self and on subdirs\n    return os.sep\n'
+    rule = "the code must not use Python 2 print statements"
+    assert cosmetic_only("m.py", old, old.replace("and on subdirs", "and subdirs"), rule)
+    assert cosmetic_only("m.py", old, old.replace('"Doc."', '"""Doc."""'), "every function must have a docstring")
+    assert not cosmetic_only("m.py", old, "# Copyright 2026 ACME\n" + old, "files must carry a licence header")
+    assert not cosmetic_only("m.py", old, old.replace("os.sep", "os.pathsep"), rule)  # code changed
+    assert not cosmetic_only("m.py", old, old.replace("and on subdirs", "and subdirs"), "fix the comments")
+    text = "Permission is hereby granted, free of charge, to any\nperson obtaining a copy.\n"
+    wrapped = "Permission is hereby granted, free of charge,\nto any person obtaining a copy.\n"
+    assert cosmetic_only("LICENSE", text, wrapped, "the file must contain a Copyright line")
+    assert not cosmetic_only("LICENSE", text, wrapped.replace("any", "every"), "the file must contain a Copyright line")
+    assert not cosmetic_only("main.c", text, wrapped, "the file must contain a Copyright line")  # not judged

@@ -66,3 +66,16 @@ def test_check_refuses_a_proposal_that_reads_an_undefined_name(tmp_path, model):
     assert (tmp_path / "m.py").read_text() == text
     res = run(tmp_path, "fix", "m.py", "the module must define __all__")  # fix: the user reads the diff
     assert res.exit_code == 0 and "-    sumc = a + b" in res.stdout and "note: the edit uses sumc" in res.stderr
+
+
+def test_check_takes_a_proposal_of_comments_alone_for_none(tmp_path, model):
+    """A real probe: `check filecmp.py "the code must not use Python 2 print statements"` exited 1 on a file that
+    complies, the proposal only a comment reworded."""
+    text = "def report(self):\n    # Print reports on self and on subdirs\n    print(self)\n"
+    (tmp_path / "m.py").write_text(text)
+    model["text"] = text.replace("and on subdirs", "and subdirs") + "```\n"
+    res = run(tmp_path, "check", "m.py", "the code must not use Python 2 print statements")
+    assert res.exit_code == 0 and res.stdout == ""
+    assert "m.py: note: the model's proposal changes only comments or layout" in res.stderr
+    res = run(tmp_path, "fix", "m.py", "the code must not use Python 2 print statements")  # fix shows it
+    assert res.exit_code == 0 and "+    # Print reports on self and subdirs" in res.stdout
