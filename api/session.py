@@ -24,7 +24,7 @@ from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text
-from editllm.editor.undefined import newly_unbound
+from editllm.editor.undefined import missing_asked, newly_unbound
 
 if TYPE_CHECKING:  # imported only when a model is loaded
     from editllm.api.batch import BatchReport
@@ -524,6 +524,8 @@ class EditSession:
             raise EditError(f"{src.path}: the model's proposal uses {', '.join(unknown[:5])}, which is not defined "
                             "or imported where it is used, so it would break the file; nothing proposed, and the "
                             "file is not judged either way (run the check again, or `fix` to see the proposal)")
+        for name in missing_asked(src.path, result.new_text, instruction):
+            self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")
         if unknown:
             self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which is not defined or imported "
                      "where it is used")

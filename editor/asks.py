@@ -202,3 +202,17 @@ def swap(instruction: str) -> tuple[str, str] | None:
 
 # A definition added under a name the file has ("add an `add(long)` overload"): the output's one replaces none.
 OVERLOAD = re.compile(r"\boverload", re.I)
+
+
+# "add a method remaining() to ...", "add a function `rgb_to_hex`", "add a clear() method": the name asked for
+_ADDED = (re.compile(r"\badd(?:s|ing)?\s+(?:a|an|the)\s+(?:new\s+)?(?:test\s+|static\s+|class\s+|async\s+)?"
+                     r"(?:method|function|class|property|helper|classmethod|staticmethod)\s+(?:called\s+|named\s+)?"
+                     r"[`'\"]?([A-Za-z_]\w*)", re.I),
+          re.compile(r"\badd(?:s|ing)?\s+(?:a|an)\s+(?:new\s+)?[`'\"]?([A-Za-z_]\w*)[`'\"]?(?:\([^)]*\))?[`'\"]?\s+"
+                     r"(?:method|function|class|property|helper)\b", re.I))
+
+
+def asked_definitions(instruction: str) -> list[str]:
+    """The names of definitions the instruction asks to add ("add a method remaining() to the Chunk class")."""
+    names = [m.group(1) for pattern in _ADDED for m in pattern.finditer(instruction)]
+    return list(dict.fromkeys(n for n in names if n.lower() not in ("new", "method", "function", "class", "test")))

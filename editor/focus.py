@@ -30,6 +30,9 @@ FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|us
                        r"throughout|whole|entire|module|imports?)\b"
                        r"|\b(?:in|into|across|of|to|for|from|at|over|through)\s+(?:the|this)\s+file\b"
                        r"|\bfile[- ]wide\b|\b(?:the|this)\s+file's\b|^\W*(?:the\s+|this\s+)?file\b", re.I)
+# A rename of a local variable stays inside its function ("in commonprefix, rename the local variable s1": a
+# probe's instruction that showed the model the whole file, which then edited other functions)
+LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local(?:\s+variables?)?\b", re.I)
 IMPORT = re.compile(r"^(?:import|from)\s+\S")
 MAX_SHARE = 0.6  # focus only when the named definitions are a minority of the file
 
@@ -46,7 +49,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     """The import lines plus the named top-level definitions, or None when focusing would not help
     (nothing named, a file-wide instruction, a name defined twice, or most of the file named).
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
-    if FILE_WIDE.search(instruction):
+    if FILE_WIDE.search(LOCAL_RENAME.sub(" ", instruction)):
         return None
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)

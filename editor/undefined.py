@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from editllm.editor.asks import asked_definitions
 from editllm.editor.source import python_tree
 from editllm.editor.wholefile import PYTHON
 
@@ -117,3 +118,17 @@ def newly_unbound(path: str, old: str, new: str) -> list[str]:
     if before is None or after is None:
         return []
     return sorted(after - before)
+
+
+def missing_asked(path: str, new: str, instruction: str) -> list[str]:
+    """The definitions the instruction asks to add ("add a method remaining() to Chunk") that the edited Python
+    text does not define anywhere; [] when it cannot be judged. A real probe: the model wrote a line about
+    `remaining()` into the module docstring and no method, exit 0 with nothing said."""
+    asked = asked_definitions(instruction)
+    tree = python_tree(new) if asked and path.endswith(PYTHON) else None
+    if tree is None:
+        return []
+    defined = {node.name for node in ast.walk(tree)
+               if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    defined |= {name for node in ast.walk(tree) for name in _binds(node)}  # `remaining = property(...)` too
+    return [name for name in asked if name not in defined]

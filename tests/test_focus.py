@@ -67,6 +67,7 @@ def test_no_focus_when_it_could_miss_the_edit(instruction):
 @pytest.mark.parametrize("instruction", [
     "mean should not crash when the file can't be opened: catch OSError and return None",  # a probe's
     "Make `mean` read the file in binary mode.",
+    "In mean, rename the local variable xs to values (only inside mean).",  # a probe's (commonprefix)
 ])
 def test_a_file_the_named_function_handles_is_not_the_edits_scope(instruction):
     """"file" used to mean a file-wide edit wherever it stood: the probe's sndhdr.py edit showed the whole file,

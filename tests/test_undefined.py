@@ -79,3 +79,22 @@ def test_check_takes_a_proposal_of_comments_alone_for_none(tmp_path, model):
     assert "m.py: note: the model's proposal changes only comments or layout" in res.stderr
     res = run(tmp_path, "fix", "m.py", "the code must not use Python 2 print statements")  # fix shows it
     assert res.exit_code == 0 and "+    # Print reports on self and subdirs" in res.stdout
+
+
+def test_an_asked_for_definition_the_edit_lacks_is_noted(tmp_path, model):
+    """A real probe: asked to add a method remaining() to class Chunk, the model wrote a line about it into the
+    module docstring and no method; exit 0 with nothing said."""
+    from editllm.editor.asks import asked_definitions
+
+    assert asked_definitions("add a method remaining() to the Chunk class") == ["remaining"]
+    assert asked_definitions("add a clear() method to scheduler") == ["clear"]
+    assert asked_definitions("add a __repr__ to SectionWrapper") == []  # no kind of definition named
+    text = '"""Chunks."""\n\n\nclass Chunk:\n    def read(self):\n        return 1\n'
+    (tmp_path / "m.py").write_text(text)
+    model["text"] = text.replace('"""Chunks."""', '"""Chunks.\n\nremaining() returns the bytes left."""') + "```\n"
+    res = run(tmp_path, "fix", "m.py", "add a method remaining() to the Chunk class")
+    assert res.exit_code == 0 and "m.py: note: the instruction asks for remaining, which the edit does not define" \
+        in res.stderr
+    model["text"] = text + "\n    def remaining(self):\n        return 0\n```\n"
+    res = run(tmp_path, "fix", "m.py", "add a method remaining() to the Chunk class")
+    assert res.exit_code == 0 and "asks for remaining" not in res.stderr
