@@ -94,7 +94,8 @@ def short_files(monkeypatch):
     our decoder and the peers alike (the stop callable and the cut both come from `end_of_file`)."""
     import editllm.editor.edit as edit
 
-    def five_lines(output: str, fence: str, shown: str | None = None, final: bool = True) -> int | None:
+    def five_lines(output: str, fence: str, shown: str | None = None, final: bool = True,
+                   prose: bool = False) -> int | None:
         return 5 if output.startswith("\n" * 5) else None
 
     monkeypatch.setattr(edit, "end_of_file", five_lines)
