@@ -32,7 +32,7 @@ FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|us
                        r"|\bfile[- ]wide\b|\b(?:the|this)\s+file's\b|^\W*(?:the\s+|this\s+)?file\b", re.I)
 # A rename of a local variable stays inside its function ("in commonprefix, rename the local variable s1": a
 # probe's instruction that showed the model the whole file, which then edited other functions)
-LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local(?:\s+variables?)?\b", re.I)
+LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local\s+variables?\b", re.I)
 IMPORT = re.compile(r"^(?:import|from)\s+\S")
 MAX_SHARE = 0.6  # focus only when the named definitions are a minority of the file
 

@@ -104,11 +104,15 @@ def _first_line(block: Block) -> str | None:
     return next((line for line in block.lines if line.strip() and not line.lstrip().startswith("#")), None)
 
 
-def module_docstring(old: list[Block], new: list[Block]) -> tuple[int, int] | None:
+MODULE_DOCSTRING = re.compile(r"\bmodule(?:'s)?\s+docstring|\bdocstring\s+of\s+(?:the|this)\s+module", re.I)
+
+
+def module_docstring(old: list[Block], new: list[Block], instruction: str = "") -> tuple[int, int] | None:
     """(old index, new index) of the file's and the output's module docstrings when the output's replaces the
     file's: both texts start with one, and of the file's string statements the output's is most like its
-    docstring, and alike enough to be a version of it (a later string statement, "Deprecated helpers below.",
-    shown rewritten first in a fragment, is that note, not the docstring)."""
+    docstring, and alike enough to be a version of it, or the instruction asks for the module docstring (a
+    later string statement, "Deprecated helpers below.", shown rewritten first in a fragment, is that note, not
+    the docstring)."""
 
     def first(blocks: list[Block]) -> int | None:
         for k, b in enumerate(blocks):
@@ -122,7 +126,8 @@ def module_docstring(old: list[Block], new: list[Block]) -> tuple[int, int] | No
         return None
     strings = [k for k, b in enumerate(old) if not b.name and STRING.match(_first_line(b) or "")]
     alike = {k: difflib.SequenceMatcher(None, old[k].text, new[j].text, autojunk=False).ratio() for k in strings}
-    return (i, j) if alike[i] >= max(max(alike.values()), DOCSTRING_ALIKE) else None
+    enough = DOCSTRING_ALIKE if not MODULE_DOCSTRING.search(instruction) else 0.0
+    return (i, j) if alike[i] >= max(max(alike.values()), enough) else None
 
 
 def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
@@ -136,7 +141,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
     n, m = len(old), len(new)
     pairs = identical(old, new, latest)
     used = set(pairs.values())
-    docs = module_docstring(old, new)  # a text has one: the output's replaces the file's
+    docs = module_docstring(old, new, instruction)  # a text has one: the output's replaces the file's
     anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
     for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
         interior = j1 >= 0 and j2 < m

@@ -26,7 +26,8 @@ LANGUAGES = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
     ".tsx": "tsx", ".jsx": "jsx", ".rs": "rust", ".go": "go", ".c": "c", ".h": "c", ".cc": "cpp",
     ".cpp": "cpp", ".hpp": "cpp", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
-    ".sh": "bash", ".bash": "bash", ".md": "markdown", ".rst": "rst", ".toml": "toml", ".yaml": "yaml",
+    ".sh": "bash", ".bash": "bash", ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".rst": "rst",
+    ".adoc": "asciidoc", ".toml": "toml", ".yaml": "yaml",
     ".yml": "yaml", ".json": "json", ".html": "html", ".css": "css", ".sql": "sql", ".txt": "text",
     ".cs": "csharp", ".swift": "swift", ".lua": "lua", ".r": "r", ".scala": "scala", ".tex": "latex",
 }
@@ -40,12 +41,14 @@ PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "
 def language(path: str) -> str:
     """The fence language tag for a path; empty when unknown."""
     name = PurePosixPath(path)
-    if not name.suffix and name.name.upper() in PROSE_NAMES and name.name[0].isupper():  # not a script `install`
+    stem = re.split(r"[-_]", name.name)[0]  # LICENSE-MIT, CHANGES_1.x
+    if (not name.suffix or "-" in name.name or "_" in name.name) and stem.upper() in PROSE_NAMES \
+            and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:  # not a script `install`, nor README.py
         return "text"
     return LANGUAGES.get(name.suffix.lower(), "")
 
 
-PROSE = {"markdown", "rst", "text"}
+PROSE = {"markdown", "rst", "text", "asciidoc"}
 
 
 def fence_for(text: str, shortest: int = 3) -> str:

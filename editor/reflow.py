@@ -5,8 +5,8 @@ a hunk in the diff, and `editllm check` in a pre-commit hook then fails on a fil
 rule says ("make sure CHUNK is 16384": rc 1 for a re-wrapped comment above it). A changed stretch is put back
 when, before and after, it is only lines of one comment (a `/* ... */` block, a Python docstring, a Markdown or
 plain-text paragraph), with the same words in the same order, the same indentation and no blank line, and the
-instruction says nothing of layout ("reflow", "wrap", "format", "split", "one line", "line length", ...; a
-"Copyright line" is no layout). Everything else stays as the model wrote it: code and its whitespace
+instruction says nothing of layout ("reflow", "wrap", "format", "split", "line", ...; a "Copyright line" is a
+thing, not layout). Everything else stays as the model wrote it: code and its whitespace
 (indentation is meaning in Python and YAML), strings, `//` and `#`
 comments (their markers are words: turning `//` into `/* */` is an edit), headings, lists, quotes and tables.
 """
@@ -28,19 +28,23 @@ C_STYLE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".java", ".
            ".m", ".mm", ".groovy")
 MARKDOWN = (".md", ".markdown", ".mdx")
 LAYOUT = re.compile(r"\b(?:re-?flow\w*|re-?wrap\w*|wrap\w*|unwrap\w*|format\w*|whitespace|white space|indent\w*|"
-                    r"dedent\w*|spaces?|tabs?|multi-?line|columns?|width|chars?|characters|black|prettier|"
-                    # "line" only as layout: "one line", "long lines", "line length", not "a Copyright line"
-                    r"(?:long|short|one|single|separate|own|new|blank|empty|more|fewer|same|per|each|\d+)\s+lines?|"
-                    r"lines?\s+(?:length|breaks?|width|limit|wrap\w*)|newlines?|"
+                    r"dedent\w*|spaces?|tabs?|lines?|multi-?line|columns?|width|chars?|characters|black|prettier|"
                     r"tidy|clean\w* up|pep ?\d+|lint\w*|layout|split\w*|break\w*|join\w*|shorten\w*|paragraphs?|"
                     r"summary|long\w*|length)\b", re.I)
+# A line that is a thing, not layout: "the file must contain a Copyright line" (a probe's rule)
+NAMED_LINE = re.compile(r"\b(?:copyright|shebang|header|subject|title|author|licen[cs]e|heading|status|summary|"
+                        r"import|signature|spdx|encoding|version)\s+lines?\b", re.I)
 STRUCTURE = re.compile(r"^\s*(?:#|>|\||[-*+]\s|\d+[.)]\s|```|~~~|---|===|<)")  # Markdown that is not a paragraph
+
+
+def speaks_of_layout(instruction: str) -> bool:
+    return LAYOUT.search(NAMED_LINE.sub(" ", instruction)) is not None
 
 
 def keep_layout(path: str, old: list[str], new: list[str], instruction: str) -> list[str]:
     """`new` with each changed stretch that only re-wraps one comment put back as in `old` (LF lines both);
     `new` itself when nothing is put back or the instruction speaks of layout."""
-    if LAYOUT.search(instruction) or old == new:
+    if speaks_of_layout(instruction) or old == new:
         return new
     old_notes, new_notes = commentary(path, old), commentary(path, new)
     out: list[str] = []
@@ -135,34 +139,48 @@ def docstrings(lines: list[str]) -> set[int]:
     return notes
 
 
-# Words by which a rule speaks of comments, quoting or layout: then a change to those alone is the rule's
-COSMETIC = re.compile(r"\b(?:comments?|commented|quot\w*|triple|typos?|spell\w*|todo|fixme|style|spacing|blank)\b",
-                      re.I)  # not "docstring": a docstring's words are in the syntax tree
+# Comment text that is an instruction to a tool, or a notice: a rule may be about it without saying "comment"
+MARKER = re.compile(r"type:|noqa|pragma|pylint|coding[:=]|vim?:|spdx|\bxxx\b|todo|fixme|hack|copyright|licen[cs]e|"
+                    r"flake8|mypy|ruff|isort|fmt:|nosec|author", re.I)
 
 
 def cosmetic_only(path: str, old: str, new: str, instruction: str) -> bool:
-    """Whether `new` differs from `old` only in what the rule cannot be about: a Python file whose syntax tree is
-    the same and whose comments gained no word (quotes, line breaks, a comment reworded or cut; a licence header
-    added is words the rule may ask for), or prose with the same words in the same order (line breaks), where the
-    instruction speaks of none of that. A real probe: `check` exited 1 on files that met their rules, for a
-    comment reworded ("on self and on subdirs"), a docstring's quotes tripled, a LICENSE re-wrapped."""
-    if old == new or LAYOUT.search(instruction) or COSMETIC.search(instruction):
+    """Whether `new` differs from `old` only where the rule cannot be about: in a Python file, comments reworded
+    in place (the same tokens otherwise, as many comments, no new word, nothing a tool or a notice reads: `# noqa`,
+    `# type:`, a licence, a shebang), or in a Markdown or text file, line breaks alone (the same words); where the
+    instruction speaks of neither comments nor layout. A real probe: `check` exited 1 on complying files for a
+    comment reworded ("on self and on subdirs") and a LICENSE re-wrapped. Narrow on purpose: a rule may be about
+    a shebang, a pragma or a backslash continuation without naming it (a review), and a fix discarded passes a
+    file that fails it."""
+    if old == new or speaks_of_layout(instruction) or COSMETIC.search(instruction):
         return False
-    if path.endswith(PYTHON):
-        import ast
-
-        try:
-            same = ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+    if language(path) in ("markdown", "text"):
+        return old.split() == new.split()
+    if not path.endswith(PYTHON):
+        return False
+    before, after = _tokens(old), _tokens(new)
+    if before is None or after is None or before[0] != after[0] or len(before[1]) != len(after[1]):
+        return False
+    for was, now in zip(before[1], after[1], strict=True):
+        if was != now and (MARKER.search(was) or MARKER.search(now) or was.startswith("#!")
+                           or not set(now.lstrip("#").split()) <= set(was.lstrip("#").split())):
             return False
-        return same and _comment_words(new) <= _comment_words(old)
-    return language(path) in ("markdown", "text") and old.split() == new.split()
+    return True
 
 
-def _comment_words(text: str) -> set[str]:
-    """The words of a Python text's comments (all of its words where it does not tokenize)."""
+def _tokens(text: str) -> tuple[list[tuple], list[str]] | None:
+    """A Python text's tokens but its comments and blank-line breaks, each with its place (so code that moved,
+    blank lines added or removed, or spacing changed, differs), and its comments; None when it does not
+    tokenize."""
     try:
-        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
-        return {word for t in tokens if t.type == tokenize.COMMENT for word in t.string.lstrip("#").split()}
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return set(text.split())
+        return None
+    code = [(t.type, t.start[0]) if t.type == tokenize.NEWLINE else (t.type, t.string, t.start, t.end)
+            for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)]  # a line's end: after its comment
+    return code, [t.string for t in tokens if t.type == tokenize.COMMENT]
+
+
+# Words by which a rule speaks of comments, quoting or layout: then a change to those alone is the rule's
+COSMETIC = re.compile(r"\b(?:comments?|commented|quot\w*|triple|typos?|spell\w*|todo|fixme|style|spacing|blank|"
+                      r"newlines?|eof|end of (?:the )?file|ends? with|trailing|empty)\b", re.I)

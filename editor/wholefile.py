@@ -303,18 +303,16 @@ SHARED_NAME = re.compile(r"overload|register|dispatch|setter|getter|deleter")  #
 
 
 def _definitions(tree: ast.AST) -> Counter:
-    """How often each function or class is defined directly in a scope with the same decorators, by its dotted place
-    (`Timer.timeit`). A property's getter and setter differ in theirs; `@overload` stubs and `register`ed or
-    `dispatch`ed variants share the name on purpose and are left out, and so are definitions under an `if` or `try`
-    (one per platform or version)."""
+    """How often each function or class is defined directly in a scope, by its dotted place (`Timer.timeit`). A
+    property's setter, `@overload` stubs and `register`ed or `dispatch`ed variants share the name on purpose and
+    are left out, and so are definitions under an `if` or `try` (one per platform or version)."""
     found: Counter = Counter()
 
     def visit(body: list[ast.stmt], scope: str) -> None:
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                decorators = tuple(ast.unparse(d) for d in node.decorator_list)
-                if not any(SHARED_NAME.search(d) for d in decorators):
-                    found[(scope + node.name, decorators)] += 1
+                if not any(SHARED_NAME.search(ast.unparse(d)) for d in node.decorator_list):
+                    found[scope + node.name] += 1
                 if isinstance(node, ast.ClassDef):
                     visit(node.body, f"{scope}{node.name}.")
 
@@ -333,8 +331,7 @@ def no_second_definition(path: str, old_text: str, new_text: str) -> None:
     if old_tree is None or new_tree is None:
         return
     before, after = _definitions(old_tree), _definitions(new_tree)
-    again = list(dict.fromkeys(name for (name, decorators), n in after.items()
-                               if n > 1 and n > before[(name, decorators)]))
+    again = [name for name, n in after.items() if n > 1 and n > before[name]]
     if again:
         listed = " and ".join(again) if len(again) <= 2 else f"{', '.join(again[:2])} and {len(again) - 2} more"
         raise EditError(f"{path}: the edit defines {listed} a second time in the same scope, so the later definition "
@@ -342,26 +339,33 @@ def no_second_definition(path: str, old_text: str, new_text: str) -> None:
 
 
 # Words that ask a prose edit to take text out (or to rewrite it, which may leave out lines)
-PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|condense|concise|summari[sz]e|simplify|"
-                           r"strip|omit|get rid|eliminate|clean ?up|de-?dup\w*|merge|combine|replace|rewrite|reword|"
-                           r"restructure|reorgani[sz]e|move|less|fewer|only|instead)\b", re.I)
+PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|condense|concise|brief\w*|terse|"
+                           r"summari[sz]e|simplify|strip|omit|get rid|eliminate|clean ?up|de-?dup\w*|merge|combine|"
+                           r"replace|rewrite|reword|restructure|reorgani[sz]e|clear|empty|leave out|keep just|"
+                           r"keep only|discard|prune|take out|no longer|obsolete|outdated|deprecated|unused|"
+                           r"less (?:verbose|wordy)|fewer (?:words|lines))\b", re.I)
 PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
 def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
-    """Refuse a prose edit that takes out a run of text lines, writing nothing in their place, where the
-    instruction asks for nothing of the kind. Prose has no definitions for the fragment checks to count, so a
-    block the model skipped vanished silently: a real probe (2026-11), a LICENSE holding two copies of the MIT
-    text, asked to change a year; the model jumped from the first copy to the second, and 24 lines (the rest of
-    the first licence and the Joyent attribution) went with exit 0."""
+    """Refuse a prose edit that takes out a run of text lines where the instruction asks for nothing of the kind:
+    lines left out with nothing in their place, or a stretch rewritten into well under half its words. A line
+    the output writes elsewhere was moved, not lost (a section swapped, a changelog sorted). Prose has no
+    definitions for the fragment checks to count, so a block the model skipped vanished silently: a real probe
+    (2026-11), a LICENSE holding two copies of the MIT text, asked to change a year; the model jumped from the
+    first copy to the second, and 24 lines (the rest of the first licence, the Joyent attribution) went, exit 0."""
     from editllm.editor.prompt import PROSE, language  # prompt imports editor modules that import this one
 
     if language(path) not in PROSE or PROSE_REMOVAL.search(instruction):
         return
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for op, i1, i2, _, _ in matcher.get_opcodes():
-        gone = [line for line in old[i1:i2] if line.strip()]
-        if op == "delete" and len(gone) >= PROSE_RUN:
+    written = Counter(line.strip() for line in new if line.strip())
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        gone = [line for line in old[i1:i2] if line.strip() and not written[line.strip()]]
+        words = sum(len(line.split()) for line in old[i1:i2])
+        lost = (op == "delete" and len(gone) >= PROSE_RUN) or (
+            op == "replace" and len(gone) >= PROSE_RUN and words >= 40
+            and sum(len(line.split()) for line in new[j1:j2]) < words / 2)
+        if lost:
             raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {i1 + 1} on "
                             f"({gone[0].strip()[:40]!r} ...), which the instruction does not ask to remove; nothing "
                             "written (ask for it, or --allow-deletions)")

@@ -59,6 +59,7 @@ def test_two_named_definitions_keep_file_order():
     "Add `mean` to this module's docstring.",
     "Add a module-level constant EPS and use it in `mean`.",  # a review's: "module" as the scope, always
     "Use the module logger in `mean`.",
+    "Rename the local function `mean` to `average`.",  # a review's: only "local variable" keeps focus
 ])
 def test_no_focus_when_it_could_miss_the_edit(instruction):
     assert focus_of(MODULE, instruction) is None

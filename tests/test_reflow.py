@@ -85,6 +85,8 @@ def test_a_plain_text_paragraph_rewrapped_is_put_back_and_a_line_is_no_layout_wo
     assert keep_layout("notes.txt", old, new, "fix typos") == old
     assert keep_layout("LICENSE", old, new, "keep lines under 60 characters") == new  # asked for
     assert keep_layout("LICENSE", old, new, "make each sentence one line") == new
+    for rule in ("Lines must not exceed 80", "Keep lines under 100", "Every line at most 88"):  # a review's
+        assert keep_layout("LICENSE", old, new, rule) == new
 
 
 def test_cosmetic_only_proposals_are_told_apart_from_the_rules_edits():
@@ -95,7 +97,11 @@ def test_cosmetic_only_proposals_are_told_apart_from_the_rules_edits():
     old = 'import os\n\n\ndef f():\n    "Doc."\n    # Print reports on self and on subdirs\n    return os.sep\n'
     rule = "the code must not use Python 2 print statements"
     assert cosmetic_only("m.py", old, old.replace("and on subdirs", "and subdirs"), rule)
-    assert cosmetic_only("m.py", old, old.replace('"Doc."', '"""Doc."""'), "every function must have a docstring")
+    assert not cosmetic_only("m.py", old, old.replace('"Doc."', '"""Doc."""'), "docstrings need a summary")  # code
+    for rule, fixed in (("library modules must not have a shebang", "#!/usr/bin/env python\n" + old),
+                        ("no noqa markers", old.replace("on subdirs", "on subdirs  # noqa")),
+                        ("lines must not exceed 30", old.replace("self and on subdirs", "self and on\n    # subdirs"))):
+        assert not cosmetic_only("m.py", fixed, old, rule)  # a review's: real fixes of rules that name no comment
     assert not cosmetic_only("m.py", old, "# Copyright 2026 ACME\n" + old, "files must carry a licence header")
     assert not cosmetic_only("m.py", old, old.replace("os.sep", "os.pathsep"), rule)  # code changed
     assert not cosmetic_only("m.py", old, old.replace("and on subdirs", "and subdirs"), "fix the comments")

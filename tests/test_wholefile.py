@@ -1051,3 +1051,40 @@ def test_a_decorated_method_defined_again_with_the_same_decorators_is_refused():
     with pytest.raises(EditError, match=r"defines C\.make a second time"):
         no_second_definition("c.py", old, old + "\n    @staticmethod\n    def make():\n        return 2\n")
     no_second_definition("c.py", old, old + "\n    @make.register\n    def _(x: int):\n        return 2\n")
+
+
+def test_prose_moved_or_condensed_without_words_is_judged_by_what_is_lost():
+    """A review: a section swapped was refused as a deletion (a move is a 'delete' and an 'insert'); ten lines
+    rewritten into one passed (only 'delete' counted)."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_prose_deletion
+
+    install = "## Installation\n\nRun pip install tool.\nThen run tool init.\nThen tool check.\nDone then.\n\n"
+    usage = "## Usage\n\nCall tool run.\nIt prints a report.\nRead the report.\nFix what it says.\n\n"
+    old = split_lines("# Tool\n\n" + install + usage)
+    no_unasked_prose_deletion("README.md", old, split_lines("# Tool\n\n" + usage + install), "Usage should come first")
+    guide = "".join(f"Line number {k} of the guide, with a few more words in it.\n" for k in range(12))
+    condensed = guide.split("\n", 1)[0] + "\nThe guide in short.\n"
+    with pytest.raises(EditError, match="leaves out 11 lines from line 2 on"):
+        no_unasked_prose_deletion("guide.txt", split_lines(guide), split_lines(condensed), "Fix the typo in line 3")
+    no_unasked_prose_deletion("guide.txt", split_lines(guide), split_lines(condensed), "condense the guide")
+
+
+def test_an_asked_module_docstring_replaces_the_files_however_unlike():
+    """A review: "improve the module docstring" got a new string between two functions, the old one kept."""
+    old = ('"""Utils."""\n\nimport os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n\n\n'
+           'def c():\n    return 3\n')
+    new = '"""Small numeric helpers used across the package."""\n\n\ndef b():\n    return 22\n'
+    whole = ensure_whole(old, new, "Make b return 22 and improve the module docstring", path="u.py")
+    assert whole.text.startswith('"""Small numeric helpers') and '"""Utils."""' not in whole.text
+
+
+def test_a_cached_definition_added_above_the_bare_one_is_refused():
+    """A review: keyed by decorators too, `@functools.cache def foo` above the unchanged `def foo` passed, though
+    the later, uncached one wins."""
+    from editllm.editor.wholefile import no_second_definition
+
+    old = "import functools\n\n\ndef foo():\n    return 1\n"
+    with pytest.raises(EditError, match="defines foo a second time"):
+        no_second_definition("f.py", old, old.replace("\n\n\ndef foo", "\n\n\n@functools.cache\ndef foo():\n"
+                                                      "    return 1\n\n\ndef foo"))
