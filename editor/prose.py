@@ -101,6 +101,9 @@ def keep_leading_blanks(shown: str, edited: str) -> str:
 
 SPELLING = re.compile(r"\b(spelling|spell|typos?|misspell\w*)\b", re.I)
 WORD = re.compile(r"\w+|\s+|[^\w\s]")
+# a misspelling is a few letters off ("Permision", "evalution"); a word spelt out is not ("admin" → "administrator",
+# dpkg's "conffile" → "configuration file": a probe's unasked changes)
+SPELLING_LENGTH = 3
 SIMILAR = 0.5  # a spelling fix keeps most letters ("pacakge" → "package" 0.86, "teh" → "the" 0.67, "si" → "is" 0.5)
 
 
@@ -149,6 +152,7 @@ def spelling_fix(old: str, new: str) -> bool:
         was, now = "".join(a[i1:i2]), "".join(b[j1:j2])
         if tag != "replace" or not re.fullmatch(r"[\w' -]+", was) or not re.fullmatch(r"[\w' -]+", now):
             return False
-        if difflib.SequenceMatcher(None, was.lower(), now.lower()).ratio() < SIMILAR:
+        if difflib.SequenceMatcher(None, was.lower(), now.lower()).ratio() < SIMILAR or \
+                abs(len(was) - len(now)) > SPELLING_LENGTH:
             return False
     return True

@@ -366,6 +366,7 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
             op == "replace" and len(gone) >= PROSE_RUN and words >= 40
             and sum(len(line.split()) for line in new[j1:j2]) < words / 2)
         if lost:
-            raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {i1 + 1} on "
+            first = i1 + next(k for k, line in enumerate(old[i1:i2]) if line.strip() == gone[0].strip())
+            raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {first + 1} on "
                             f"({gone[0].strip()[:40]!r} ...), which the instruction does not ask to remove; nothing "
                             "written (ask for it, or --allow-deletions)")

@@ -709,3 +709,14 @@ def test_prose_files_known_by_name_alone_are_prose(path, lang):
     from editllm.editor.prompt import language
 
     assert language(path) == lang
+
+
+def test_a_word_spelt_out_is_no_spelling_fix():
+    """A real probe: asked to fix the spelling of a Debian README, the model also wrote "system administrator" for
+    "system admin" and "configuration file" for dpkg's "conffile"; both passed the guard as similar words."""
+    from editllm.editor.prose import spelling_only
+
+    shown = "Ask your system admin.\nUse dpkg's conffile mechanism.\nIt is informitive.\n"
+    edited = "Ask your system administrator.\nUse dpkg's configuration file mechanism.\nIt is informative.\n"
+    assert spelling_only(shown, edited, "fix the spelling mistakes") == \
+        "Ask your system admin.\nUse dpkg's conffile mechanism.\nIt is informative.\n"
