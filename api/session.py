@@ -515,6 +515,10 @@ class EditSession:
             self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
         if result.merged:
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
+        for why in result.focused:  # a typo on a line the spell checker flags nothing on is never read (a probe)
+            if why.startswith("spelling: "):
+                self.log(f"{src.path}: note: the model read only the {why.removeprefix('spelling: ')} holding words a "
+                         "spell checker flags; --no-focus has it read the whole file")
         if opts.check and cosmetic_only(src.path, src.text, result.new_text, instruction):
             self.log(f"{src.path}: note: the model's proposal changes only comments or layout, which the rule does "
                      "not speak of; no change proposed")

@@ -720,3 +720,19 @@ def test_a_word_spelt_out_is_no_spelling_fix():
     edited = "Ask your system administrator.\nUse dpkg's configuration file mechanism.\nIt is informative.\n"
     assert spelling_only(shown, edited, "fix the spelling mistakes") == \
         "Ask your system admin.\nUse dpkg's conffile mechanism.\nIt is informative.\n"
+
+
+def test_spelling_focus_says_how_much_the_model_read(scripted_lm, monkeypatch):
+    """A real probe: typos in short words on lines the spell checker flags nothing on were never shown to the
+    model, and nothing said so; the user is told, and how to have the whole file read."""
+    pytest.importorskip("spellchecker")
+    from editllm.api import EditSession
+    def regenerate(lm, src, part, instruction, opts, on_progress=None, words=None):
+        return part.replace("pacakge", "package"), DecodeStats(opts.mode, output_tokens=1), "", False
+
+    monkeypatch.setattr("editllm.editor.edit.regenerate", regenerate)
+    notes: list[str] = []
+    session = EditSession(scripted_lm(""), log=notes.append)
+    session.edit_source(SourceFile("README.md", SPELLING_README), "Fix the spelling mistakes.")
+    assert ("README.md: note: the model read only the 3 lines holding words a spell checker flags; --no-focus has "
+            "it read the whole file") in notes
