@@ -33,7 +33,7 @@ LANGUAGES = {
 }
 
 
-# Files that are prose by name alone, without a suffix ("README"): text, as a .txt file is
+# Files that are prose by name alone ("README", "LICENSE-MIT", "CHANGES_1.x"; capitalised): text, as a .txt file is
 PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
                "INSTALL", "LICENSE", "LICENCE", "COPYING", "NOTICE", "TODO", "THANKS"}
 
