@@ -256,14 +256,11 @@ def wrapper_lines(body: list[str], shown: list[str], prose: bool = False) -> int
     want_open = open_fence(shown) is not None
     core = shown[: len(shown) - _blank_tail(shown)]
     while lines:
-        cut = None
         if (open_fence(lines) is not None) != want_open:
             cut = next((k for k in range(len(lines) - 1, -1, -1)
                         if _bare(lines[k]) and (open_fence(lines[:k]) is not None) == want_open), None)
         else:
-            last = len(lines) - 1 - _blank_tail(lines)
-            if last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(core):
-                cut = last - 1  # an empty code block at the end, more fence lines than the file ends with
+            cut = _empty_block_at_end(lines, core)
         if cut is None or not _after_the_file(lines, cut, core, prose):
             break
         del lines[cut:]
@@ -278,8 +275,16 @@ def wrapper_left(text: str, shown: str) -> bool:
     lines, file = text.split("\n"), shown.split("\n")
     if open_fence(lines) is not None and open_fence(file) is None:
         return True
+    return _empty_block_at_end(lines, file) is not None
+
+
+def _empty_block_at_end(lines: list[str], file: list[str]) -> int | None:
+    """Where an empty code block at the end of `lines` opens, when they end in more fence lines than `file`
+    does, else None."""
     last = len(lines) - 1 - _blank_tail(lines)
-    return last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(file)
+    if last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(file):
+        return last - 1
+    return None
 
 
 def _fence_tail(lines: list[str]) -> int:

@@ -139,6 +139,10 @@ def docstrings(lines: list[str]) -> set[int]:
     return notes
 
 
+# Words by which a rule speaks of comments, quoting or layout: then a change to those alone is the rule's
+COSMETIC = re.compile(r"\b(?:comments?|commented|quot\w*|triple|typos?|spell\w*|todo|fixme|style|spacing|blank|"
+                      r"newlines?|eof|end of (?:the )?file|ends? with|trailing|empty)\b", re.I)
+
 # Comment text that is an instruction to a tool, or a notice: a rule may be about it without saying "comment"
 MARKER = re.compile(r"type:|noqa|pragma|pylint|coding[:=]|vim?:|spdx|\bxxx\b|todo|fixme|hack|copyright|licen[cs]e|"
                     r"flake8|mypy|ruff|isort|fmt:|nosec|author", re.I)
@@ -179,8 +183,3 @@ def _tokens(text: str) -> tuple[list[tuple], list[str]] | None:
     code = [(t.type, t.start[0]) if t.type == tokenize.NEWLINE else (t.type, t.string, t.start, t.end)
             for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)]  # a line's end: after its comment
     return code, [t.string for t in tokens if t.type == tokenize.COMMENT]
-
-
-# Words by which a rule speaks of comments, quoting or layout: then a change to those alone is the rule's
-COSMETIC = re.compile(r"\b(?:comments?|commented|quot\w*|triple|typos?|spell\w*|todo|fixme|style|spacing|blank|"
-                      r"newlines?|eof|end of (?:the )?file|ends? with|trailing|empty)\b", re.I)

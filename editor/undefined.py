@@ -76,7 +76,7 @@ def unbound(text: str) -> set[str] | None:
     if tree is None:
         return None
     module = _scope(tree, into_functions=False, into_classes=False)
-    if STAR in module or any(STAR in _binds(node) for node in ast.walk(tree)):
+    if any(STAR in _binds(node) for node in ast.walk(tree)):
         return None
     missing: set[str] = set()
 
@@ -128,7 +128,5 @@ def missing_asked(path: str, new: str, instruction: str) -> list[str]:
     tree = python_tree(new) if asked and path.endswith(PYTHON) else None
     if tree is None:
         return []
-    defined = {node.name for node in ast.walk(tree)
-               if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
-    defined |= {name for node in ast.walk(tree) for name in _binds(node)}  # `remaining = property(...)` too
+    defined = {name for node in ast.walk(tree) for name in _binds(node)}  # `remaining = property(...)` too
     return [name for name in asked if name not in defined]

@@ -360,6 +360,8 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
         return
     written = Counter(line.strip() for line in new if line.strip())
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op not in ("delete", "replace"):
+            continue
         gone = [line for line in old[i1:i2] if line.strip() and not written[line.strip()]]
         words = sum(len(line.split()) for line in old[i1:i2])
         lost = (op == "delete" and len(gone) >= PROSE_RUN) or (
