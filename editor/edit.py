@@ -17,19 +17,18 @@ from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
 from editllm.editor.focus import Focus, focus_of, merge_focus
+from editllm.editor.languages import is_prose
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
 from editllm.editor.programcheck import check_program_text
 from editllm.editor.prompt import (
     LAYOUTS,
-    PROSE,
     Prompt,
     end_of_file,
     ends_in_a_block,
     fence_pending,
     finished_at_eos,
     has_fence_line,
-    language,
     rewrite_prompt,
     strip_opening_fence,
     wrapper_fence_line,
@@ -161,7 +160,7 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
 
 def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int, shown: str | None) -> str:
     """`finish_text`'s cut, before its check of the text."""
-    prose = language(src.path) in PROSE
+    prose = is_prose(src.path)
     end = end_of_file(output, fence, shown, prose=prose)
     if end is None:
         if stop_reason == "max_new_tokens":

@@ -13,43 +13,14 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from editllm.editor import prose
+from editllm.editor.languages import PROSE, language
 
 SYSTEM = (
     "You are a precise code editor. You are given one file and an instruction. Apply exactly the "
     "change the instruction asks for and nothing else, then output the complete updated file."
 )
-
-LANGUAGES = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
-    ".tsx": "tsx", ".jsx": "jsx", ".rs": "rust", ".go": "go", ".c": "c", ".h": "c", ".cc": "cpp",
-    ".cpp": "cpp", ".hpp": "cpp", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
-    ".sh": "bash", ".bash": "bash", ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".rst": "rst",
-    ".adoc": "asciidoc", ".toml": "toml", ".yaml": "yaml",
-    ".yml": "yaml", ".json": "json", ".html": "html", ".css": "css", ".sql": "sql", ".txt": "text",
-    ".cs": "csharp", ".swift": "swift", ".lua": "lua", ".r": "r", ".scala": "scala", ".tex": "latex",
-}
-
-
-# Files that are prose by name alone ("README", "LICENSE-MIT", "CHANGES_1.x"; capitalised): text, as a .txt file is
-PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
-               "INSTALL", "LICENSE", "LICENCE", "COPYING", "NOTICE", "TODO", "THANKS"}
-
-
-def language(path: str) -> str:
-    """The fence language tag for a path; empty when unknown."""
-    name = PurePosixPath(path)
-    stem = re.split(r"[-_]", name.name)[0]  # LICENSE-MIT, CHANGES_1.x
-    if (not name.suffix or "-" in name.name or "_" in name.name) and stem.upper() in PROSE_NAMES \
-            and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:  # not a script `install`, nor README.py
-        return "text"
-    return LANGUAGES.get(name.suffix.lower(), "")
-
-
-PROSE = {"markdown", "rst", "text", "asciidoc"}
-
 
 def fence_for(text: str, shortest: int = 3) -> str:
     """`shortest` backticks, or one more than the longest backtick run in the file.

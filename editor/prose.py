@@ -18,6 +18,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from editllm.editor.languages import is_prose
+
 
 @dataclass(frozen=True)
 class Wording:
@@ -81,9 +83,8 @@ def request_hint(file_text: str, instruction: str, words: tuple[str, ...] | None
 def guard(path: str, shown: str, edited: str, instruction: str) -> str:
     """The model's text for a file shown as `shown`; on prose files its leading blank lines kept and
     `spelling_only` applied."""
-    from editllm.editor.prompt import PROSE, language  # prompt imports this module
 
-    if not GUARD or language(path) not in PROSE:
+    if not GUARD or not is_prose(path):
         return edited
     return spelling_only(shown, keep_leading_blanks(shown, edited), instruction)
 

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 
 from editllm.editor import prose
-from editllm.editor.prompt import PROSE, _fence, language
+from editllm.editor.languages import is_prose
+from editllm.editor.prompt import _fence
 
 CHUNK_LINES = 30  # a part's size when chunking (the model's attention, not its context, is the limit)
 ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -132,7 +133,7 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
     """What of a prose file the model edits: a named section, the lines of the flagged words of a
     spelling request (in the section, if one is named), or (chunking on) every part of a long file; None
     for code files and where the whole file is one part."""
-    if language(path) not in PROSE or not lines:
+    if not is_prose(path) or not lines:
         return None
     section = named_section(lines, instruction)
     if prose.WORDS and prose.HINTS and prose.SPELLING.search(instruction):

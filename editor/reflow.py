@@ -18,7 +18,7 @@ import io
 import re
 import tokenize
 
-from editllm.editor.prompt import language
+from editllm.editor.languages import language
 from editllm.editor.prosefocus import in_block
 from editllm.editor.wholefile import PYTHON
 

@@ -49,6 +49,7 @@ from editllm.editor.blocks import (
     target,
 )
 from editllm.editor.errors import EditError
+from editllm.editor.languages import is_prose
 from editllm.editor.merge import merge_code, merge_region
 from editllm.editor.source import python_tree, split_lines
 
@@ -354,9 +355,8 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
     definitions for the fragment checks to count, so a block the model skipped vanished silently: a real probe
     (2026-11), a LICENSE holding two copies of the MIT text, asked to change a year; the model jumped from the
     first copy to the second, and 24 lines (the rest of the first licence, the Joyent attribution) went, exit 0."""
-    from editllm.editor.prompt import PROSE, language  # prompt imports editor modules that import this one
 
-    if language(path) not in PROSE or PROSE_REMOVAL.search(instruction):
+    if not is_prose(path) or PROSE_REMOVAL.search(instruction):
         return
     written = Counter(line.strip() for line in new if line.strip())
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():

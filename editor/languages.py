@@ -1,0 +1,44 @@
+"""What kind of text a file holds, from its name alone: the fence's language tag, and whether it is prose.
+
+Many modules ask this (the prompt's fence and wording, the prose guards, the whole-file checks), so it lives
+on its own, importing nothing of the editor: before, each asked `language(path) in PROSE` of the prompt
+module, two of them inside functions to dodge an import cycle.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".ts": "typescript",
+    ".tsx": "tsx", ".jsx": "jsx", ".rs": "rust", ".go": "go", ".c": "c", ".h": "c", ".cc": "cpp",
+    ".cpp": "cpp", ".hpp": "cpp", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
+    ".sh": "bash", ".bash": "bash", ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".rst": "rst",
+    ".adoc": "asciidoc", ".toml": "toml", ".yaml": "yaml",
+    ".yml": "yaml", ".json": "json", ".html": "html", ".css": "css", ".sql": "sql", ".txt": "text",
+    ".cs": "csharp", ".swift": "swift", ".lua": "lua", ".r": "r", ".scala": "scala", ".tex": "latex",
+}
+
+
+# Files that are prose by name alone ("README", "LICENSE-MIT", "CHANGES_1.x"; capitalised): text, as a .txt file is
+PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
+               "INSTALL", "LICENSE", "LICENCE", "COPYING", "NOTICE", "TODO", "THANKS"}
+
+
+def language(path: str) -> str:
+    """The fence language tag for a path; empty when unknown."""
+    name = PurePosixPath(path)
+    stem = re.split(r"[-_]", name.name)[0]  # LICENSE-MIT, CHANGES_1.x
+    if (not name.suffix or "-" in name.name or "_" in name.name) and stem.upper() in PROSE_NAMES \
+            and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:  # not a script `install`, nor README.py
+        return "text"
+    return LANGUAGES.get(name.suffix.lower(), "")
+
+
+PROSE = {"markdown", "rst", "text", "asciidoc"}
+
+
+def is_prose(path: str) -> bool:
+    """Whether the file is prose (Markdown, reST, AsciiDoc, plain text), which no parser checks."""
+    return language(path) in PROSE
