@@ -481,19 +481,27 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
                 note(json.dumps(api.stats_record(session.loaded, session.mode, [], started) | {"error": str(exc)}))
             raise
     record = api.stats_record(session.lm, session.mode, edits, started) if stats else None
+    changed = sum(1 for e in edits if e.changed)
     if apply:
         api.write_edits(edits, worktree)
+        if changed and not quiet:  # said off a terminal too: a hook that fails with exit 1 and says nothing puzzles
+            note(written_note([e.path for e in edits if e.changed], worktree))
     else:
         write_diff("".join(e.diff for e in edits))
     if record is not None:
         note(json.dumps(record))
-    changed = sum(1 for e in edits if e.changed)
     if not quiet:
         if changed == 0:
             note("no change proposed")
-        elif err.is_terminal:
-            err.print(f"{changed} of {len(edits)} file(s) {'written' if apply else 'changed'}")
+        elif err.is_terminal and not apply:
+            err.print(f"{changed} of {len(edits)} file(s) changed")
     return changed > 0
+
+
+def written_note(paths: list[str], worktree: bool) -> str:
+    """What --apply wrote, in one line; after `check --staged`, that it is in the working tree and not staged."""
+    listed = ", ".join(paths) if len(paths) <= 3 else f"{', '.join(paths[:3])} and {len(paths) - 3} more"
+    return f"wrote {listed}" + (" in the working tree (not staged: review, then git add)" if worktree else "")
 
 
 @app.command(context_settings={"allow_interspersed_args": True})

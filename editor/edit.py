@@ -37,7 +37,13 @@ from editllm.editor.prompt import (
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
-from editllm.editor.wholefile import ensure_whole, no_second_definition, no_unasked_prose_deletion, still_parses
+from editllm.editor.wholefile import (
+    ensure_whole,
+    no_second_definition,
+    no_unasked_comment_deletion,
+    no_unasked_prose_deletion,
+    still_parses,
+)
 from editllm.grammar.tokens import chat_ids, text_ids
 
 MODES = CHOICES["mode"]  # one list for the flag, the config file and this pipeline (editor.config.Mode)
@@ -294,6 +300,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     no_second_definition(src.path, src.text, whole.text)
     if not allow_deletions:
         no_unasked_prose_deletion(src.path, src.lines, whole.lines, instruction)
+        no_unasked_comment_deletion(src.path, src.lines, whole.lines, instruction)
     kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
     new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
         restore_line_endings(src, whole.text, whole.lines)

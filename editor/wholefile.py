@@ -348,6 +348,42 @@ PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|cond
 PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
+# A comment line: `#`/`//` line comments (not `#include`, `#[derive]`), and the lines of a `/* ... */` block
+COMMENT_LINE = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*(?:\s|/|$))")
+# An instruction about comments, or a refactor for readability, may reword them in place
+COMMENTS = re.compile(r"\bcomment|\bdoc|\brefactor|\breadab", re.I)
+COMMENT_RUN = 3  # comment lines taken out in one place, with nothing written there, that make an unasked deletion
+
+
+def no_unasked_comment_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
+    """Refuse a code or config edit that takes out a run of comment lines where the instruction asks for nothing of
+    the kind: comments are the file's prose, and no check of definitions or syntax misses them (a real probe,
+    2026-11: asked to add a key and a dependency to an environment.yml, the model dropped the four-line comment
+    under `dependencies:`, exit 0, same on a rerun). A comment whose words the output writes elsewhere was moved,
+    reworded or turned into a docstring, not lost; one rewritten in place counts only when the instruction does not
+    speak of comments or ask for a refactor."""
+    if is_prose(path) or PROSE_REMOVAL.search(instruction):
+        return
+    written = {line.strip() for line in new}
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    added = {w for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2] for w in _words(line)}
+    for op, i1, i2, _, _ in ops:
+        if op not in ("delete", "replace") or (op == "replace" and COMMENTS.search(instruction)):
+            continue
+        gone = [k for k in range(i1, i2) if COMMENT_LINE.match(old[k]) and old[k].strip() not in written]
+        words = [w for k in gone for w in _words(old[k])]
+        if len(gone) < COMMENT_RUN or sum(w in added for w in words) * 2 >= len(words):
+            continue
+        raise EditError(f"{path}: the output leaves out {len(gone)} comment lines from line {gone[0] + 1} on "
+                        f"({old[gone[0]].strip()[:40]!r} ...), which the instruction does not ask to remove; "
+                        "nothing written (ask for it, or --allow-deletions)")
+
+
+def _words(line: str) -> list[str]:
+    """A line's words (letters only, lower case), for telling a moved comment from a lost one."""
+    return re.findall(r"[a-z]{2,}", line.lower())
+
+
 def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
     """Refuse a prose edit that takes out a run of text lines where the instruction asks for nothing of the kind:
     lines left out with nothing in their place, or a stretch rewritten into well under half its words. A line

@@ -61,6 +61,7 @@ def test_apply_writes_atomically_and_keeps_mode(tmp_path, fake_model):
     assert res.stdout == ""
     assert f.read_text() == FIXED and f.stat().st_mode & 0o777 == 0o755
     assert [p.name for p in tmp_path.iterdir()] == ["m.py"]  # no temp file left behind
+    assert "wrote m.py\n" in res.stderr  # said off a terminal too (session 27's probe)
     stats = json.loads(res.stderr.strip().splitlines()[-1])
     for key in ("mode", "model", "device", "dtype", "prompt_tokens", "output_tokens", "forwards",
                 "load_seconds", "decode_seconds", "total_seconds"):

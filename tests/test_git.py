@@ -72,6 +72,8 @@ def test_check_apply_merges_into_unstaged_worktree_and_stages_nothing(repo, fake
     assert res.exit_code == 1, res.stderr
     assert (repo / "m.py").read_text() == FIXED + "\n\nUNSTAGED = 1\n"
     assert git(repo, "show", ":m.py").stdout == BUGGY  # the index is untouched
+    # a probe (session 27): the hook failed with exit 1 and said nothing of what it wrote
+    assert res.stderr.endswith("wrote m.py in the working tree (not staged: review, then git add)\n")
 
 
 def test_check_exit_0_when_nothing_to_change(repo, fake_model):

@@ -1088,3 +1088,63 @@ def test_a_cached_definition_added_above_the_bare_one_is_refused():
     with pytest.raises(EditError, match="defines foo a second time"):
         no_second_definition("f.py", old, old.replace("\n\n\ndef foo", "\n\n\n@functools.cache\ndef foo():\n"
                                                       "    return 1\n\n\ndef foo"))
+
+
+ENVIRONMENT = ("channels:\n  - conda-forge\n  - defaults\ndependencies:\n"
+               "  # This cannot be empty as otherwise no environment will be created.\n"
+               "  # We're using openssl here as it is available on all system and will\n"
+               "  # most likely be always installed anyways.\n"
+               "  # See https://github.com/conda/conda/issues/9487\n  - openssl\n")
+
+
+def test_comment_lines_left_out_unasked_are_refused_in_code_and_config():
+    """A real probe (session 27): asked to add a key and a dependency to an environment.yml, the model dropped the
+    four-line comment under `dependencies:` with exit 0 (same on a rerun); nothing checked comments outside prose."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_comment_deletion
+
+    instruction = "Add 'name: env' as the first key, and add python=3.11 to the dependencies after openssl."
+    old = split_lines(ENVIRONMENT)
+    dropped = "name: env\n" + "".join(line for line in old if "#" not in line) + "  - python=3.11\n"
+    with pytest.raises(EditError, match=r"environment.yml: the output leaves out 4 comment lines from line 5 on"):
+        no_unasked_comment_deletion("environment.yml", old, split_lines(dropped), instruction)
+    kept = "name: env\n" + ENVIRONMENT + "  - python=3.11\n"
+    no_unasked_comment_deletion("environment.yml", old, split_lines(kept), instruction)
+    no_unasked_comment_deletion("environment.yml", old, split_lines(dropped), "remove the comments")  # asked for
+    two = ENVIRONMENT.replace("  # most likely be always installed anyways.\n  # See https://github.com/conda/"
+                              "conda/issues/9487\n", "")
+    no_unasked_comment_deletion("environment.yml", old, split_lines(two), instruction)  # a short run: an edit's own
+    c = "int f(void);\n/*\n * Returns the count.\n * Never negative.\n */\nint count(void);\n"
+    with pytest.raises(EditError, match=r"lib.h: the output leaves out 4 comment lines from line 2 on"):
+        no_unasked_comment_deletion("lib.h", split_lines(c), split_lines("int f(void);\nint count(void);\n"),
+                                    "add a parameter to f")
+    headers = "#include <a.h>\n#include <b.h>\n#include <c.h>\nint x;\n"  # not comments
+    no_unasked_comment_deletion("lib.c", split_lines(headers), split_lines("int x;\n"), "tidy")
+
+
+def test_a_comment_moved_or_made_a_docstring_is_not_a_deletion():
+    """A comment whose words the output writes elsewhere was moved, not lost."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_comment_deletion
+
+    old = ("def area(w, h):\n    # The area of a rectangle,\n    # in square units,\n    # never negative.\n"
+           "    return w * h\n")
+    doc = 'def area(w, h):\n    """The area of a rectangle, in square units, never negative."""\n    return w * h\n'
+    no_unasked_comment_deletion("geo.py", split_lines(old), split_lines(doc), "turn the comment into a docstring")
+    with pytest.raises(EditError, match="leaves out 3 comment lines from line 2 on"):
+        no_unasked_comment_deletion("geo.py", split_lines(old), split_lines(doc.replace(
+            "The area of a rectangle, in square units, never negative.", "Return w times h.")), "add type hints")
+
+
+def test_finish_edit_refuses_lost_comments_unless_deletions_are_allowed():
+    """The rule runs where every other whole-file check does, and --allow-deletions lets the deletion through."""
+    from editllm.editor.decode import DecodeStats
+    from editllm.editor.edit import finish_edit
+    from editllm.editor.source import SourceFile
+
+    src = SourceFile("environment.yml", ENVIRONMENT)
+    dropped = "".join(line + "\n" for line in ENVIRONMENT.split("\n") if line and "#" not in line)
+    with pytest.raises(EditError, match="comment lines"):
+        finish_edit(src, dropped, "add a dependency", DecodeStats("spec"), dropped)
+    assert finish_edit(src, dropped, "add a dependency", DecodeStats("spec"), dropped, allow_deletions=True).new_text \
+        == dropped
