@@ -23,9 +23,9 @@ from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.reflow import cosmetic_only
-from editllm.editor.renames import left_unrenamed, leftover_note
 from editllm.editor.source import SourceFile, read_source, source_from_text
 from editllm.editor.undefined import missing_asked, newly_unbound
+from editllm.editor.unfinished import kept_note, kept_removals, left_unrenamed, leftover_note
 
 if TYPE_CHECKING:  # imported only when a model is loaded
     from editllm.api.batch import BatchReport
@@ -533,6 +533,8 @@ class EditSession:
             self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")
         for old, new, lines in left_unrenamed(src.text, result.new_text, instruction):
             self.log(leftover_note(src.path, old, new, lines))
+        if kept := kept_removals(src.text, result.new_text, instruction):
+            self.log(kept_note(src.path, kept))
         if unknown:
             self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which is not defined or imported "
                      "where it is used")

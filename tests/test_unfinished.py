@@ -1,9 +1,9 @@
-"""editor/renames.py: a rename the edit did only in part is pointed out on stderr; the edit stands."""
+"""editor/unfinished.py: a rename done in part, or a removal not made, is pointed out on stderr; the edit stands."""
 
 from __future__ import annotations
 
 import pytest
-from editllm.editor.renames import left_unrenamed, renames
+from editllm.editor.unfinished import kept_removals, left_unrenamed, renames
 from test_file_conventions import run
 
 C = ("#include \"ringbuf.h\"\n\n/* rb_count is the number of bytes stored. */\nsize_t rb_count(const ringbuf_t *rb)\n"
@@ -39,6 +39,25 @@ def test_only_uses_of_the_kind_the_edit_renamed_count():
     assert left_unrenamed(method, half, "rename the method run to start") == [("run", "start", [7])]
 
 
+PACKAGE = '{\n  "scripts": {\n    "lint": "eslint js/"\n  },\n  "dependencies": {\n    "lodash": "^4.17.21",\n' \
+          '    "react": "^18.2.0"\n  }\n}\n'
+SCRIPT = 'Add a "format": "prettier --write js/" script after lint, and remove the lodash dependency.'
+
+
+def test_a_removal_the_edit_did_not_make_is_found():
+    """A real probe (session 27): asked to add a script and remove the lodash dependency, the model added the
+    script only, exit 0 with nothing said; two more removals went the same way."""
+    added = PACKAGE.replace('"eslint js/"\n', '"eslint js/",\n    "format": "prettier --write js/"\n')
+    assert kept_removals(PACKAGE, added, SCRIPT) == ["lodash"]
+    assert kept_removals(PACKAGE, added.replace('    "lodash": "^4.17.21",\n', ""), SCRIPT) == []
+    code = "def parse(s):\n    print(s)\n    return s\n\n\nparse('x')\n"
+    assert kept_removals(code, code.replace("    print(s)\n", ""), "remove the parse function") == ["parse"]
+    assert kept_removals(code, "", "remove the parse function") == []
+    assert kept_removals(code, code.replace("    print(s)\n", ""), "remove the print calls from parse") == []
+    assert kept_removals(code, code, "remove the parse note") == []  # an everyday word, named as nothing in code
+    assert kept_removals(code, code, "add a parse function") == []  # no removal asked
+
+
 @pytest.fixture
 def model(monkeypatch, scripted_lm) -> dict:
     box: dict = {"text": ""}
@@ -56,3 +75,11 @@ def test_the_cli_notes_a_half_done_rename_and_still_writes_the_diff(tmp_path, mo
     model["text"] = C.replace("rb_count(", "rb_size(") + "```\n"
     res = run(tmp_path, "fix", "ringbuf.c", ASK)
     assert res.exit_code == 0 and "still uses" not in res.stderr
+
+
+def test_the_cli_notes_a_removal_not_made(tmp_path, model):
+    (tmp_path / "package.json").write_text(PACKAGE)
+    model["text"] = PACKAGE.replace('"eslint js/"\n', '"eslint js/",\n    "format": "prettier --write js/"\n') + "```\n"
+    res = run(tmp_path, "fix", "package.json", SCRIPT)
+    assert res.exit_code == 0 and '+    "format": "prettier --write js/"' in res.stdout
+    assert "package.json: note: the instruction asks to remove lodash, which the edit leaves in place\n" in res.stderr

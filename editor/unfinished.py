@@ -1,0 +1,116 @@
+"""What the instruction asks for by name that the edit did not do: notes for the user, not refusals.
+
+A rename done in part. Asked to "rename the function rb_count to rb_size everywhere, including its call sites"
+in a header and its .c file, the bundled model renamed the declaration and the definition and left a call in
+another function as it was, so the code no longer linked, exit 0 with nothing said (a real probe, 2026-11). Only
+uses of the kind the edit renamed elsewhere count: renaming the function `parse` turns bare `parse(...)` into
+`parse_args(...)`, so a bare `parse` left is a miss, while `ast.parse(...)` is another object's attribute. Whole
+comment lines are left out: the old name in a comment breaks nothing.
+
+A removal not made. Asked to "remove the lodash dependency" (and add a script), or to "remove the tomli
+dependency", the model did the rest and kept the item, exit 0 with nothing said (the same probe, 3 of 3 removals
+skipped): a user cannot tell done from half done. A name counts when the instruction asks for it to go in so
+many words (`asks.removal`) and it looks like code or a name, not an everyday word: quoted, or with `_`, a digit,
+`()` or an inner capital, or unknown to the spell checker ("tomli", "lodash"; not "note", which "delete the
+note" names too loosely to count).
+
+The edit stands either way: a name kept on purpose, an alias for old callers, is the user's call.
+"""
+
+from __future__ import annotations
+
+import re
+
+from editllm.editor.asks import removal
+
+NAME = r"[A-Za-z_$][\w$]*"
+# "rename (the function) `parse()` to `parse_args()`", "rename X as Y", "rename X → Y", "rename X -> Y"
+RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:[a-z]+\s+)?[`'\"]?({NAME})(?:\(\))?[`'\"]?"
+                    rf"\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
+COMMENT = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*(?:\s|/|$))")  # as `wholefile.COMMENT_LINE`
+KINDS = ("bare", "attribute")
+NOT_NAMES = {"function", "method", "class", "variable", "field", "parameter", "argument", "constant", "module",
+             "file", "it", "this", "that", "them", "all", "each"}  # "rename the method to something clearer"
+
+
+def renames(instruction: str) -> list[tuple[str, str]]:
+    """The (old, new) names the instruction asks to rename, in order; none when it asks no rename in these words."""
+    pairs = [(m.group(1), m.group(2)) for m in RENAME.finditer(instruction)]
+    return [(old, new) for old, new in dict.fromkeys(pairs) if old != new and old.lower() not in NOT_NAMES]
+
+
+def _uses(text: str, name: str) -> dict[str, list[int]]:
+    """The 1-based lines where `name` is used as a word outside comment lines, by kind: bare or as an attribute."""
+    found: dict[str, list[int]] = {kind: [] for kind in KINDS}
+    word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    for n, line in enumerate(text.split("\n"), 1):
+        if COMMENT.match(line):
+            continue
+        for m in word.finditer(line):
+            found["attribute" if line[:m.start()].rstrip().endswith(".") else "bare"].append(n)
+    return found
+
+
+def left_unrenamed(old_text: str, new_text: str, instruction: str) -> list[tuple[str, str, list[int]]]:
+    """(old, new, lines) for each rename the instruction asks for where the edited text still uses the old name
+    in a way (bare, or as an attribute) that the edit renamed elsewhere, in this text: the lines of those uses."""
+    if old_text == new_text:
+        return []
+    out = []
+    for old, new in renames(instruction):
+        before, after = _uses(old_text, new), _uses(new_text, new)
+        renamed, still = [kind for kind in KINDS if len(after[kind]) > len(before[kind])], _uses(new_text, old)
+        left = sorted(n for kind in renamed for n in still[kind])
+        if left:
+            out.append((old, new, left))
+    return out
+
+
+def leftover_note(path: str, old: str, new: str, lines: list[int]) -> str:
+    """The note for one half-done rename."""
+    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return (f"{path}: note: the instruction renames {old} to {new}, but the edit still uses {old} on line"
+            f"{'s' if len(lines) > 1 else ''} {where}")
+
+
+# Words that ask for something to go and nothing else (not rename, move, merge, split: the name may stay then)
+DELETION = re.compile(r"\b(?:remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) "
+                      r"out|purg\w*|discard\w*|ditch\w*|eras\w*|no longer (?:need|use)\w*)\b", re.I)
+# A kind of thing next to a word makes it a name: "the function parse", "the parse method", "the six dependency"
+KIND = (r"(?:functions?|methods?|class(?:es)?|helpers?|variables?|constants?|dependenc(?:y|ies)|packages?|modules?|"
+        r"targets?|scripts?|sections?|entries|entry|commands?|services?|jobs?|steps?|hooks?|plugins?)")
+TOKEN = re.compile(r"([`'\"]?)([A-Za-z_$][\w$-]*[\w$])(\(\))?\1")
+
+
+def _code_like(instruction: str, m: re.Match) -> bool:
+    """Whether a word of the instruction names something in the file rather than being an everyday word."""
+    quoted, name, call = m.groups()
+    named = re.search(rf"\b{KIND}\s+$", instruction[:m.start()], re.I) or \
+        re.match(rf"\s+{KIND}\b", instruction[m.end():], re.I)
+    if quoted or call or named or re.search(r"[_\d$]|[a-z][A-Z]", name):
+        return True
+    from editllm.editor.spelling import checker
+
+    spell = checker()
+    return spell is not None and len(name) >= 3 and not spell.known([name.lower()])
+
+
+def kept_removals(old_text: str, new_text: str, instruction: str) -> list[str]:
+    """The names the instruction asks to remove that the edited text still holds as often as the file did."""
+    if not DELETION.search(instruction):
+        return []
+    kept = []
+    for m in TOKEN.finditer(instruction):
+        name = m.group(2)
+        if name in kept or not _code_like(instruction, m) or removal(name, instruction) != "asked":
+            continue
+        word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        before = len(word.findall(old_text))
+        if before and len(word.findall(new_text)) >= before:
+            kept.append(name)
+    return kept
+
+
+def kept_note(path: str, names: list[str]) -> str:
+    """The note for removals not made."""
+    return f"{path}: note: the instruction asks to remove {', '.join(names)}, which the edit leaves in place"
