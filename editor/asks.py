@@ -19,10 +19,11 @@ def mentioned(name: str, instruction: str) -> bool:
 
 # Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere); words after
 # a name that say it should go; phrases before one that say it is not needed; words that only hint at removal.
-GOES = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
-        r"renam\w*|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
-        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*|swap\w*|eras\w*|retir\w*|"
-        r"throw\w* away")
+# AWAY: the verbs after which lines of the file may go (a rename or a swap keeps them, under other names or places).
+AWAY = (r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out|"
+        r"inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
+        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*|eras\w*|retir\w*|throw\w* away")
+GOES = AWAY + r"|renam\w*|swap\w*"
 
 GONE = (r"removed|deleted|dropped|unused|not used|never used|obsolete|redundant|dead|superfluous|unnecessary|"
         r"not needed|no longer (?:needed|used)|gone|goes away|(?:can|must|should|may|has to|have to|needs to) go")

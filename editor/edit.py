@@ -31,6 +31,7 @@ from editllm.editor.prompt import (
     has_fence_line,
     rewrite_prompt,
     strip_opening_fence,
+    trailing_chatter,
     wrapper_fence_line,
     wrapper_left,
 )
@@ -40,8 +41,9 @@ from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.wholefile import (
     ensure_whole,
     no_second_definition,
-    no_unasked_comment_deletion,
+    no_unasked_code_deletion,
     no_unasked_prose_deletion,
+    still_balanced,
     still_parses,
 )
 from editllm.grammar.tokens import chat_ids, text_ids
@@ -146,10 +148,15 @@ REPLACEMENT = "\ufffd"  # what a decoder writes for bytes that are not UTF-8
 
 
 def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int,
-                shown: str | None = None) -> str:
+                shown: str | None = None, instruction: str = "") -> str:
     """Cut the model's output at the closing fence (LF text), leaving out the lines the model wrote as
-    its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output."""
+    its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output, and output
+    that ends in the model's own words about its edit."""
     text = _cut(src, output, fence, stop_reason, max_new, shown)
+    said = None if shown is None else trailing_chatter(text, shown, is_prose(src.path), instruction)
+    if said is not None:
+        raise EditError(f"{src.path}: the output ends in words of the model's own after the file's last line "
+                        f"({said.strip()[:50]!r}), not the file's; nothing written")
     nested = wrapper_fence_line(text, fence)
     if nested is not None:  # the first bare fence line after it closed that block, not the file
         raise EditError(f"{src.path}: the model wrote a code block fenced as the file itself is ({nested[:20]!r}), so "
@@ -280,8 +287,8 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
-    edited, filled = elision.fill(text, finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text),
-                                  instruction, src.path)
+    edited, filled = elision.fill(text, finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text,
+                                                    instruction), instruction, src.path)
     return prose.guard(src.path, text, edited, instruction), stats, output, filled
 
 
@@ -297,10 +304,11 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
+    still_balanced(src.path, src.text, whole.text)
     no_second_definition(src.path, src.text, whole.text)
     if not allow_deletions:
         no_unasked_prose_deletion(src.path, src.lines, whole.lines, instruction)
-        no_unasked_comment_deletion(src.path, src.lines, whole.lines, instruction)
+        no_unasked_code_deletion(src.path, src.lines, whole.lines, instruction)
     kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
     new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
         restore_line_endings(src, whole.text, whole.lines)

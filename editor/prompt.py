@@ -324,6 +324,42 @@ def _ends_as_the_file(before: list[str], core: list[str]) -> bool:
     return False
 
 
+# The model speaking of its edit: "I renamed `palette` as asked.", "This change adds ...", "Here is the file."
+CHATTER = re.compile(r"(?:I(?:'ve| have| also)?\s+(?:changed|renamed|updated|added|removed|fixed|replaced|made|moved|"
+                     r"modified|corrected|kept|left|applied|edited|converted|refactored|deleted|inserted|wrapped)\b|"
+                     r"This (?:change|edit|update|modification|version)s?\b|"
+                     r"The (?:changes?|edits?|updated (?:file|code))\b|Here(?:'s| is| are)\b|I hope\b|Let me know\b|"
+                     r"(?:No|All) other (?:changes|lines)\b)")
+# A line of English, not code: a capitalised word, three more, a full stop; none of code's own punctuation
+SENTENCE = re.compile(r"[A-Z][a-z']*(?:\s+[\w`'\",()/-]+){3,}[.!]")
+CODE_MARKS = re.compile(r"[;{}=<>$|&\\\[\]#]")
+# The instruction asks for text at the end, which may read like the model's own words
+AT_THE_END = re.compile(r"\bat the (?:end|bottom)\b|\bappend|\bend of (?:the )?file\b|\blast line\b", re.I)
+
+
+def trailing_chatter(text: str, shown: str, prose: bool, instruction: str = "") -> str | None:
+    """The first of the lines the output adds after the shown file's end when every one of them reads as the model
+    speaking of its edit, else None. `wrapper_lines` cuts only from a fence line of the model's own; one that wrote
+    the file, then "This change renames `palette` to `palette2`." and then its closing fence left that line in the
+    file in every language but Python, which the parse check refuses (a generator over 100k real-file outputs,
+    session 27: 100 % of such outputs in C, JS, Go, Rust, shell, TOML, YAML, Markdown and reST). In prose only the
+    model's own phrasing counts ("I renamed", "This change", "Here is"); in code a plain sentence at the start of a
+    line does too, which no language there takes as code."""
+    if AT_THE_END.search(instruction):
+        return None
+    new, old = text.split("\n"), shown.split("\n")
+    new, old = new[:len(new) - _blank_tail(new)], old[:len(old) - _blank_tail(old)]
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    if not ops or ops[-1][0] not in ("insert", "replace"):
+        return None
+    added = [line for line in new[ops[-1][3]:ops[-1][4]] if line.strip()]
+
+    def chatter(line: str) -> bool:
+        return bool(CHATTER.match(line)) or (not prose and bool(SENTENCE.fullmatch(line.rstrip()))
+                                             and not CODE_MARKS.search(line))
+    return added[0] if added and all(chatter(line) for line in added) else None
+
+
 def finished_at_eos(output: str, shown: str) -> str | None:
     """The file an output the model ended with EOS and no closing fence holds, when it ends as the file does
     (with the blank lines the shown text had after that ending, which the model never got to write); None

@@ -27,7 +27,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
-from editllm.editor.asks import RENAMING, asks_removal, mentioned
+from editllm.editor.asks import AWAY, RENAMING, asks_removal, mentioned
 from editllm.editor.blocks import (
     CONTAINER,
     HEADING,
@@ -49,7 +49,7 @@ from editllm.editor.blocks import (
     target,
 )
 from editllm.editor.errors import EditError
-from editllm.editor.languages import is_prose
+from editllm.editor.languages import is_prose, language
 from editllm.editor.merge import merge_code, merge_region
 from editllm.editor.source import python_tree, split_lines
 
@@ -300,6 +300,56 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
             return
 
 
+
+BRACED = {"c", "cpp", "java", "javascript", "typescript", "tsx", "jsx", "rust", "go", "csharp", "swift", "kotlin",
+          "scala", "php", "css"}
+QUOTES = {"javascript": "\"'`", "typescript": "\"'`", "tsx": "\"'`", "jsx": "\"'`", "go": "\"'`"}
+
+
+def brace_balance(text: str, quotes: str = "\"'") -> int:
+    """How many more `{` than `}` the text holds outside comments (`//`, `/* */`) and string literals. The scan
+    is rough (a regex literal, a raw string or a lifetime `'a` can mislead it), which is why only a change of
+    the count between the file and its edit is judged."""
+    depth, k, n = 0, 0, len(text)
+    while k < n:
+        c = text[k]
+        if text.startswith("//", k):
+            k = text.find("\n", k)
+            k = n if k < 0 else k
+        elif text.startswith("/*", k):
+            k = text.find("*/", k + 2)
+            k = n if k < 0 else k + 2
+            continue
+        elif c in quotes:
+            end = k + 1
+            while end < n and text[end] != c and (c == "`" or text[end] != "\n"):
+                end += 2 if text[end] == "\\" else 1
+            if c == "'" and end - k > 3 and text[k + 1] != "\\":  # not a character literal: a lifetime, an apostrophe
+                end = k
+            k = end
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        k += 1
+    return depth
+
+
+def still_balanced(path: str, old_text: str, new_text: str) -> None:
+    """Refuse an edit of a brace language that unbalances the file's braces: the output cut short inside a block
+    (the model closed its fence early), or a truncated definition the merge put in place of the whole one. A
+    generator over real files (session 27) found both written with exit 0 in C, Go, Rust and JavaScript, where no
+    parser checks the result as `still_parses` does Python's."""
+    lang = language(path)
+    if lang not in BRACED:
+        return
+    quotes = QUOTES.get(lang, "\"'")
+    before, after = brace_balance(old_text, quotes), brace_balance(new_text, quotes)
+    if before == 0 and after != 0:
+        what = f"{after} '{{' never closed" if after > 0 else f"{-after} '}}' with no '{{' to close"
+        raise EditError(f"{path}: the edited file has {what}, where the file's braces balanced (the output may be cut "
+                        "short); nothing written")
+
 SHARED_NAME = re.compile(r"overload|register|dispatch|setter|getter|deleter")  # decorators of one name's variants
 
 
@@ -352,31 +402,64 @@ PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, 
 COMMENT_LINE = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*(?:\s|/|$))")
 # An instruction about comments, or a refactor for readability, may reword them in place
 COMMENTS = re.compile(r"\bcomment|\bdoc|\brefactor|\breadab", re.I)
-COMMENT_RUN = 3  # comment lines taken out in one place, with nothing written there, that make an unasked deletion
+COMMENT_RUN = 3  # comment lines taken out in one place, their words written nowhere, that make an unasked deletion
+CODE_RUN = 5  # lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
-def no_unasked_comment_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
-    """Refuse a code or config edit that takes out a run of comment lines where the instruction asks for nothing of
-    the kind: comments are the file's prose, and no check of definitions or syntax misses them (a real probe,
-    2026-11: asked to add a key and a dependency to an environment.yml, the model dropped the four-line comment
-    under `dependencies:`, exit 0, same on a rerun). A comment whose words the output writes elsewhere was moved,
-    reworded or turned into a docstring, not lost; one rewritten in place counts only when the instruction does not
-    speak of comments or ask for a refactor."""
-    if is_prose(path) or PROSE_REMOVAL.search(instruction):
+def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
+    """Refuse a code or config edit that takes out what the instruction does not ask to go: a run of lines left out
+    with (almost) nothing in their place, or comment lines whose words the output writes nowhere.
+
+    The fragment checks count definitions and the file's edges, and a definition's own lines may shrink, so lines
+    inside one vanished unseen. Of 1,007 real-model code edits the distillation kept (`training/data/distill-*`),
+    10 asked for something added (a parameter, logging, a docstring, type hints) and left out 5 to 30 lines
+    with nothing in their place, and 3 of those still passed every check: 32 lines of `elif` branches and the
+    broadcast after them, gone from a function given a `strict` parameter. Each of the 10 was a loss; none of
+    the 109 bench cases' gold edits is refused. Comments are
+    the file's prose: a real probe (2026-11) asked to add a key and a dependency to an environment.yml; the model
+    dropped the four-line comment under `dependencies:`, exit 0, the same on a rerun. A line the output writes
+    elsewhere was moved, not lost; so was a comment whose words it writes elsewhere (turned into a docstring), and
+    one rewritten in place counts only when the instruction does not speak of comments or ask for a refactor.
+    At the file's end any line left out counts: an output that stops early and closes its fence passed for the
+    whole file while it lost up to a tenth of it (the fragment checks' tolerance; a generator over real files,
+    session 27: 76 of 182 Python files cut after a line like their last one, 25 of 300 YAML files).
+    Nothing is judged when the instruction asks for anything to go, shrink, move or be rewritten."""
+    if is_prose(path) or PROSE_REMOVAL.search(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I):
         return
     written = {line.strip() for line in new}
     ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     added = {w for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2] for w in _words(line)}
-    for op, i1, i2, _, _ in ops:
-        if op not in ("delete", "replace") or (op == "replace" and COMMENTS.search(instruction)):
+    ends = (len(old) - _blank_run(old), len(new) - _blank_run(new))
+    for op, i1, i2, j1, j2 in ops:
+        if op not in ("delete", "replace"):
             continue
-        gone = [k for k in range(i1, i2) if COMMENT_LINE.match(old[k]) and old[k].strip() not in written]
-        words = [w for k in gone for w in _words(old[k])]
-        if len(gone) < COMMENT_RUN or sum(w in added for w in words) * 2 >= len(words):
-            continue
-        raise EditError(f"{path}: the output leaves out {len(gone)} comment lines from line {gone[0] + 1} on "
-                        f"({old[gone[0]].strip()[:40]!r} ...), which the instruction does not ask to remove; "
-                        "nothing written (ask for it, or --allow-deletions)")
+        gone = [k for k in range(i1, i2) if not is_blank(old[k]) and old[k].strip() not in written]
+        if op == "delete" and gone and i2 >= ends[0] and j1 >= ends[1]:  # the output stops before the file does
+            raise EditError(f"{path}: the output ends before the file does: it leaves out the last {len(gone)} lines "
+                            f"from line {gone[0] + 1} on ({old[gone[0]].strip()[:40]!r} ...), which the instruction "
+                            "does not ask to remove; nothing written (ask for it, or --allow-deletions)")
+        if (j2 - j1) * 3 < i2 - i1 and len(gone) >= CODE_RUN:
+            _refuse_lost(path, old, gone, "")
+        if op == "replace" and COMMENTS.search(instruction):
+            continue  # a comment rewritten in place, as asked
+        notes = [k for k in gone if COMMENT_LINE.match(old[k])]
+        words = [w for k in notes for w in _words(old[k])]
+        if len(notes) >= COMMENT_RUN and sum(w in added for w in words) * 2 < len(words):
+            _refuse_lost(path, old, notes, "comment ")
+
+
+def _blank_run(lines: list[str]) -> int:
+    """How many lines at the end are blank."""
+    n = 0
+    while n < len(lines) and is_blank(lines[-1 - n]):
+        n += 1
+    return n
+
+
+def _refuse_lost(path: str, old: list[str], gone: list[int], kind: str) -> None:
+    raise EditError(f"{path}: the output leaves out {len(gone)} {kind}lines from line {gone[0] + 1} on "
+                    f"({old[gone[0]].strip()[:40]!r} ...), which the instruction does not ask to remove; "
+                    "nothing written (ask for it, or --allow-deletions)")
 
 
 def _words(line: str) -> list[str]:

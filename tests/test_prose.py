@@ -736,3 +736,29 @@ def test_spelling_focus_says_how_much_the_model_read(scripted_lm, monkeypatch):
     session.edit_source(SourceFile("README.md", SPELLING_README), "Fix the spelling mistakes.")
     assert ("README.md: note: the model read only the 3 lines holding words a spell checker flags; --no-focus has "
             "it read the whole file") in notes
+
+
+@pytest.mark.parametrize("path", ["theme.toml", "src/lib.rs", "app.js", "run.sh", "README.md"])
+def test_the_models_words_after_the_whole_file_are_refused(path):
+    """A generator (session 27) over real files: the whole file, then "This change renames ..." and the closing
+    fence, with no fence line of the model's own between, kept that line in the file in every language but Python
+    (100 % of outputs)."""
+    shown = "[palette]\ntx = 1\nma = 2\n"
+    src = SourceFile(path, shown)
+    for said in ("This change renames `palette` to `palette2`.", "I renamed `palette` as asked."):
+        with pytest.raises(EditError, match=r"ends in words of the model's own after the file's last line \('"):
+            finish_text(src, shown.replace("[palette]", "[palette2]") + f"\n{said}\n````\n", "````", "stop", 10**6,
+                        shown, "Rename palette to palette2")
+    edited = shown + "Object.assign(a, b, c);\n"  # code, or a line of the file's kind: not the model's words
+    assert finish_text(src, edited + "````\n", "````", "stop", 10**6, shown, "add a line") == edited
+
+
+def test_a_sentence_added_at_the_end_is_the_files_when_asked_or_in_prose():
+    shown = "x = 1\ny = 2\n"
+    note = shown + "See the docs for more details.\n"
+    with pytest.raises(EditError, match="words of the model's own"):
+        finish_text(SourceFile("conf.toml", shown), note + "````\n", "````", "stop", 10**6, shown, "set y to 2")
+    assert finish_text(SourceFile("conf.toml", shown), note + "````\n", "````", "stop", 10**6, shown,
+                       "add a sentence at the end") == note
+    assert finish_text(SourceFile("NOTES.md", shown), note + "````\n", "````", "stop", 10**6, shown,
+                       "point readers to the docs") == note  # prose: only the model's own phrasing counts

@@ -1101,38 +1101,38 @@ def test_comment_lines_left_out_unasked_are_refused_in_code_and_config():
     """A real probe (session 27): asked to add a key and a dependency to an environment.yml, the model dropped the
     four-line comment under `dependencies:` with exit 0 (same on a rerun); nothing checked comments outside prose."""
     from editllm.editor.source import split_lines
-    from editllm.editor.wholefile import no_unasked_comment_deletion
+    from editllm.editor.wholefile import no_unasked_code_deletion
 
     instruction = "Add 'name: env' as the first key, and add python=3.11 to the dependencies after openssl."
     old = split_lines(ENVIRONMENT)
     dropped = "name: env\n" + "".join(line for line in old if "#" not in line) + "  - python=3.11\n"
     with pytest.raises(EditError, match=r"environment.yml: the output leaves out 4 comment lines from line 5 on"):
-        no_unasked_comment_deletion("environment.yml", old, split_lines(dropped), instruction)
+        no_unasked_code_deletion("environment.yml", old, split_lines(dropped), instruction)
     kept = "name: env\n" + ENVIRONMENT + "  - python=3.11\n"
-    no_unasked_comment_deletion("environment.yml", old, split_lines(kept), instruction)
-    no_unasked_comment_deletion("environment.yml", old, split_lines(dropped), "remove the comments")  # asked for
+    no_unasked_code_deletion("environment.yml", old, split_lines(kept), instruction)
+    no_unasked_code_deletion("environment.yml", old, split_lines(dropped), "remove the comments")  # asked for
     two = ENVIRONMENT.replace("  # most likely be always installed anyways.\n  # See https://github.com/conda/"
                               "conda/issues/9487\n", "")
-    no_unasked_comment_deletion("environment.yml", old, split_lines(two), instruction)  # a short run: an edit's own
+    no_unasked_code_deletion("environment.yml", old, split_lines(two), instruction)  # a short run: an edit's own
     c = "int f(void);\n/*\n * Returns the count.\n * Never negative.\n */\nint count(void);\n"
     with pytest.raises(EditError, match=r"lib.h: the output leaves out 4 comment lines from line 2 on"):
-        no_unasked_comment_deletion("lib.h", split_lines(c), split_lines("int f(void);\nint count(void);\n"),
+        no_unasked_code_deletion("lib.h", split_lines(c), split_lines("int f(void);\nint count(void);\n"),
                                     "add a parameter to f")
     headers = "#include <a.h>\n#include <b.h>\n#include <c.h>\nint x;\n"  # not comments
-    no_unasked_comment_deletion("lib.c", split_lines(headers), split_lines("int x;\n"), "tidy")
+    no_unasked_code_deletion("lib.c", split_lines(headers), split_lines("int x;\n"), "tidy")
 
 
 def test_a_comment_moved_or_made_a_docstring_is_not_a_deletion():
     """A comment whose words the output writes elsewhere was moved, not lost."""
     from editllm.editor.source import split_lines
-    from editllm.editor.wholefile import no_unasked_comment_deletion
+    from editllm.editor.wholefile import no_unasked_code_deletion
 
     old = ("def area(w, h):\n    # The area of a rectangle,\n    # in square units,\n    # never negative.\n"
            "    return w * h\n")
     doc = 'def area(w, h):\n    """The area of a rectangle, in square units, never negative."""\n    return w * h\n'
-    no_unasked_comment_deletion("geo.py", split_lines(old), split_lines(doc), "turn the comment into a docstring")
+    no_unasked_code_deletion("geo.py", split_lines(old), split_lines(doc), "turn the comment into a docstring")
     with pytest.raises(EditError, match="leaves out 3 comment lines from line 2 on"):
-        no_unasked_comment_deletion("geo.py", split_lines(old), split_lines(doc.replace(
+        no_unasked_code_deletion("geo.py", split_lines(old), split_lines(doc.replace(
             "The area of a rectangle, in square units, never negative.", "Return w times h.")), "add type hints")
 
 
@@ -1148,3 +1148,57 @@ def test_finish_edit_refuses_lost_comments_unless_deletions_are_allowed():
         finish_edit(src, dropped, "add a dependency", DecodeStats("spec"), dropped)
     assert finish_edit(src, dropped, "add a dependency", DecodeStats("spec"), dropped, allow_deletions=True).new_text \
         == dropped
+
+
+def test_a_run_of_code_lines_left_out_unasked_is_refused():
+    """Of 1,007 real-model edits the distillation kept, 10 asked for something added and left out 5 to 30 lines;
+    3 passed every check, such as the `elif` branches of a function given a parameter (accelerate's random.py)."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_code_deletion
+
+    branches = "".join(f"    elif kind == {k}:\n        state = get_{k}()\n" for k in range(4))
+    old = f"def sync(kind):\n    if kind == 9:\n        state = get_9()\n{branches}    return state\n"
+    new = "def sync(kind, strict=False):\n    if kind == 9:\n        state = get_9()\n    return state\n"
+    ask = "Give `sync` a `strict` parameter that defaults to False"
+    with pytest.raises(EditError, match=r"sync.py: the output leaves out 8 lines from line 4 on \('elif kind == 0:'"):
+        no_unasked_code_deletion("sync.py", split_lines(old), split_lines(new), ask)
+    no_unasked_code_deletion("sync.py", split_lines(old), split_lines(new), "drop the branches for kinds 0-3")
+    no_unasked_code_deletion("sync.py", split_lines(old), split_lines(new), "simplify sync")
+    moved = new.replace("    return state\n", "") + "    return state\n\n\n" + branches  # written elsewhere: moved
+    no_unasked_code_deletion("sync.py", split_lines(old), split_lines(moved), ask)
+    four = old.replace("(kind)", "(kind, strict=False)").replace(branches[branches.index("    elif kind == 2"):], "")
+    assert len(split_lines(four)) == len(split_lines(old)) - 4
+    no_unasked_code_deletion("sync.py", split_lines(old), split_lines(four), ask)  # a short run: an edit's own
+
+
+def test_an_output_that_stops_before_the_file_does_is_refused():
+    """Two real-model edits the distillation kept lost the file's last line (`return app`, after a docstring was
+    added to a nested function); a generator (session 27) found outputs cut up to a tenth short passing for whole
+    files (76 of 182 Python files cut after a line like their last)."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_code_deletion
+
+    old = ("def build():\n    app = App()\n\n    @app.get('/health')\n    def health():\n        return 'ok'\n\n"
+           "    return app\n")
+    new = old.replace("    return app\n", "").replace("def health():\n", 'def health():\n        """Say ok."""\n')
+    with pytest.raises(EditError, match=r"server.py: the output ends before the file does: it leaves out the last 1 "
+                                        r"lines from line 8 on \('return app'"):
+        no_unasked_code_deletion("server.py", split_lines(old), split_lines(new), "Write a docstring for `health`")
+    no_unasked_code_deletion("server.py", split_lines(old), split_lines(new + "\n\n"), "remove the return")
+    no_unasked_code_deletion("server.py", split_lines(old + "\n\n"), split_lines(old.replace("'ok'", "'fine'")),
+                             "say fine")  # blank lines at the end are the file's layout, not its text
+
+
+@pytest.mark.parametrize("path", ["lib.c", "main.go", "src/lib.rs", "app.js"])
+def test_braces_the_edit_leaves_unbalanced_are_refused(path):
+    """A generator (session 27): an output cut short inside a block, or a truncated definition merged in place of
+    the whole one, was written with exit 0 in C, Go, Rust and JavaScript."""
+    from editllm.editor.wholefile import brace_balance, still_balanced
+
+    old = 'int f(int x) {\n    if (x) {\n        puts("}");  // }\n    }\n    /* { */\n    return x;\n}\n'
+    assert brace_balance(old) == 0
+    with pytest.raises(EditError, match=r"the edited file has 1 '\{' never closed, where the file's braces balanced"):
+        still_balanced(path, old, old[:old.rindex("}")])
+    still_balanced(path, old, old.replace("return x;", "return x + 1;"))
+    still_balanced("notes.txt", old, old[:old.rindex("}")])  # not a brace language
+    still_balanced(path, old + "{\n", old[:old.rindex("}")] + "{\n")  # the file did not balance: not judged
