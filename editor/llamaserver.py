@@ -103,7 +103,9 @@ def _sdist(root: Path, log=None) -> Path:
     if log:
         log(f"downloading llama-cpp-python {LLAMA_CPP_PYTHON}'s source distribution (for llama.cpp's tree)")
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+        # the sdist of this one package: `--no-binary :all:` reached pip's isolated build environment too, which
+        # then compiled cmake from source to read the sdist's metadata (20+ minutes on 2 cores, session 27)
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", "llama-cpp-python",
                "-d", tmp, f"llama-cpp-python=={LLAMA_CPP_PYTHON}"]
         done = subprocess.run(cmd, capture_output=True, text=True)
         got = sorted(Path(tmp).glob("llama_cpp_python-*.tar.gz"))
