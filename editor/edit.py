@@ -17,7 +17,7 @@ from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
 from editllm.editor.focus import Focus, focus_of, merge_focus
-from editllm.editor.languages import is_prose
+from editllm.editor.languages import is_prose, language
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
 from editllm.editor.programcheck import check_program_text
@@ -153,10 +153,6 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
     its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output, and output
     that ends in the model's own words about its edit."""
     text = _cut(src, output, fence, stop_reason, max_new, shown)
-    said = None if shown is None else trailing_chatter(text, shown, is_prose(src.path), instruction)
-    if said is not None:
-        raise EditError(f"{src.path}: the output ends in words of the model's own after the file's last line "
-                        f"({said.strip()[:50]!r}), not the file's; nothing written")
     nested = wrapper_fence_line(text, fence)
     if nested is not None:  # the first bare fence line after it closed that block, not the file
         raise EditError(f"{src.path}: the model wrote a code block fenced as the file itself is ({nested[:20]!r}), so "
@@ -168,6 +164,11 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
         raise EditError(f"{src.path}: the model's output ends in a code block the file does not have (a fence "
                         "line of its own before its closing fence?), so the file may be cut short or end in the "
                         "model's own words; nothing written")
+    code = language(src.path) != "" and not is_prose(src.path)
+    said = None if shown is None else trailing_chatter(text, shown, code, instruction)
+    if said is not None:
+        raise EditError(f"{src.path}: the output ends in words of the model's own after the file's last line "
+                        f"({said.strip()[:50]!r}), not the file's; nothing written")
     return text
 
 
@@ -304,7 +305,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
-    still_balanced(src.path, src.text, whole.text)
+    still_balanced(src.path, src.lines, whole.lines)
     no_second_definition(src.path, src.text, whole.text)
     if not allow_deletions:
         no_unasked_prose_deletion(src.path, src.lines, whole.lines, instruction)

@@ -742,23 +742,36 @@ def test_spelling_focus_says_how_much_the_model_read(scripted_lm, monkeypatch):
 def test_the_models_words_after_the_whole_file_are_refused(path):
     """A generator (session 27) over real files: the whole file, then "This change renames ..." and the closing
     fence, with no fence line of the model's own between, kept that line in the file in every language but Python
-    (100 % of outputs)."""
+    (100 % of outputs); so it did when the edit changed the file's last line too."""
     shown = "[palette]\ntx = 1\nma = 2\n"
     src = SourceFile(path, shown)
-    for said in ("This change renames `palette` to `palette2`.", "I renamed `palette` as asked."):
-        with pytest.raises(EditError, match=r"ends in words of the model's own after the file's last line \('"):
-            finish_text(src, shown.replace("[palette]", "[palette2]") + f"\n{said}\n````\n", "````", "stop", 10**6,
-                        shown, "Rename palette to palette2")
+    said = ["I renamed `palette` as asked.", "Here is the updated file."]
+    said += [] if path.endswith(".md") else ["This change renames `palette` to `palette2`.", "The file is done now."]
+    for line in said:
+        for edited in (shown.replace("[palette]", "[palette2]"), shown.replace("ma = 2", "ma = 3")):
+            with pytest.raises(EditError, match=r"ends in words of the model's own after the file's last line \('"):
+                finish_text(src, edited + f"\n{line}\n````\n", "````", "stop", 10**6, shown, "Rename palette")
     edited = shown + "Object.assign(a, b, c);\n"  # code, or a line of the file's kind: not the model's words
     assert finish_text(src, edited + "````\n", "````", "stop", 10**6, shown, "add a line") == edited
 
 
 def test_a_sentence_added_at_the_end_is_the_files_when_asked_or_in_prose():
+    """A review (session 27): a changelog's "This version requires Rust 1.15 or newer.", "The changes before 0.4.0
+    are ...", a licence's sentence and an instruction naming `appendIfNotPresent` were taken for the model's words."""
     shown = "x = 1\ny = 2\n"
     note = shown + "See the docs for more details.\n"
     with pytest.raises(EditError, match="words of the model's own"):
         finish_text(SourceFile("conf.toml", shown), note + "````\n", "````", "stop", 10**6, shown, "set y to 2")
-    assert finish_text(SourceFile("conf.toml", shown), note + "````\n", "````", "stop", 10**6, shown,
-                       "add a sentence at the end") == note
-    assert finish_text(SourceFile("NOTES.md", shown), note + "````\n", "````", "stop", 10**6, shown,
-                       "point readers to the docs") == note  # prose: only the model's own phrasing counts
+    for ask in ("add a sentence at the end", "call appendIfNotPresent"):
+        expected = None if ask.startswith("call") else note
+        if expected is None:
+            with pytest.raises(EditError, match="words of the model's own"):
+                finish_text(SourceFile("conf.toml", shown), note + "````\n", "````", "stop", 10**6, shown, ask)
+        else:
+            assert finish_text(SourceFile("conf.toml", shown), note + "````\n", "````", "stop", 10**6, shown,
+                               ask) == note
+    for path in ("CHANGELOG.md", "UNLICENSE", "NOTES.md"):  # prose, or a file of no known language
+        for line in ("This version requires Rust 1.15 or newer.", "The changes before 0.4.0 are in git.",
+                     "See the docs for more details."):
+            assert finish_text(SourceFile(path, shown), shown + line + "\n````\n", "````", "stop", 10**6, shown,
+                               "add a line about it") == shown + line + "\n"

@@ -1190,15 +1190,47 @@ def test_an_output_that_stops_before_the_file_does_is_refused():
 
 
 @pytest.mark.parametrize("path", ["lib.c", "main.go", "src/lib.rs", "app.js"])
-def test_braces_the_edit_leaves_unbalanced_are_refused(path):
+def test_braces_the_edit_leaves_out_and_does_not_write_back_are_refused(path):
     """A generator (session 27): an output cut short inside a block, or a truncated definition merged in place of
     the whole one, was written with exit 0 in C, Go, Rust and JavaScript."""
-    from editllm.editor.wholefile import brace_balance, still_balanced
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import brace_delta, still_balanced
 
-    old = 'int f(int x) {\n    if (x) {\n        puts("}");  // }\n    }\n    /* { */\n    return x;\n}\n'
-    assert brace_balance(old) == 0
-    with pytest.raises(EditError, match=r"the edited file has 1 '\{' never closed, where the file's braces balanced"):
-        still_balanced(path, old, old[:old.rindex("}")])
-    still_balanced(path, old, old.replace("return x;", "return x + 1;"))
-    still_balanced("notes.txt", old, old[:old.rindex("}")])  # not a brace language
-    still_balanced(path, old + "{\n", old[:old.rindex("}")] + "{\n")  # the file did not balance: not judged
+    old = split_lines('int f(int x) {\n    if (x) {\n        puts("}");\n    }\n    return x;\n}\n\nint g;\n')
+    assert brace_delta(old) == 0
+    cut = old[:4] + old[6:]  # the function's `return x;` and `}` gone: the merge kept the truncated one
+    with pytest.raises(EditError, match=r"the edit leaves out lines holding 1 '\}' more than it writes back"):
+        still_balanced(path, old, cut)
+    still_balanced(path, old, [line.replace("return x;", "return x + 1;") for line in old])
+    still_balanced("notes.txt", old, cut)  # not a brace language
+    unwrapped = old[:1] + ["    puts(\"}\");\n"] + old[4:]  # a block taken out whole keeps the count
+    still_balanced(path, old, unwrapped)
+
+
+@pytest.mark.parametrize("added", ['    s = strings.ReplaceAll(p, `\\`, "/")\n', '    if (/"/.test(s)) {\n    }\n',
+                                   "    n = s.match(/\\{/g)\n", "    if (s.endsWith(') {')) {\n    }\n",
+                                   '    let t = r"\\";\n', '    auto j = R"({"a": 1})";\n'])
+def test_braces_in_literals_the_line_scan_misreads_never_refuse_what_was_added(added):
+    """A review (session 27): a scanner of the whole file misread raw strings, regex literals, quotes in JS and CSS
+    URLs, and refused 7 asked edits; counted line by line, and only for what the edit leaves out, none is."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import still_balanced
+
+    old = split_lines("func f(p string) {\n    return\n}\n")
+    for path in ("a.go", "a.js", "a.rs", "a.cpp", "a.css"):
+        still_balanced(path, old, old[:1] + [added] + old[1:])
+
+
+def test_a_run_rewritten_into_fewer_lines_is_not_a_deletion():
+    """A review (session 27): "Put the `Status` object on one line" and a loop made a comprehension were refused as
+    5- and 6-line losses; the lines written in their place name what those named."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_code_deletion
+
+    old = split_lines("let Status = {\n  SUCCESS_HEADER: -1,\n  SUCCESS_EOF: -2,\n  ERROR_TIMEOUT: -3,\n"
+                      "  ERROR_EXCEPTION: -4,\n};\nrun(Status);\n")
+    one = split_lines("let Status = { SUCCESS_HEADER: -1, SUCCESS_EOF: -2, ERROR_TIMEOUT: -3, ERROR_EXCEPTION: -4 };\n"
+                      "run(Status);\n")
+    no_unasked_code_deletion("w.js", old, one, "Put the `Status` object on one line.")
+    with pytest.raises(EditError, match="leaves out 6 lines from line 1 on"):
+        no_unasked_code_deletion("w.js", old, split_lines("let Status = {};\nrun(Status);\n"), "Add a status")
