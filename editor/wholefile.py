@@ -314,19 +314,20 @@ def brace_delta(lines: list[str]) -> int:
 
 
 def still_balanced(path: str, old: list[str], new: list[str]) -> None:
-    """Refuse an edit of a brace language whose lines left out hold braces that the lines it wrote do not put
-    back: the output cut short inside a block (the model closed its fence early), or a truncated definition the
-    merge put in place of the whole one, loses a `}` (or a `{` with its body) and writes nothing for it. A generator
+    """Refuse an edit of a brace language whose lost lines (`lost_lines`: left out, not moved, not edited) hold
+    more of one brace than the other: the output cut short inside a block (the model closed its fence early), or a
+    truncated definition the merge put in place of the whole one, loses a `}` (or a `{` with its body). A generator
     over real files (session 27) found both written with exit 0 in C, Go, Rust and JavaScript, where no parser
-    checks the result as `still_parses` does Python's. A block taken out whole, or rewritten, keeps the count."""
+    checks the result as `still_parses` does Python's. A block taken out whole keeps the count; what the edit adds
+    is not judged, so a brace the line scan misreads in a new line (a regex literal, a raw string) refuses
+    nothing."""
     if language(path) not in BRACED:
         return
-    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
-    gone = brace_delta([line for op, i1, i2, _, _ in ops if op != "equal" for line in old[i1:i2]])
-    put = brace_delta([line for op, _, _, j1, j2 in ops if op != "equal" for line in new[j1:j2]])
-    if gone != put and gone != 0:
-        what = f"{gone - put} '{{'" if gone > put else f"{put - gone} '}}'"
-        raise EditError(f"{path}: the edit leaves out lines holding {what} more than it writes back, so a block no "
+    _, lost_by_op = lost_lines(old, new)
+    delta = brace_delta([old[k] for lost in lost_by_op.values() for k in lost])
+    if delta:
+        what = f"{delta} '{{'" if delta > 0 else f"{-delta} '}}'"
+        raise EditError(f"{path}: the lines the edit leaves out hold {what} more than their pairs, so a block no "
                         "longer closes where it did (the output may be cut short); nothing written")
 
 
@@ -409,31 +410,49 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
     Nothing is judged when the instruction asks for anything to go, shrink, move or be rewritten."""
     if is_prose(path) or PROSE_REMOVAL.search(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I):
         return
-    written = {line.strip() for line in new}
-    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    ops, lost_by_op = lost_lines(old, new)
     added = {w for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2] for w in _words(line)}
     ends = (len(old) - _blank_run(old), len(new) - _blank_run(new))
-    for op, i1, i2, j1, j2 in ops:
-        if op not in ("delete", "replace"):
-            continue
-        gone = [k for k in range(i1, i2) if not is_blank(old[k]) and old[k].strip() not in written]
-        if op == "delete" and gone and i2 >= ends[0] and j1 >= ends[1]:  # the output stops before the file does
-            raise EditError(f"{path}: the output ends before the file does: it leaves out the last {len(gone)} lines "
-                            f"from line {gone[0] + 1} on ({old[gone[0]].strip()[:40]!r} ...), which the instruction "
+    for n, lost in lost_by_op.items():
+        op, i1, i2, j1, j2 = ops[n]
+        if op == "delete" and lost and i2 >= ends[0] and j1 >= ends[1]:  # the output stops before the file does
+            raise EditError(f"{path}: the output ends before the file does: it leaves out the last {len(lost)} lines "
+                            f"from line {lost[0] + 1} on ({old[lost[0]].strip()[:40]!r} ...), which the instruction "
                             "does not ask to remove; nothing written (ask for it, or --allow-deletions)")
-        if (j2 - j1) * 3 < i2 - i1 and len(gone) >= CODE_RUN and not _rewritten(gone, old, new[j1:j2]):
-            _refuse_lost(path, old, gone, "")
+        if (j2 - j1) * 3 < i2 - i1 and len(lost) >= CODE_RUN and not _rewritten(lost, old, new[j1:j2]):
+            _refuse_lost(path, old, lost, "")
         if op == "replace" and COMMENTS.search(instruction):
             continue  # a comment rewritten in place, as asked
-        notes = [k for k in gone if COMMENT_LINE.match(old[k])]
+        notes = [k for k in lost if COMMENT_LINE.match(old[k])]
         words = [w for k in notes for w in _words(old[k])]
         if len(notes) >= COMMENT_RUN and sum(w in added for w in words) * 2 < len(words):
             _refuse_lost(path, old, notes, "comment ")
 
 
+def lost_lines(old: list[str], new: list[str]) -> tuple[list[tuple], dict[int, list[int]]]:
+    """The line alignment's opcodes, and for each that removes lines the non-blank ones lost: more copies of the
+    line in the file than in the output (a line the output writes elsewhere was moved; a `}` or `return false;`
+    written for another block still leaves this one's lost), and for a rewritten stretch none edited into a line
+    of the output there (`unmatched`)."""
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    missing = Counter(line.strip() for line in old) - Counter(line.strip() for line in new)
+    lost: dict[int, list[int]] = {}
+    for n, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op not in ("delete", "replace"):
+            continue
+        edited = set() if op == "delete" else set(range(i1, i2)) - unmatched(old[i1:i2], new[j1:j2], i1)
+        lost[n] = []
+        for k in range(i1, i2):
+            if not is_blank(old[k]) and k not in edited and missing[old[k].strip()] > 0:
+                missing[old[k].strip()] -= 1
+                lost[n].append(k)
+    return ops, lost
+
+
 def _rewritten(gone: list[int], old: list[str], put: list[str]) -> bool:
-    """Whether the lines written in place of `gone` name most of what those named: a loop made a comprehension, an
-    object literal put on one line (a review, session 27: both refused as losses), not lines left out."""
+    """Whether the lines written in place of `gone` (those with no edited counterpart among them: a function's
+    header renamed above its body left out names that body's names too) name most of what those named: a loop
+    made a comprehension, an object literal put on one line (a review, session 27: both refused as losses)."""
     names = {w for k in gone for w in NAME_TOKEN.findall(old[k])} - COMMON
     written = {w for line in put for w in NAME_TOKEN.findall(line)}
     return bool(names) and len(names & written) * 2 >= len(names)
