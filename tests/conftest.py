@@ -194,3 +194,12 @@ def fake(monkeypatch):
         return http
 
     return install
+
+
+@pytest.fixture
+def model(monkeypatch, scripted_lm) -> dict:
+    """The CLI's model scripted: box["text"] is its whole output (the file, then the closing fence); a module may
+    define its own `model` (test_file_conventions adds the fence itself)."""
+    box: dict = {"text": ""}
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"]))
+    return box

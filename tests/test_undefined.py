@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from editllm.editor.undefined import newly_unbound, unbound
 from test_file_conventions import run
 
@@ -36,13 +35,6 @@ def test_a_name_bound_only_in_another_function_counts():
             "        return inner\n")
     assert unbound(seen) == set()  # enclosing function, module, `global`; the class body's own names in it
     assert unbound(seen.replace("return a, X, G", "return a, X, G, k")) == {"k"}  # a class attribute, bare
-
-
-@pytest.fixture
-def model(monkeypatch, scripted_lm) -> dict:
-    box: dict = {"text": ""}
-    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"]))
-    return box
 
 
 def test_the_cli_notes_an_unbound_name_on_stderr_and_still_writes_the_diff(tmp_path, model):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from editllm.editor.unfinished import kept_removals, left_unrenamed, renames
 from test_file_conventions import run
 
@@ -56,13 +55,6 @@ def test_a_removal_the_edit_did_not_make_is_found():
     assert kept_removals(code, code.replace("    print(s)\n", ""), "remove the print calls from parse") == []
     assert kept_removals(code, code, "remove the parse note") == []  # an everyday word, named as nothing in code
     assert kept_removals(code, code, "add a parse function") == []  # no removal asked
-
-
-@pytest.fixture
-def model(monkeypatch, scripted_lm) -> dict:
-    box: dict = {"text": ""}
-    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"]))
-    return box
 
 
 def test_the_cli_notes_a_half_done_rename_and_still_writes_the_diff(tmp_path, model):
