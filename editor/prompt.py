@@ -328,12 +328,13 @@ def _ends_as_the_file(before: list[str], core: list[str]) -> bool:
 FIRST_PERSON = re.compile(r"(?:I(?:'ve| have| also)?\s+(?:changed|renamed|updated|added|removed|fixed|replaced|made|"
                           r"moved|modified|corrected|kept|left|applied|edited|converted|refactored|deleted|inserted|"
                           r"wrapped)\b|Here(?:'s| is| are) the\b|I hope\b|Let me know\b|"
-                          r".*\bas (?:requested|asked)\W*$)")
+                          r"[A-Z][^;{}=<>$|&\[\]#()\"]*\bas (?:requested|asked)\W*$)")
 # ... and of "this change", "the changes": in a code file only, where a changelog's own sentence cannot be
 ABOUT_THE_EDIT = re.compile(r"(?:This (?:change|edit|update|modification)s?|"
                             r"The (?:changes?|edits?|updated (?:file|code))|(?:No|All) other (?:changes|lines))\b")
 # A line of English, not code: a capitalised word, three more, a full stop; none of code's own punctuation
 SENTENCE = re.compile(r"[A-Z][a-z']*(?:\s+[\w`'\",()/-]+){3,}[.!]")
+COMMENT = re.compile(r"\s*(?:#|//|/\*|\*|--|;|%)")  # a comment line in code
 CODE_MARKS = re.compile(r"[;{}=<>$|&\\\[\]#]")
 # The instruction asks for text at the end, which may read like the model's own words
 AT_THE_END = re.compile(r"\bat the (?:end|bottom)\b|\bappend(?:s|ed|ing)?\b|\bend of (?:the )?file\b|\blast line\b",
@@ -359,6 +360,8 @@ def trailing_chatter(text: str, shown: str, code: bool, instruction: str = "") -
         return None
 
     def chatter(line: str) -> bool:
+        if code and COMMENT.match(line):
+            return False  # a comment of the model's, however worded, breaks nothing
         return bool(FIRST_PERSON.match(line)) or (code and (bool(ABOUT_THE_EDIT.match(line)) or (
             bool(SENTENCE.fullmatch(line.rstrip())) and not CODE_MARKS.search(line))))
     run = []

@@ -775,3 +775,15 @@ def test_a_sentence_added_at_the_end_is_the_files_when_asked_or_in_prose():
                      "See the docs for more details."):
             assert finish_text(SourceFile(path, shown), shown + line + "\n````\n", "````", "stop", 10**6, shown,
                                "add a line about it") == shown + line + "\n"
+
+
+def test_a_line_of_code_or_a_comment_that_says_as_asked_is_the_files():
+    """The "as asked" wording counts only in a sentence: a call's string or a comment in code is the file's."""
+    shown = "def f():\n    return 1\n"
+    for line in ('print("Saved as requested")', "# Updated as requested.", "// I renamed it as asked."):
+        edited = shown + line + "\n"
+        assert finish_text(SourceFile("m.py", shown), edited + "````\n", "````", "stop", 10**6, shown, "log it") \
+            == edited
+    with pytest.raises(EditError, match="words of the model's own"):
+        finish_text(SourceFile("m.py", shown), shown + "The function was renamed as requested.\n````\n", "````",
+                    "stop", 10**6, shown, "rename it")
