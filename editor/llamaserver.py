@@ -147,7 +147,8 @@ def build_tools(log=None) -> Path:
             members = [m for m in tar.getmembers() if m.name.startswith(prefix) and m.name != prefix.rstrip("/")]
             for m in members:
                 m.name = m.name[len(prefix):]
-            tar.extractall(src, members=members, filter="data")
+            # the "data" filter where this Python has it (3.11.4 on): a bare extractall on 3.11.2 (Debian 12's)
+            tar.extractall(src, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         log_file = root / "build.log"
         log_file.write_text("")
         if log:

@@ -327,14 +327,17 @@ def _ends_as_the_file(before: list[str], core: list[str]) -> bool:
 # The model speaking of its edit in the first person, in any file: "I renamed `palette` as asked.", "Here is ..."
 FIRST_PERSON = re.compile(r"(?:I(?:'ve| have| also)?\s+(?:changed|renamed|updated|added|removed|fixed|replaced|made|"
                           r"moved|modified|corrected|kept|left|applied|edited|converted|refactored|deleted|inserted|"
-                          r"wrapped)\b|Here(?:'s| is| are) the\b|I hope\b|Let me know\b|"
+                          r"wrapped)\b|Here(?:'s| is| are) the\b|"
                           r"[A-Z][^;{}=<>$|&\[\]#()\"]*\bas (?:requested|asked)\W*$)")
 # ... and of "this change", "the changes": in a code file only, where a changelog's own sentence cannot be
 ABOUT_THE_EDIT = re.compile(r"(?:This (?:change|edit|update|modification)s?|"
-                            r"The (?:changes?|edits?|updated (?:file|code))|(?:No|All) other (?:changes|lines))\b")
+                            r"The (?:changes?|edits?|updated (?:file|code))|(?:No|All) other (?:changes|lines)|"
+                            r"I hope|Let me know|Hope (?:this|it) helps|Changes made|\**Explanation\b|"
+                            r"\**Summary of (?:the )?changes)\b|Note:\s")
 # A line of English, not code: a capitalised word, three more, a full stop; none of code's own punctuation
 SENTENCE = re.compile(r"[A-Z][a-z']*(?:\s+[\w`'\",()/-]+){3,}[.!]")
-COMMENT = re.compile(r"\s*(?:#|//|/\*|\*|--|;|%)")  # a comment line in code
+COMMENT = re.compile(r"\s*(?:#|//|/\*|\*(?:\s|/|$)|--|;|%)")  # a comment line in code (not "**Explanation:**")
+BULLET = re.compile(r"\s*(?:[-*]|\d+[.)])\s")  # an item of a list the model wrote under "Changes made:"
 CODE_MARKS = re.compile(r"[;{}=<>$|&\\\[\]#]")
 # The instruction asks for text at the end, which may read like the model's own words
 AT_THE_END = re.compile(r"\bat the (?:end|bottom)\b|\bappend(?:s|ed|ing)?\b|\bend of (?:the )?file\b|\blast line\b",
@@ -362,14 +365,17 @@ def trailing_chatter(text: str, shown: str, code: bool, instruction: str = "") -
     def chatter(line: str) -> bool:
         if code and COMMENT.match(line):
             return False  # a comment of the model's, however worded, breaks nothing
+        plain = re.sub(r"`[^`]*`", "x", line.rstrip())  # code quoted in a sentence: `Option<i32>`
         return bool(FIRST_PERSON.match(line)) or (code and (bool(ABOUT_THE_EDIT.match(line)) or (
-            bool(SENTENCE.fullmatch(line.rstrip())) and not CODE_MARKS.search(line))))
+            bool(SENTENCE.fullmatch(plain)) and not CODE_MARKS.search(plain))))
     run = []
     for line in reversed(new[ops[-1][3]:ops[-1][4]]):  # the run the output ends in (its last line edited, then this)
-        if line.strip() and not chatter(line):
+        if line.strip() and not chatter(line) and not (code and BULLET.match(line)):
             break
         run.append(line)
     said = [line for line in reversed(run) if line.strip()]
+    while said and not chatter(said[0]):  # list items count only under the model's own words ("Changes made:")
+        said.pop(0)
     return said[0] if said else None
 
 

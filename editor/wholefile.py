@@ -27,7 +27,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
-from editllm.editor.asks import AWAY, RENAMING, asks_removal, mentioned
+from editllm.editor.asks import AWAY, GONE, NEEDLESS, RENAMING, asks_removal, mentioned
 from editllm.editor.blocks import (
     CONTAINER,
     HEADING,
@@ -318,14 +318,17 @@ def still_balanced(path: str, old: list[str], new: list[str]) -> None:
     more of one brace than the other: the output cut short inside a block (the model closed its fence early), or a
     truncated definition the merge put in place of the whole one, loses a `}` (or a `{` with its body). A generator
     over real files (session 27) found both written with exit 0 in C, Go, Rust and JavaScript, where no parser
-    checks the result as `still_parses` does Python's. A block taken out whole keeps the count; what the edit adds
-    is not judged, so a brace the line scan misreads in a new line (a regex literal, a raw string) refuses
-    nothing."""
+    checks the result as `still_parses` does Python's. A block taken out whole keeps the count, and so does a
+    rewrite whose new lines hold as many more of one brace as the lines it took out (an if chain made a switch, a
+    `match` made `.unwrap_or`, early returns: a review refused those when only the lost lines counted); a brace the
+    line scan misreads in a new line (a regex literal, a raw string) refuses nothing."""
     if language(path) not in BRACED:
         return
-    _, lost_by_op = lost_lines(old, new)
+    ops, lost_by_op = lost_lines(old, new)
     delta = brace_delta([old[k] for lost in lost_by_op.values() for k in lost])
-    if delta:
+    removed = brace_delta([line for op, i1, i2, _, _ in ops if op != "equal" for line in old[i1:i2]])
+    added = brace_delta([line for op, _, _, j1, j2 in ops if op != "equal" for line in new[j1:j2]])
+    if delta and removed != added:  # a rewrite (a switch for an if chain, an early return) writes its own pairs
         what = f"{delta} '{{'" if delta > 0 else f"{-delta} '}}'"
         raise EditError(f"{path}: the lines the edit leaves out hold {what} more than their pairs, so a block no "
                         "longer closes where it did (the output may be cut short); nothing written")
@@ -387,6 +390,11 @@ COMMENT_RUN = 3  # comment lines taken out in one place, their words written now
 NAME_TOKEN = re.compile(r"[A-Za-z_$][\w$]{2,}")  # a name in code, three characters or more
 COMMON = set(keyword.kwlist) | {"self", "cls", "this", "return", "const", "let", "var", "function", "null", "true",
                                 "false", "int", "str", "new", "for", "else", "elif", "def", "end", "then", "nil"}
+# Words that let lines go without a verb of removal: "we don't need the lint job", "the retry is redundant now",
+# "convert to ES modules" (a review, session 27); and a comment that marks work to do, which the work retires
+NOT_NEEDED = re.compile(rf"\b(?:{GONE}|{NEEDLESS}|any ?more|conver\w*|migrat\w*|port (?:it |this )?to|switch\w* to|"
+                        r"instead|implement\w*)\b", re.I)
+MARKER = re.compile(r"\b(?:TODO|FIXME|XXX|HACK)\b")
 CODE_RUN = 5  # lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
@@ -408,10 +416,12 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
     whole file while it lost up to a tenth of it (the fragment checks' tolerance; a generator over real files,
     session 27: 76 of 182 Python files cut after a line like their last one, 25 of 300 YAML files).
     Nothing is judged when the instruction asks for anything to go, shrink, move or be rewritten."""
-    if is_prose(path) or PROSE_REMOVAL.search(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I):
+    if is_prose(path) or PROSE_REMOVAL.search(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I) \
+            or NOT_NEEDED.search(instruction):
         return
     ops, lost_by_op = lost_lines(old, new)
-    added = {w for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2] for w in _words(line)}
+    written = [line for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2]]
+    added = {w for line in written for w in _words(line)}
     ends = (len(old) - _blank_run(old), len(new) - _blank_run(new))
     for n, lost in lost_by_op.items():
         op, i1, i2, j1, j2 = ops[n]
@@ -419,11 +429,11 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
             raise EditError(f"{path}: the output ends before the file does: it leaves out the last {len(lost)} lines "
                             f"from line {lost[0] + 1} on ({old[lost[0]].strip()[:40]!r} ...), which the instruction "
                             "does not ask to remove; nothing written (ask for it, or --allow-deletions)")
-        if (j2 - j1) * 3 < i2 - i1 and len(lost) >= CODE_RUN and not _rewritten(lost, old, new[j1:j2]):
+        if (j2 - j1) * 3 < i2 - i1 and len(lost) >= CODE_RUN and not _rewritten(lost, old, written):
             _refuse_lost(path, old, lost, "")
         if op == "replace" and COMMENTS.search(instruction):
             continue  # a comment rewritten in place, as asked
-        notes = [k for k in lost if COMMENT_LINE.match(old[k])]
+        notes = [k for k in lost if COMMENT_LINE.match(old[k]) and not MARKER.search(old[k])]
         words = [w for k in notes for w in _words(old[k])]
         if len(notes) >= COMMENT_RUN and sum(w in added for w in words) * 2 < len(words):
             _refuse_lost(path, old, notes, "comment ")
@@ -450,9 +460,10 @@ def lost_lines(old: list[str], new: list[str]) -> tuple[list[tuple], dict[int, l
 
 
 def _rewritten(gone: list[int], old: list[str], put: list[str]) -> bool:
-    """Whether the lines written in place of `gone` (those with no edited counterpart among them: a function's
-    header renamed above its body left out names that body's names too) name most of what those named: a loop
-    made a comprehension, an object literal put on one line (a review, session 27: both refused as losses)."""
+    """Whether the lines the edit writes (`put`, anywhere: a helper extracted, a table built above) name most of
+    what the lost lines `gone` named: a loop made a comprehension, an object literal put on one line, an if chain
+    made a dict (a review, session 27: all refused as losses). A truncated function keeps only its header, whose
+    names are few of its body's."""
     names = {w for k in gone for w in NAME_TOKEN.findall(old[k])} - COMMON
     written = {w for line in put for w in NAME_TOKEN.findall(line)}
     return bool(names) and len(names & written) * 2 >= len(names)

@@ -787,3 +787,23 @@ def test_a_line_of_code_or_a_comment_that_says_as_asked_is_the_files():
     with pytest.raises(EditError, match="words of the model's own"):
         finish_text(SourceFile("m.py", shown), shown + "The function was renamed as requested.\n````\n", "````",
                     "stop", 10**6, shown, "rename it")
+
+
+def test_the_models_notes_and_lists_after_code_are_its_own_and_a_readmes_hope_is_the_files():
+    """A review (session 27): "**Explanation:** ...", "Changes made:" with a list, "Note: ...", "Hope this helps!"
+    and a sentence quoting `Option<i32>` were written into code files; a README ending "I hope you find it useful!"
+    was refused when its last line was edited."""
+    shown = "export function add(a, b) {\n  return a + b;\n}\n"
+    src = SourceFile("add.js", shown)
+    for tail in ("**Explanation:** `b` now defaults to 0.", "Changes made:\n- Gave `b` a default\n- Kept the rest",
+                 "Note: the comment follows the conventions.", "Hope this helps!",
+                 "The function now returns `Option<i32>` instead of panicking."):
+        with pytest.raises(EditError, match="words of the model's own"):
+            finish_text(src, shown + "\n" + tail + "\n````\n", "````", "stop", 10**6, shown, "default b to 0")
+    readme = "# Tool\n\nI hope you find it usefull!\n"
+    fixed = readme.replace("usefull", "useful")
+    assert finish_text(SourceFile("README.md", readme), fixed + "````\n", "````", "stop", 10**6, readme,
+                       "fix the typo") == fixed
+    items = "steps:\n  - run: test\n"  # a list the file itself ends in is the file's
+    assert finish_text(SourceFile("ci.yml", items), items + "  - run: lint\n````\n", "````", "stop", 10**6, items,
+                       "add a lint step") == items + "  - run: lint\n"

@@ -1234,3 +1234,32 @@ def test_a_run_rewritten_into_fewer_lines_is_not_a_deletion():
     no_unasked_code_deletion("w.js", old, one, "Put the `Status` object on one line.")
     with pytest.raises(EditError, match="leaves out 5 lines from line 2 on"):
         no_unasked_code_deletion("w.js", old, split_lines("let Status = {};\nrun(Status);\n"), "Add a status")
+
+
+def test_common_refactors_are_not_taken_for_losses():
+    """A review (session 27): an if chain made a switch, a `match` made `.unwrap_or`, early returns, a helper
+    extracted or a table built elsewhere, "we don't need the lint job" and an implemented TODO were refused."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_code_deletion, still_balanced
+
+    chain = split_lines("int f(int k) {\n    if (k == 1) {\n        return 10;\n    } else if (k == 2) {\n"
+                        "        return 20;\n    } else {\n        return 0;\n    }\n}\n")
+    switch = split_lines("int f(int k) {\n    switch (k) {\n    case 1: return 10;\n    case 2: return 20;\n"
+                         "    default: return 0;\n    }\n}\n")
+    still_balanced("f.c", chain, switch)
+    still_balanced("f.rs", split_lines("fn port(p: Option<u16>) -> u16 {\n    match p {\n        Some(v) => v,\n"
+                                       "        None => 8080,\n    }\n}\n"),
+                   split_lines("fn port(p: Option<u16>) -> u16 {\n    p.unwrap_or(8080)\n}\n"))
+    old = split_lines("def label(n):\n    if n < 0:\n        kind = 'negative'\n    elif n == 0:\n"
+                      "        kind = 'zero'\n    else:\n        kind = 'positive'\n    return kind.upper()\n")
+    helper = split_lines("def _kind(n):\n    if n < 0:\n        return 'negative'\n    if n == 0:\n"
+                         "        return 'zero'\n    return 'positive'\n\n\ndef label(n):\n"
+                         "    return _kind(n).upper()\n")
+    no_unasked_code_deletion("l.py", old, helper, "extract the labelling into a helper")
+    jobs = split_lines("jobs:\n  test:\n    runs-on: ubuntu\n  lint:\n    runs-on: ubuntu\n    steps:\n"
+                       "      - run: ruff\n      - run: mypy\n      - run: black\n")
+    no_unasked_code_deletion("ci.yml", jobs, jobs[:3], "we don't need the lint job")
+    todo = split_lines("def f(x):\n    # TODO: validate x\n    # before using it, and raise\n    # a ValueError.\n"
+                       "    return x\n")
+    no_unasked_code_deletion("t.py", todo, split_lines("def f(x):\n    if x is None:\n        raise ValueError\n"
+                                                       "    return x\n"), "do the TODO in f")

@@ -53,7 +53,7 @@ def converter_dir(log: Log | None = None) -> Path:
                 if member.name.startswith(prefix) and rel.startswith(KEEP) and (member.isfile() or member.isdir()):
                     member.name = rel
                     members.append(member)
-            tar.extractall(tmp, members=members, filter="data")
+            tar.extractall(tmp, members=members, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         if not (tmp / SCRIPT).is_file():
             raise EditError(f"{sdist.name}: no vendor/llama.cpp/{SCRIPT} in it")
     return dest
