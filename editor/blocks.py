@@ -108,6 +108,14 @@ def is_blank(line: str) -> bool:
     return not line.strip()
 
 
+def blank_tail(lines: list[str]) -> int:
+    """How many lines at the end are blank."""
+    n = 0
+    while n < len(lines) and is_blank(lines[-1 - n]):
+        n += 1
+    return n
+
+
 def split_blocks(lines: list[str], indent: int) -> list[Block]:
     """Cut lines into blocks that start at a non-blank line indented exactly `indent`.
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from editllm.editor import prose
+from editllm.editor.blocks import blank_tail
 from editllm.editor.languages import PROSE, language
 
 SYSTEM = (
@@ -203,14 +204,6 @@ def _bare(line: str) -> bool:
     return f is not None and not f[1]
 
 
-def _blank_tail(lines: list[str]) -> int:
-    """How many lines at the end are blank."""
-    n = 0
-    while n < len(lines) and not lines[-1 - n].strip():
-        n += 1
-    return n
-
-
 def wrapper_lines(body: list[str], shown: list[str], prose: bool = False) -> int:
     """How many trailing lines of `body` (the output before the real closing fence) are wrapper.
 
@@ -225,7 +218,7 @@ def wrapper_lines(body: list[str], shown: list[str], prose: bool = False) -> int
     """
     lines = list(body)
     want_open = open_fence(shown) is not None
-    core = shown[: len(shown) - _blank_tail(shown)]
+    core = shown[: len(shown) - blank_tail(shown)]
     while lines:
         if (open_fence(lines) is not None) != want_open:
             cut = next((k for k in range(len(lines) - 1, -1, -1)
@@ -235,7 +228,7 @@ def wrapper_lines(body: list[str], shown: list[str], prose: bool = False) -> int
         if cut is None or not _after_the_file(lines, cut, core, prose):
             break
         del lines[cut:]
-    del lines[len(lines) - max(0, _blank_tail(lines) - _blank_tail(shown)):]
+    del lines[len(lines) - max(0, blank_tail(lines) - blank_tail(shown)):]
     return len(body) - len(lines)
 
 
@@ -252,7 +245,7 @@ def wrapper_left(text: str, shown: str) -> bool:
 def _empty_block_at_end(lines: list[str], file: list[str]) -> int | None:
     """Where an empty code block at the end of `lines` opens, when they end in more fence lines than `file`
     does, else None."""
-    last = len(lines) - 1 - _blank_tail(lines)
+    last = len(lines) - 1 - blank_tail(lines)
     if last > 0 and _bare(lines[last]) and _bare(lines[last - 1]) and _fence_tail(lines) > _fence_tail(file):
         return last - 1
     return None
@@ -357,7 +350,7 @@ def trailing_chatter(text: str, shown: str, code: bool, instruction: str = "") -
     if AT_THE_END.search(instruction):
         return None
     new, old = text.split("\n"), shown.split("\n")
-    new, old = new[:len(new) - _blank_tail(new)], old[:len(old) - _blank_tail(old)]
+    new, old = new[:len(new) - blank_tail(new)], old[:len(old) - blank_tail(old)]
     ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     if not ops or ops[-1][0] not in ("insert", "replace"):
         return None
@@ -398,19 +391,19 @@ def finished_at_eos(output: str, shown: str) -> str | None:
     """
     lines = output.split("\n")[:-1] if output.endswith("\n") else output.split("\n")
     file = shown.split("\n")[:-1] if shown.endswith("\n") else shown.split("\n")
-    last = len(lines) - 1 - _blank_tail(lines)
+    last = len(lines) - 1 - blank_tail(lines)
     if last < 0 or not _bare(lines[last]) or open_fence(lines) is not None or open_fence(file) is not None:
         return None
     mine, own = _last_block(lines), _last_block(file)
     if own is None or mine != own or _blocks(lines) < _blocks(file):  # blocks the edit adds are its own
         return None
-    return output + "\n" * max(0, _blank_tail(file) - _blank_tail(lines))
+    return output + "\n" * max(0, blank_tail(file) - blank_tail(lines))
 
 
 def _last_block(lines: list[str]) -> list[str] | None:
     """The lines of the last code block (opening and closing fence lines included) when the text's last
     non-blank line closes it, else None."""
-    body = lines[:len(lines) - _blank_tail(lines)]
+    body = lines[:len(lines) - blank_tail(lines)]
     if not body or not _bare(body[-1]) or open_fence(body) is not None:
         return None
     opener = open_fence(body[:-1])

@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 
 from editllm.editor.asks import removal
+from editllm.editor.wholefile import COMMENT_LINE
 
 NAME = r"[A-Za-z_$][\w$]*"
 # "rename (the function) `parse()` to `parse_args()`", "rename X as Y", "rename X → Y", "rename X -> Y"
 RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:[a-z]+\s+)?[`'\"]?({NAME})(?:\(\))?[`'\"]?"
                     rf"\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
-COMMENT = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*(?:\s|/|$))")  # as `wholefile.COMMENT_LINE`
 KINDS = ("bare", "attribute")
 NOT_NAMES = {"function", "method", "class", "variable", "field", "parameter", "argument", "constant", "module",
              "file", "it", "this", "that", "them", "all", "each"}  # "rename the method to something clearer"
@@ -44,7 +44,7 @@ def _uses(text: str, name: str) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {kind: [] for kind in KINDS}
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     for n, line in enumerate(text.split("\n"), 1):
-        if COMMENT.match(line):
+        if COMMENT_LINE.match(line):
             continue
         for m in word.finditer(line):
             found["attribute" if line[:m.start()].rstrip().endswith(".") else "bare"].append(n)

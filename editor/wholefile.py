@@ -34,6 +34,7 @@ from editllm.editor.blocks import (
     IDENT,
     PAIRING_LIMIT,
     Block,
+    blank_tail,
     braced,
     child_indent,
     defines,
@@ -422,7 +423,7 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
     ops, lost_by_op = lost_lines(old, new)
     written = [line for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2]]
     added = {w for line in written for w in _words(line)}
-    ends = (len(old) - _blank_run(old), len(new) - _blank_run(new))
+    ends = (len(old) - blank_tail(old), len(new) - blank_tail(new))
     for n, lost in lost_by_op.items():
         op, i1, i2, j1, j2 = ops[n]
         if op == "delete" and lost and i2 >= ends[0] and j1 >= ends[1]:  # the output stops before the file does
@@ -467,14 +468,6 @@ def _rewritten(gone: list[int], old: list[str], put: list[str]) -> bool:
     names = {w for k in gone for w in NAME_TOKEN.findall(old[k])} - COMMON
     written = {w for line in put for w in NAME_TOKEN.findall(line)}
     return bool(names) and len(names & written) * 2 >= len(names)
-
-
-def _blank_run(lines: list[str]) -> int:
-    """How many lines at the end are blank."""
-    n = 0
-    while n < len(lines) and is_blank(lines[-1 - n]):
-        n += 1
-    return n
 
 
 def _refuse_lost(path: str, old: list[str], gone: list[int], kind: str) -> None:
