@@ -19,6 +19,7 @@ The edit stands either way: a name kept on purpose, an alias for old callers, is
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from editllm.editor.asks import removal
@@ -28,7 +29,6 @@ NAME = r"[A-Za-z_$][\w$]*"
 # "rename (the function) `parse()` to `parse_args()`", "rename X as Y", "rename X → Y", "rename X -> Y"
 RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:[a-z]+\s+)?[`'\"]?({NAME})(?:\(\))?[`'\"]?"
                     rf"\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
-KINDS = ("bare", "attribute")
 NOT_NAMES = {"function", "method", "class", "variable", "field", "parameter", "argument", "constant", "module",
              "file", "it", "this", "that", "them", "all", "each"}  # "rename the method to something clearer"
 
@@ -39,28 +39,82 @@ def renames(instruction: str) -> list[tuple[str, str]]:
     return [(old, new) for old, new in dict.fromkeys(pairs) if old != new and old.lower() not in NOT_NAMES]
 
 
+RECEIVER = re.compile(rf"({NAME})\s*\.\s*$")  # the name an attribute is looked up on: `json` in `json.load`
+IMPORTED = re.compile(rf"^\s*(?:import\s+({NAME})|from\s+\S+\s+import\s+(.+))", re.M)
+# "in mean, rename total to acc", "rename x to y inside parse": the definition a rename is kept to
+SCOPE = re.compile(rf"\b(?:in|inside|within)\s+(?:the\s+)?(?:function\s+|method\s+)?[`'\"]?({NAME})(?:\(\))?[`'\"]?"
+                   rf"(?:\s+(?:function|method))?\s*(?:,|:|$|\s+(?:rename|only))", re.I)
+
+
 def _uses(text: str, name: str) -> dict[str, list[int]]:
-    """The 1-based lines where `name` is used as a word outside comment lines, by kind: bare or as an attribute."""
-    found: dict[str, list[int]] = {kind: [] for kind in KINDS}
+    """The 1-based lines where `name` is used as a word outside comment lines, by kind: bare, or as an attribute
+    of a named receiver (`attribute self`, `attribute json`; `attribute ` where no name precedes the dot)."""
+    found: dict[str, list[int]] = {}
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     for n, line in enumerate(text.split("\n"), 1):
         if COMMENT_LINE.match(line):
             continue
         for m in word.finditer(line):
-            found["attribute" if line[:m.start()].rstrip().endswith(".") else "bare"].append(n)
+            before = line[:m.start()]
+            if before.rstrip().endswith("."):
+                receiver = RECEIVER.search(before)
+                kind = f"attribute {receiver.group(1) if receiver else ''}"
+            else:
+                kind = "bare"
+            found.setdefault(kind, []).append(n)
     return found
+
+
+def _modules(text: str) -> set[str]:
+    """The names a Python file imports (`json`, `os`, `load` of `from json import load`): a module's function is
+    not the method the edit renamed (`json.load` beside `self.load` renamed `self.fetch`)."""
+    out: set[str] = set()
+    for m in IMPORTED.finditer(text):
+        if m.group(1):
+            out.add(m.group(1))
+        else:
+            out |= {p.split(" as ")[-1].strip(" ()") for p in m.group(2).split(",")}
+    return out
+
+
+def _scope(text: str, name: str) -> range | None:
+    """The 1-based lines of the definition `name` in `text` (its header and the lines indented under it, or up to
+    its closing brace's indentation), or None when the text defines no such function."""
+    lines = text.split("\n")
+    header = re.compile(rf"^(\s*)(?:[\w<>\[\],*&:]+\s+)*(?:def|function|fn|func|sub)?\s*{re.escape(name)}\s*\(")
+    for k, line in enumerate(lines):
+        m = header.match(line)
+        if not m or line.rstrip().endswith(";"):
+            continue
+        indent, end = len(m.group(1)), k + 1
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent
+                                    or lines[end].strip()[:1] in ")}]"):
+            end += 1
+        return range(k + 1, end + 1)
+    return None
 
 
 def left_unrenamed(old_text: str, new_text: str, instruction: str) -> list[tuple[str, str, list[int]]]:
     """(old, new, lines) for each rename the instruction asks for where the edited text still uses the old name
-    in a way (bare, or as an attribute) that the edit renamed elsewhere, in this text: the lines of those uses."""
+    in a way (bare, or as an attribute of the same receiver) that the edit renamed elsewhere, in this text: the
+    lines of those uses. An attribute of an imported module is another object's (`json.load`); a line that names
+    both is an alias kept for old callers (`parse = parse_args`); a rename kept to one definition ("in mean, rename
+    total to acc") looks only there (a review, session 28: all three noted wrongly)."""
     if old_text == new_text:
         return []
     out = []
+    modules = _modules(old_text)
+    scope = SCOPE.search(instruction)
     for old, new in renames(instruction):
-        before, after = _uses(old_text, new), _uses(new_text, new)
-        renamed, still = [kind for kind in KINDS if len(after[kind]) > len(before[kind])], _uses(new_text, old)
-        left = sorted(n for kind in renamed for n in still[kind])
+        before, after, still = _uses(old_text, new), _uses(new_text, new), _uses(new_text, old)
+        renamed = {kind for kind in after if len(after[kind]) > len(before.get(kind, []))}
+        if renamed & {kind for kind in after if kind.startswith("attribute")}:  # a method or field renamed
+            renamed |= {kind for kind in still if kind.startswith("attribute") and kind[10:] not in modules}
+        within = _scope(new_text, scope.group(1)) if scope else None
+        text = new_text.split("\n")
+        left = sorted(n for kind in renamed for n in still.get(kind, [])
+                      if not re.search(rf"(?<![\w$]){re.escape(new)}(?![\w$])", text[n - 1])
+                      and (within is None or n in within))
         if left:
             out.append((old, new, left))
     return out
@@ -105,10 +159,20 @@ def kept_removals(old_text: str, new_text: str, instruction: str) -> list[str]:
         if name in kept or not _code_like(instruction, m) or removal(name, instruction) != "asked":
             continue
         word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
-        before = len(word.findall(old_text))
-        if before and len(word.findall(new_text)) >= before:
+        holding = [line for line in old_text.split("\n") if word.search(line) and not COMMENT_LINE.match(line)]
+        now = [line for line in new_text.split("\n") if word.search(line) and not COMMENT_LINE.match(line)]
+        if holding and len(now) >= len(holding) and _untouched(old_text, new_text, word):
             kept.append(name)
     return kept
+
+
+def _untouched(old_text: str, new_text: str, word: re.Pattern) -> bool:
+    """Whether every line of the file holding `word` is still where it was, unchanged: a line the edit moved or
+    rewrote was acted on ("remove pytest-cov from the runtime dependencies and add it to the dev extra")."""
+    old, new = old_text.split("\n"), new_text.split("\n")
+    equal = {k for op, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+             if op == "equal" for k in range(i1, i2)}
+    return all(k in equal for k, line in enumerate(old) if word.search(line))
 
 
 def kept_note(path: str, names: list[str]) -> str:

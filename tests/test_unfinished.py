@@ -38,6 +38,45 @@ def test_only_uses_of_the_kind_the_edit_renamed_count():
     assert left_unrenamed(method, half, "rename the method run to start") == [("run", "start", [7])]
 
 
+def test_a_module_function_an_alias_or_a_use_outside_the_asked_scope_is_not_a_miss():
+    """A review (session 28) found three notes wrong: `json.load` after the method `load` was renamed, the old
+    name kept as an alias as asked, and a local renamed "in mean" only; a miss beside each is still noted."""
+    store = ("import json\n\n\nclass Store:\n    def load(self):\n        with open(self.path) as f:\n"
+             "            return json.load(f)\n\n    def get(self, key):\n        return self.load()[key]\n")
+    renamed = store.replace("def load(", "def fetch(").replace("self.load()", "self.fetch()")
+    assert left_unrenamed(store, renamed, "rename the method load to fetch") == []
+    caller = store + "\n\nprint(Store().load())\n"
+    assert left_unrenamed(caller, renamed + "\n\nprint(Store().load())\n", "rename the method load to fetch") == [
+        ("load", "fetch", [13])]  # a call on another receiver, not a module: missed
+    parse = "def parse(argv):\n    return argv\n\n\ndef main(argv):\n    return parse(argv)\n"
+    alias = parse.replace("def parse(", "def parse_args(").replace("\n\n\ndef main",
+                                                                  "\n\n\nparse = parse_args\n\n\ndef main")
+    assert left_unrenamed(parse, alias.replace("return parse(", "return parse_args("),
+                          "rename parse to parse_args, keeping the old name as an alias") == []
+    assert left_unrenamed(parse, alias, "rename parse to parse_args, keeping the old name as an alias") == [
+        ("parse", "parse_args", [9])]
+    two = ("def mean(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n\n\n"
+           "def add(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n")
+    scoped = two.replace("total", "acc", 3)
+    assert left_unrenamed(two, scoped, "in mean, rename total to acc") == []
+    assert left_unrenamed(two, two.replace("total", "acc", 2), "in mean, rename total to acc") == [
+        ("total", "acc", [5])]
+
+
+def test_a_removal_moved_elsewhere_or_left_in_a_comment_is_no_kept_removal():
+    """A review (session 28): "remove pytest-cov from the runtime dependencies and add it to the dev extra" moved
+    the line, and a call replaced by a comment that names it, were both noted as removals not made."""
+    toml = ('[project]\ndependencies = [\n    "requests",\n    "pytest-cov",\n]\n\n'
+            '[project.optional-dependencies]\ndev = [\n    "ruff",\n]\n')
+    moved = toml.replace('    "pytest-cov",\n', "", 1).replace('    "ruff",\n', '    "ruff",\n    "pytest-cov",\n')
+    ask = "remove pytest-cov from the runtime dependencies and add it to the dev extra"
+    assert kept_removals(toml, moved, ask) == []
+    assert kept_removals(toml, toml.replace('"ruff"', '"ruff>=0.5"'), ask) == ["pytest-cov"]
+    run_ = "def run(cfg):\n    old_setup(cfg)\n    start(cfg)\n"
+    commented = run_.replace("    old_setup(cfg)\n", "    # old_setup() is gone: start() sets it up now\n")
+    assert kept_removals(run_, commented, "delete old_setup() from run") == []
+
+
 PACKAGE = '{\n  "scripts": {\n    "lint": "eslint js/"\n  },\n  "dependencies": {\n    "lodash": "^4.17.21",\n' \
           '    "react": "^18.2.0"\n  }\n}\n'
 SCRIPT = 'Add a "format": "prettier --write js/" script after lint, and remove the lodash dependency.'
