@@ -179,6 +179,18 @@ def _fence(line: str) -> tuple[str, str] | None:
     return m.group(1), m.group(2).strip()
 
 
+def underline(lines: list[str], k: int) -> bool:
+    """Whether line `k`, outside any code block, is a reStructuredText section underline of tildes (`Usage` over
+    `~~~~~`), not a fence: a run of tildes alone, at least as long as the text line right above it. Read as fences,
+    the underlines of a reST file paired up and hid every section between them from the spelling check (session
+    28). CommonMark would open a fence there, but Markdown writers put no bare tilde run under a heading's text."""
+    line = lines[k].strip()
+    if k == 0 or not line or set(line) != {"~"}:
+        return False
+    above = lines[k - 1].strip()
+    return bool(above) and _fence(lines[k - 1]) is None and len(above) <= len(line)
+
+
 def open_fence(lines: list[str]) -> int | None:
     """Index of the line that opened the fenced code block still open after `lines`; None if all closed.
 
@@ -191,6 +203,8 @@ def open_fence(lines: list[str]) -> int | None:
         if f is None:
             continue
         if opener is None:
+            if underline(lines, k):
+                continue
             opener = k
             continue
         run = _fence(lines[opener])[0]

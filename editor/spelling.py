@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from editllm.editor.prompt import FENCE_LINE
+from editllm.editor.prompt import FENCE_LINE, underline
 
 INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")  # a code span: `x`, ``x`` (equal backtick runs)
 NOT_PROSE = re.compile(r"\]\([^)]*\)|https?://\S+|<[^>\n]+>")  # link targets, bare URLs, HTML tags
@@ -52,7 +52,7 @@ def numbered_prose(lines: list[str]) -> list[tuple[int, str]]:
     line it continues that paragraph or list item."""
     out, fenced, code = [], False, False
     for k, line in enumerate(lines):
-        if FENCE_LINE.match(line):
+        if FENCE_LINE.match(line) and (fenced or not underline(lines, k)):
             fenced = not fenced
             continue
         if fenced:
