@@ -181,14 +181,16 @@ def _fence(line: str) -> tuple[str, str] | None:
 
 def underline(lines: list[str], k: int) -> bool:
     """Whether line `k`, outside any code block, is a reStructuredText section underline of tildes (`Usage` over
-    `~~~~~`), not a fence: a run of tildes alone, at least as long as the text line right above it. Read as fences,
-    the underlines of a reST file paired up and hid every section between them from the spelling check (session
-    28). CommonMark would open a fence there, but Markdown writers put no bare tilde run under a heading's text."""
+    `~~~~~`), not a fence: a run of tildes alone, at least as long as the title right above it (a line of words at
+    the margin), with a line after it that is not a fence (a model's own `~~~` after the file's last line is
+    followed by the real closing fence). Read as fences, the underlines of a reST file paired up and hid every
+    section between them from the spelling check (session 28). CommonMark would open a fence there, but Markdown
+    writers put no bare tilde run under a heading's text."""
     line = lines[k].strip()
-    if k == 0 or not line or set(line) != {"~"}:
+    if k == 0 or k + 1 >= len(lines) or not line or set(line) != {"~"} or _fence(lines[k + 1]) is not None:
         return False
-    above = lines[k - 1].strip()
-    return bool(above) and _fence(lines[k - 1]) is None and len(above) <= len(line)
+    above = lines[k - 1].rstrip()
+    return above[:1].isalnum() and _fence(above) is None and len(above) <= len(line)
 
 
 def open_fence(lines: list[str]) -> int | None:
