@@ -22,7 +22,7 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # The name is followed by what a definition goes on with (a parameter list, a base, `{`, `:`, the line's end):
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
-    MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace)\s+"
+    MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod)\s+"
     r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\][A-Za-z_$][\w$]*)*)"  # `Shop.Models`, PHP's `App\Http`
     r"(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
     r"permits|private|protected|internal|public|constructor)\b))"
@@ -65,6 +65,7 @@ NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl|namespace)\s")
 
 DECORATOR = re.compile(r"^[ \t]*@")
+RUST_ATTRIBUTE = re.compile(r"^[ \t]*#\[[^\n]*\][ \t]*$")  # `#[derive(Debug)]`, not the file's own `#![...]`
 
 ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:\s*(?://.*)?$")
 
@@ -175,7 +176,11 @@ def c_function(block: Block) -> str | None:
 
 def bare_decorator(line: str) -> bool:
     """A line that is a decorator and nothing else (`@property`, `@app.route("/")`): the definition under it
-    belongs to it. A decorated field (TypeScript's `@Input() userId: string;`) is a member of its own."""
+    belongs to it. A decorated field (TypeScript's `@Input() userId: string;`) is a member of its own. A Rust
+    attribute on a line of its own (`#[cfg(test)]` over `mod tests`, `#[derive(Debug)]`) is one too: apart, a
+    removal of the item it marks looked like a statement of its own lost (session 28)."""
+    if RUST_ATTRIBUTE.match(line):
+        return True
     m = re.match(r"[ \t]*@[\w$.]+[ \t]*", line)
     if not m:
         return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from editllm.editor.errors import EditError
@@ -151,7 +151,16 @@ def restore_line_endings(src: SourceFile, new_text: str, new_lines: list[str] | 
 
 def python_tree(text: str):
     """The text's Python syntax tree (`ast.Module`), None when it does not parse; SyntaxWarnings for the file's
-    own escapes are silenced (they are the file's, not ours)."""
+    own escapes are silenced (they are the file's, not ours). Read-only: the tree is shared (`parsed`)."""
+    tree = parsed(text)
+    return None if isinstance(tree, Exception) else tree
+
+
+@lru_cache(maxsize=4)
+def parsed(text: str):
+    """The text's Python syntax tree, or the error that parsing it raised. One edit's checks (whether it still
+    parses, a second definition, names left undefined, a copy program's text) read the same two texts: each was
+    parsed again, four parses an edit, 80 ms of a 340 ms check on a 2,000-line module (session 27)."""
     import ast
     import warnings
 
@@ -159,5 +168,5 @@ def python_tree(text: str):
         warnings.simplefilter("ignore")
         try:
             return ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            return exc

@@ -23,7 +23,6 @@ import difflib
 import keyword
 import re
 import sys
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -52,7 +51,7 @@ from editllm.editor.blocks import (
 from editllm.editor.errors import EditError
 from editllm.editor.languages import is_prose, language
 from editllm.editor.merge import merge_code, merge_region
-from editllm.editor.source import python_tree, split_lines
+from editllm.editor.source import parsed, python_tree, split_lines
 
 
 @dataclass(frozen=True)
@@ -84,6 +83,13 @@ def missing_members(old: list[str], new: list[str], instruction: str, sparse: bo
     return dropped_members(split_blocks(old, 0), split_blocks(new, 0), "", instruction, sparse)
 
 
+# A class decorator or base that writes a class's `__init__` and the like from its fields (a dataclass, attrs, a
+# pydantic model, a NamedTuple): a class made one drops those methods as part of the edit
+GENERATES = re.compile(r"@(?:dataclasses\.)?dataclass\b|@(?:attr\.s|attrs?\.(?:define|frozen|mutable)|define|frozen)\b|"
+                       r"\((?:[\w.]*\.)?(?:BaseModel|NamedTuple|TypedDict)\b")
+GENERATED = {"__init__", "__repr__", "__eq__", "__hash__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+
+
 def dropped_members(olds: list[Block], news: list[Block], where: str, instruction: str, sparse: bool) -> list[str]:
     """`missing_members` among the containers `olds` and `news` (one level of a file), and those nested in them."""
     olds = [b for b in olds if b.name]
@@ -101,7 +107,9 @@ def dropped_members(olds: list[Block], news: list[Block], where: str, instructio
         old_members = members(b.lines[top:], inner, braced(b))
         new_members = members(nb.lines[header_size(nb):], inner, braced(nb))
         have, want = Counter(names(new_members)), Counter(names(old_members))
-        gone = [f"{where}{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
+        made = GENERATES.search("".join(nb.lines[:header_size(nb)])) and not GENERATES.search("".join(b.lines[:top]))
+        gone = [f"{where}{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)
+                and not (made and n in GENERATED)]
         shown_only = (b.lines[:top] == nb.lines[:header_size(nb)] and not (have - want))  # same header, no new ones
         if not sparse or (shown_only and 2 * sum((want & have).values()) < sum(want.values())):
             out += gone
@@ -150,6 +158,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     statement that vanishes was deleted)."""
     edge: set[int] = set()
     lost: set[int] = set()
+    aligned: list[tuple] = []
     loose: set[int] = set()  # rewritten in place without a counterpart: lost only if the output still needs it
     sunk: set[int] = set()  # top-level lines whose place only indented lines took
     # Two line alignments, and what either finds lost: blank lines as anchors keep a trailing blank run of the
@@ -157,6 +166,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
     # `def answer():` and its body that the output opens with (it matched the blank lines after them).
     for junk in (None, is_blank):
         ops = difflib.SequenceMatcher(junk, old, new, autojunk=False).get_opcodes()
+        aligned = ops if junk is None else aligned
         for n, (tag, i1, i2, j1, j2) in enumerate(ops):
             if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
                 gone = {k for k in range(i1, i2) if not is_blank(old[k])}
@@ -172,6 +182,9 @@ def unasked_losses(old: list[str], new: list[str], instruction: str) -> tuple[in
                     # are gone (`edited = True` added to `load` aligned with the `__all__` after it, or the
                     # definitions of a reordered output with the imports it left out)
                     sunk |= {k for k in unmatched(old[i1:i2], new[j1:j2], i1) if indent_of(old[k]) == 0}
+    if lost or loose or sunk:
+        taken = accounted(old, new, instruction, ops=aligned)  # part of the edit, not left out
+        lost, loose, sunk, edge = lost - taken, loose - taken, sunk - taken, edge - taken
     blocks = split_blocks(old, 0)
     owner = owners(blocks)
     written = Counter(b.text for b in split_blocks(new, 0))
@@ -219,6 +232,130 @@ def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
         return set()  # a rewrite of this size is the model's whole text: judged as before, not line by line
     kept = paired(old, new, line_likeness, 0.6)
     return {offset + i for i, line in enumerate(old) if not is_blank(line) and i not in kept}
+
+
+CONDITIONAL = re.compile(r"^\s*#\s*if(?:n?def)?\b")  # a preprocessor conditional's opening line
+ENDIF = re.compile(r"^\s*#\s*endif\b")
+DIRECTIVE = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|else|endif|define)\b")
+# A line that only closes what an earlier line opened: a docstring's `"""`, a call's `)`, a literal's `]`
+CLOSER_LINE = re.compile(r"^\s*(\"\"\"|\'\'\'|[)\]}])[)\]};,]*\s*$")
+DOCSTRING = re.compile(r"^\s*[rRuU]?(\"\"\"|\'\'\')")  # a stretch that opens with a triple-quoted string
+UNUSED_IMPORTS = re.compile(r"\b(?:unused|unnecessary|superfluous|redundant)\s+(?:\w+\s+)?imports?\b|"
+                            r"\bimports?\s+(?:that\s+(?:are|is)\s+|which\s+(?:are|is)\s+)?(?:not|never)\s+used\b",
+                            re.I)
+CJS_EXPORT = re.compile(r"^\s*(?:module\.)?exports\b")
+ESM_EXPORT = re.compile(r"^export\s")
+CONTENT_WORD = re.compile(r"[a-z][a-z0-9]{3,}")  # a word of four letters or more, in lower case
+
+
+def accounted(old: list[str], new: list[str], instruction: str, shape: bool = True,
+              ops: list[tuple] | None = None) -> set[int]:
+    """Indices of the old lines that an edit of the whole file took out as part of the edit, though neither they nor
+    a line like them are left: what the fragment checks must not read as the model leaving part of the file out.
+
+    Each was taken for a fragment, and the merge put the old lines back beside the new ones (exit 0), or broke the
+    file and blamed the edit. A generator of asked edits and a review (session 28): a licence header's comments
+    rewritten as one SPDX line; an include guard replaced by `#pragma once` (its `#endif` put back); a FIXME over the
+    code the edit fixed; an import whose last use the edit took out; the last line moved up and edited (posted
+    twice); lines naming what the instruction asks to stop (a codecov step); CommonJS exports of a file made an ES
+    module. The bundled model on real files (session 28, 9 of 44 outputs read as fragments, every one a whole file):
+    "Remove the unused imports" (put back: "no change proposed"); a module docstring made one line (its lone closing
+    triple quote put back: "no longer valid Python"); a `try` importing cython made `compiled = False` (the `try` kept
+    below it, so the edit did nothing). Each is read narrowly, so that a fragment cut short keeps being merged:
+    comments count only where the same place now holds new comment lines, a marker comment only over code the
+    output changed, a closing line only where the lines written hold as many of its delimiter as the lines taken
+    out, a word of the instruction only when the output no longer has it and the instruction is not a rename.
+
+    `shape`: also count what only tells a whole file from a fragment (comments rewritten in place, a closing line,
+    a docstring rewritten); whether such a rewrite was asked, and how long a run it leaves out, is
+    `no_unasked_code_deletion`'s to judge. `ops`: the two texts' line alignment, where the caller has it."""
+    if ops is None:
+        ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    had = {line.strip() for line in old}
+    fresh = [j for op, _, _, j1, j2 in ops if op in ("insert", "replace") for j in range(j1, j2)
+             if not is_blank(new[j]) and new[j].strip() not in had]  # lines the edit wrote that the file did not have
+    gone = [k for op, i1, i2, _, _ in ops if op in ("delete", "replace") for k in range(i1, i2) if not is_blank(old[k])]
+    out: set[int] = set()
+    for op, i1, i2, j1, j2 in ops:
+        if shape and op == "replace" and any(COMMENT_LINE.match(new[j]) and new[j].strip() not in had
+                                                for j in range(j1, j2)):
+            out |= {k for k in range(i1, i2) if COMMENT_LINE.match(old[k])}  # comments rewritten in place
+        if op == "delete" and any(MARKER.search(old[k]) for k in range(i1, i2)) \
+                and all(COMMENT_LINE.match(old[k]) or is_blank(old[k]) for k in range(i1, i2)) \
+                and any(o != "equal" and i1 < a <= i2 + 10 for o, a, _, _, _ in ops):
+            out |= set(range(i1, i2))  # a TODO/FIXME retired by the change just under it
+    for op, i1, i2, j1, j2 in ops:
+        put = [new[j] for j in range(j1, j2) if not is_blank(new[j])]
+        inner = {old[k].strip(): indent_of(old[k]) for k in range(i1, i2)}
+        if op == "replace" and put and all(line.strip() in inner and indent_of(line) < inner[line.strip()]
+                                           for line in put):
+            out |= set(range(i1, i2))  # a statement unwrapped: a `try` made the one assignment it held
+    removed = "".join(old[k] for op, i1, i2, _, _ in ops if op != "equal" for k in range(i1, i2))
+    added = "".join(new[j] for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2))
+    for op, i1, i2, j1, j2 in ops:
+        was, now = "".join(old[i1:i2]), "".join(new[j1:j2])
+        if shape and op == "replace" and DOCSTRING.match(was) and DOCSTRING.match(now) \
+                and was.count(was.lstrip()[:3]) == 2 and now.count(now.lstrip()[:3]) == 2:
+            out |= set(range(i1, i2))  # a docstring rewritten whole ("a one-line docstring")
+    for k in gone:
+        closer = CLOSER_LINE.match(old[k])
+        if shape and closer and added.count(closer[1]) >= removed.count(closer[1]):
+            out.add(k)  # the closing line of a construct the edit rewrote whole: a docstring made one line
+    if any(ESM_EXPORT.match(new[j]) for j in fresh):  # made an ES module: its CommonJS exports go
+        out |= {k for k in gone if CJS_EXPORT.match(old[k])}
+    opened = [k for k in gone if CONDITIONAL.match(old[k])]
+    closed = [k for k in gone if ENDIF.match(old[k])]
+    if opened and len(opened) >= len(closed):  # a whole conditional (an include guard) taken out
+        out |= {k for k in gone if DIRECTIVE.match(old[k])}
+    deleted = [k for op, i1, i2, _, _ in ops if op == "delete" for k in range(i1, i2) if not is_blank(old[k])]
+    edits = _edited_into(ops, old, new)
+    spare = [j for j in fresh if j not in edits]  # not an edit of a line in its own place
+    if len(deleted) * len(spare) <= PAIRING_LIMIT:  # moved and edited: each spare line stands for one deleted line
+        kept = paired([old[k] for k in deleted], [new[j] for j in spare], line_likeness, 0.6)
+        out |= {deleted[n] for n in kept}
+    rewritten = {k for op, i1, i2, _, _ in ops if op == "replace" for k in range(i1, i2)}
+    new_words = set(IDENT.findall("".join(new)))
+    lines_of: dict[str, set[int]] = {}  # each name of the file, the lines that hold it
+    for k, line in enumerate(old):
+        for name in set(IDENT.findall(line)):
+            lines_of.setdefault(name, set()).add(k)
+    unused = UNUSED_IMPORTS.search(instruction)
+    for b, at in _located(split_blocks(old, 0)):
+        bound = defines(b) if imported(b) else set()
+        if not bound or bound & new_words:
+            continue
+        if unused:  # asked away, and the output uses none of its names
+            out |= set(range(at, at + len(b.lines)))
+            continue
+        uses = {k for n in bound for k in lines_of.get(n, ())} - set(range(at, at + len(b.lines)))
+        if uses and uses <= rewritten:
+            out |= set(range(at, at + len(b.lines)))  # an import whose every use the edit rewrote away
+    if not RENAMING.search(instruction):  # what the instruction names, gone everywhere, and what goes with it
+        asked = set(CONTENT_WORD.findall(instruction.lower())) - set(CONTENT_WORD.findall("".join(new).lower()))
+        for op, i1, i2, _, _ in ops:
+            lines = [k for k in range(i1, i2) if op != "equal" and not is_blank(old[k])]
+            named = [k for k in lines if asked & set(CONTENT_WORD.findall(old[k].lower()))]
+            if named and 3 * len(named) >= len(lines):
+                out |= set(lines)
+    return out
+
+
+def _edited_into(ops: list[tuple], old: list[str], new: list[str]) -> set[int]:
+    """Indices of the new lines of rewritten stretches that are edits of an old line there (`paired`)."""
+    out: set[int] = set()
+    for op, i1, i2, j1, j2 in ops:
+        if op == "replace" and (i2 - i1) * (j2 - j1) <= PAIRING_LIMIT:
+            out |= {j1 + n for n in paired(new[j1:j2], old[i1:i2], line_likeness, 0.6)}
+    return out
+
+
+def _located(blocks: list[Block]) -> list[tuple[Block, int]]:
+    """Each block with the index of its first line."""
+    out, at = [], 0
+    for b in blocks:
+        out.append((b, at))
+        at += len(b.lines) + len(b.blank)
+    return out
 
 
 def is_fragment(old: list[str], new: list[str], instruction: str) -> bool:
@@ -282,23 +419,14 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
     prose among the code, or half a statement merged in all parse no longer; written, they break the user's
     module with exit 0. A file that did not parse before (newer syntax than this Python, a file mid-edit)
     is not judged."""
-    if not path.endswith(PYTHON):
+    if not path.endswith(PYTHON) or isinstance(parsed(old_text), Exception):
         return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SyntaxWarning for an invalid escape: the file's own, not ours
-        try:
-            ast.parse(old_text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return
-        try:
-            ast.parse(new_text)
-        except (SyntaxError, ValueError) as exc:
-            where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
-            version = f"Python {sys.version_info.major}.{sys.version_info.minor}"  # newer syntax fails in an older one
-            why = f"{where}{getattr(exc, 'msg', exc)}"
-            raise EditError(f"{path}: the edited file is no longer valid {version} ({why}); nothing written") from None
-        except (RecursionError, MemoryError):
-            return
+    exc = parsed(new_text)
+    if isinstance(exc, SyntaxError | ValueError):
+        where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
+        version = f"Python {sys.version_info.major}.{sys.version_info.minor}"  # newer syntax fails in an older one
+        why = f"{where}{getattr(exc, 'msg', exc)}"
+        raise EditError(f"{path}: the edited file is no longer valid {version} ({why}); nothing written") from None
 
 
 BRACED = {"c", "cpp", "java", "javascript", "typescript", "tsx", "jsx", "rust", "go", "csharp", "swift", "kotlin",
@@ -388,13 +516,13 @@ COMMENT_LINE = re.compile(r"^[ \t]*(?:#(?![\w!\[])|//|/\*|\*(?:\s|/|$))")
 # An instruction about comments, or a refactor for readability, may reword them in place
 COMMENTS = re.compile(r"\bcomment|\bdoc|\brefactor|\breadab|\btranslat|\bdescri|\bwording", re.I)
 COMMENT_RUN = 3  # comment lines taken out in one place, their words written nowhere, that make an unasked deletion
-NAME_TOKEN = re.compile(r"[A-Za-z_$][\w$]{2,}")  # a name in code, three characters or more
+NAME_TOKEN = re.compile(r"[A-Za-z_$][\w$]+")  # a name in code, two characters or more (`xs`, `db`)
 COMMON = set(keyword.kwlist) | {"self", "cls", "this", "return", "const", "let", "var", "function", "null", "true",
                                 "false", "int", "str", "new", "for", "else", "elif", "def", "end", "then", "nil"}
 # Words that let lines go without a verb of removal: "we don't need the lint job", "the retry is redundant now",
 # "convert to ES modules" (a review, session 27); and a comment that marks work to do, which the work retires
-NOT_NEEDED = re.compile(rf"\b(?:{GONE}|{NEEDLESS}|any ?more|conver\w*|migrat\w*|port (?:it |this )?to|switch\w* to|"
-                        r"instead|implement\w*)\b", re.I)
+NOT_NEEDED = re.compile(rf"\b(?:{GONE}|{NEEDLESS}|any ?more|conver\w*|migrat\w*|port (?:it |this )?to|"
+                        r"switch\w* (?:\S+ ){0,4}?to|instead|implement\w*)\b", re.I)
 MARKER = re.compile(r"\b(?:TODO|FIXME|XXX|HACK)\b")
 CODE_RUN = 5  # lines taken out in one place, with nothing written there, that make an unasked deletion
 
@@ -421,11 +549,18 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
             or NOT_NEEDED.search(instruction):
         return
     ops, lost_by_op = lost_lines(old, new)
+    if not any(lost_by_op.values()):
+        return
+    taken = accounted(old, new, instruction, False, ops)  # moved and edited, retired with the edit
     written = [line for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2]]
     added = {w for line in written for w in _words(line)}
     ends = (len(old) - blank_tail(old), len(new) - blank_tail(new))
     for n, lost in lost_by_op.items():
         op, i1, i2, j1, j2 = ops[n]
+        lost = [k for k in lost if k not in taken]
+        notes = [k for k in lost if COMMENT_LINE.match(old[k])]
+        if op == "replace" and notes == lost and (COMMENTS.search(instruction) or _names(instruction, notes, old)):
+            continue  # comments rewritten in place, as asked ("the license header" made one SPDX line)
         if op == "delete" and lost and i2 >= ends[0] and j1 >= ends[1]:  # the output stops before the file does
             raise EditError(f"{path}: the output ends before the file does: it leaves out the last {len(lost)} lines "
                             f"from line {lost[0] + 1} on ({old[lost[0]].strip()[:40]!r} ...), which the instruction "
@@ -434,7 +569,7 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
             _refuse_lost(path, old, lost, "")
         if op == "replace" and COMMENTS.search(instruction):
             continue  # a comment rewritten in place, as asked
-        notes = [k for k in lost if COMMENT_LINE.match(old[k]) and not MARKER.search(old[k])]
+        notes = [k for k in notes if not MARKER.search(old[k])]
         words = [w for k in notes for w in _words(old[k])]
         if len(notes) >= COMMENT_RUN and sum(w in added for w in words) * 2 < len(words):
             _refuse_lost(path, old, notes, "comment ")
@@ -460,14 +595,37 @@ def lost_lines(old: list[str], new: list[str]) -> tuple[list[tuple], dict[int, l
     return ops, lost
 
 
+# A name the line binds (`let mut out`, `for x in`, `const n =`, `total = 0`), and a method called on something
+LOCAL = re.compile(r"\b(?:let(?:\s+mut)?|var|const|auto|for)\s+\(?([A-Za-z_$][\w$]*)|^\s*([A-Za-z_$][\w$]*)\s*:?=(?!=)")
+METHOD_CALL = re.compile(r"\.([A-Za-z_$][\w$]*)\s*\(")
+
+
 def _rewritten(gone: list[int], old: list[str], put: list[str]) -> bool:
     """Whether the lines the edit writes (`put`, anywhere: a helper extracted, a table built above) name most of
     what the lost lines `gone` named: a loop made a comprehension, an object literal put on one line, an if chain
     made a dict (a review, session 27: all refused as losses). A truncated function keeps only its header, whose
-    names are few of its body's."""
-    names = {w for k in gone for w in NAME_TOKEN.findall(old[k])} - COMMON
+    names are few of its body's. Names the lost lines bind themselves (a loop's variable, an accumulator) and
+    methods called on something are the construct's own workings, which a rewrite drops with it: a Rust loop that
+    pushed into a `Vec` made `xs.iter().map(..).collect()` was refused for `out`, `mut` and `push` (session 28)."""
+    text = [old[k] for k in gone]
+    own = {g for line in text for m in LOCAL.findall(line) for g in m if g}
+    own |= {m for line in text for m in METHOD_CALL.findall(line)}
+    names = {w for line in text for w in NAME_TOKEN.findall(line)} - COMMON - own - {"mut", "auto"}
     written = {w for line in put for w in NAME_TOKEN.findall(line)}
     return bool(names) and len(names & written) * 2 >= len(names)
+
+
+# Words of an instruction too common to name what it is about
+PLAIN = {"this", "that", "these", "those", "with", "from", "into", "line", "lines", "file", "code", "make", "more",
+         "when", "each", "them", "then", "than", "also", "have", "should", "would", "could", "only", "just", "some",
+         "like", "instead", "please", "change", "update", "text", "comment", "comments", "header"}
+
+
+def _names(instruction: str, gone: list[int], old: list[str]) -> bool:
+    """Whether the instruction has a word (four letters or more, not a plain one) of the lines `gone`: "switch the
+    license header to MIT" names the Apache licence text it replaces."""
+    words = set(CONTENT_WORD.findall(instruction.lower())) - PLAIN
+    return bool(words & {w for k in gone for w in CONTENT_WORD.findall(old[k].lower())})
 
 
 def _refuse_lost(path: str, old: list[str], gone: list[int], kind: str) -> None:

@@ -1,0 +1,183 @@
+"""A whole-file edit that replaces or retires lines is written as the model wrote it, not taken for a fragment.
+
+A generator of asked edits of real files and a review (session 28) found each of these outputs read as part of the
+file and merged into the original, which put the old lines back beside the new ones with exit 0."""
+
+from __future__ import annotations
+
+import pytest
+from editllm.editor.decode import DecodeStats
+from editllm.editor.edit import finish_edit
+from editllm.editor.errors import EditError
+from editllm.editor.source import SourceFile, split_lines
+from editllm.editor.wholefile import accounted, is_fragment
+
+BODY = "".join(f"static inline float half_{k}(float x) {{ return x * {k}; }}\n" for k in range(12))
+GUARD = f"#ifndef HALF_H_\n#define HALF_H_\n\n#include <stdint.h>\n\n{BODY}\n#endif  /* HALF_H_ */\n"
+LICENSED = ("# Copyright 2026 The Team. All rights reserved.\n#\n"
+            + "".join(f"# Apache License, Version 2.0, clause {k}: the terms of the License apply.\n" for k in range(8))
+            + "\nimport torch\n\n\ndef loss(x):\n    return torch.mean(x)\n\n\ndef grad(x):\n    return x * 2\n")
+RETRY = ("import time\n\nimport requests\n\n\ndef fetch(url):\n    for attempt in range(3):\n        try:\n"
+         "            return requests.get(url, timeout=5)\n        except requests.ConnectionError:\n"
+         "            time.sleep(2 ** attempt)\n    raise RuntimeError(url)\n\n\ndef head(url):\n"
+         "    return requests.head(url)\n")
+WORKER = ("const encoder = new TextEncoder();\n\n"
+          + "".join(f"function step{k}(x) {{\n  return x + {k};\n}}\n\n" for k in range(6))
+          + "self.addEventListener('message', (e) => run(e));\nself.postMessage({ inited: true });\n")
+FIXME = ("package cache\n\nimport \"sync\"\n\ntype Cache struct {\n\tmu sync.RWMutex\n\tm  map[string]string\n}\n\n"
+         "// Get returns the cached value.\n// FIXME: this reads the map without the lock held, so\n"
+         "// concurrent Set calls race with it.\nfunc (c *Cache) Get(k string) (string, bool) {\n\tv, ok := c.m[k]\n"
+         "\treturn v, ok\n}\n\nfunc (c *Cache) Set(k, v string) {\n\tc.mu.Lock()\n\tdefer c.mu.Unlock()\n"
+         "\tc.m[k] = v\n}\n")
+WORKFLOW = ("name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+            "      - uses: actions/checkout@v4\n      - uses: actions/setup-python@v5\n"
+            "      - run: pip install -e .[test]\n      - run: pytest --cov\n      - name: Upload coverage\n"
+            "        uses: codecov/codecov-action@v4\n        with:\n          token: ${{ secrets.CODECOV_TOKEN }}\n")
+CJS = ("const path = require('path');\n\nfunction resolveConfig(dir) {\n  return path.join(dir, 'config.json');\n}\n\n"
+       "function isHidden(name) {\n  return name.startsWith('.');\n}\n\n"
+       "module.exports = { resolveConfig, isHidden };\n")
+
+EDITS = [
+    ("half.h", GUARD, "Use `#pragma once` instead of the include guard.",
+     GUARD.replace("#ifndef HALF_H_\n#define HALF_H_\n", "#pragma once\n").replace("\n#endif  /* HALF_H_ */\n", "")),
+    ("loss.py", LICENSED, "Switch the license header to MIT, as an SPDX identifier line.",
+     LICENSED.split("#\n")[0] + "# SPDX-License-Identifier: MIT\n" + LICENSED[LICENSED.index("\nimport"):]),
+    ("loss.py", LICENSED, "Use the license's SPDX line in place of its text",
+     LICENSED.split("#\n")[0] + "# SPDX-License-Identifier: Apache-2.0\n" + LICENSED[LICENSED.index("\nimport"):]),
+    ("fetch.py", RETRY, "the retry loop in fetch is redundant now that the session adapter retries",
+     RETRY.replace("import time\n\n", "").replace(RETRY[RETRY.index("    for attempt"):RETRY.index("\n\n\ndef head")],
+                                                  "    return requests.get(url, timeout=5)")),
+    ("worker.js", WORKER, "Post `{ inited: true, version: 2 }` before adding the message listener.",
+     WORKER.replace("self.postMessage({ inited: true });\n", "").replace(
+         "self.addEventListener", "self.postMessage({ inited: true, version: 2 });\nself.addEventListener")),
+    ("cache.go", FIXME, "fix the data race in Get",
+     FIXME.replace("// FIXME: this reads the map without the lock held, so\n"
+                   "// concurrent Set calls race with it.\n", "")
+     .replace("\tv, ok := c.m[k]\n", "\tc.mu.RLock()\n\tdefer c.mu.RUnlock()\n\tv, ok := c.m[k]\n")),
+    ("ci.yml", WORKFLOW, "stop uploading coverage to codecov",
+     WORKFLOW[:WORKFLOW.index("      - run: pytest --cov")] + "      - run: pytest\n"),
+    ("paths.js", CJS, "convert this file to ES modules",
+     CJS.replace("const path = require('path');", "import path from 'path';").replace("function ", "export function ")
+     .replace("\nmodule.exports = { resolveConfig, isHidden };\n", "")),
+]
+
+
+@pytest.mark.parametrize(("path", "old", "instruction", "new"), EDITS, ids=[e[0] + ":" + e[2][:24] for e in EDITS])
+def test_a_whole_edit_that_replaces_or_retires_lines_is_written_as_it_is(path, old, instruction, new):
+    assert old != new
+    result = finish_edit(SourceFile(path, old), new, instruction, DecodeStats("spec"), new)
+    assert result.new_text == new and not result.merged
+
+
+def test_the_same_losses_without_the_edit_that_explains_them_still_make_a_fragment():
+    """Each reading is narrow: the lines go as part of the edit only beside the change that accounts for them."""
+    old = split_lines(GUARD)
+    assert is_fragment(old, split_lines(GUARD.replace("\n#endif  /* HALF_H_ */\n", "")), "make half_3 triple x")
+    retry = split_lines(RETRY)
+    assert is_fragment(retry, split_lines(RETRY.replace("import time\n\n", "")), "give fetch a docstring")
+    worker = split_lines(WORKER)
+    assert is_fragment(worker, split_lines(WORKER.replace("self.postMessage({ inited: true });\n", "")),
+                       "add a step6 function")
+    assert is_fragment(split_lines(FIXME), split_lines(FIXME.replace("// FIXME: this reads the map without the lock "
+                                                                     "held, so\n// concurrent Set calls race with "
+                                                                     "it.\n", "")), "add a Len method")
+    cut = WORKFLOW[:WORKFLOW.index("      - run: pytest --cov")] + "      - run: pytest -x\n"
+    assert is_fragment(split_lines(WORKFLOW), split_lines(cut), "make pytest stop at the first failure")
+
+
+def test_a_rename_never_counts_the_old_name_as_asked_away():
+    """A rename takes the old name out of the whole output, so its words say nothing of what may go: an output
+    cut short after the rename stays a fragment."""
+    old = split_lines(RETRY)
+    renamed = split_lines(RETRY.replace("fetch", "download"))
+    cut = renamed[:renamed.index("def head(url):\n") - 2]
+    assert not accounted(old, cut, "Rename `fetch` to `download`") & {len(old) - 2, len(old) - 1}
+    assert is_fragment(old, cut, "Rename `fetch` to `download`")
+
+
+def test_an_unasked_rewrite_of_comments_in_place_is_still_refused():
+    """The fragment checks take comments rewritten in place as an edit; whether it was asked is judged apart."""
+    new = LICENSED.split("#\n")[0] + "# SPDX-License-Identifier: MIT\n" + LICENSED[LICENSED.index("\nimport"):]
+    new = new.replace("return x * 2", "return 2 * x")
+    with pytest.raises(EditError, match="leaves out 9 lines from line 2 on"):
+        finish_edit(SourceFile("loss.py", LICENSED), new, "write grad as 2 * x", DecodeStats("spec"), new)
+
+
+def test_a_class_made_a_dataclass_may_drop_the_methods_the_decorator_writes():
+    """A review (session 27) found "Make `Mark` a dataclass" refused for dropping `Mark.__init__`; a method the
+    decorator does not write is still refused, and a class that stays plain keeps them."""
+    old = ("class Mark:\n    def __init__(self, name, line):\n        self.name = name\n        self.line = line\n\n"
+           "    def __repr__(self):\n        return f'Mark({self.name})'\n\n    def where(self):\n"
+           "        return self.line\n")
+    fields = "    name: str\n    line: int\n\n    def where(self):\n        return self.line\n"
+    made = "from dataclasses import dataclass\n\n\n@dataclass\nclass Mark:\n" + fields
+    assert finish_edit(SourceFile("m.py", old), made, "Make `Mark` a dataclass", DecodeStats("spec"),
+                       made).new_text == made
+    pydantic = "from pydantic import BaseModel\n\n\nclass Mark(BaseModel):\n" + fields
+    assert finish_edit(SourceFile("m.py", old), pydantic, "Make Mark a pydantic model", DecodeStats("spec"),
+                       pydantic).new_text == pydantic
+    without_where = made[:made.index("\n    def where")] + "\n"
+    with pytest.raises(EditError, match="drops Mark.where"):
+        finish_edit(SourceFile("m.py", old), without_where, "Make `Mark` a dataclass", DecodeStats("spec"),
+                    without_where)
+    plain = "class Mark:\n" + fields  # no decorator: shown with one of its methods, the others merged back
+    kept = finish_edit(SourceFile("m.py", old), plain, "add type hints", DecodeStats("spec"), plain).new_text
+    assert "def __init__(self, name, line):" in kept and "def __repr__(self):" in kept
+
+
+def test_a_loop_made_an_iterator_chain_is_a_rewrite_not_a_loss():
+    """A review (session 27) found a Rust loop that pushed into a `Vec`, made `xs.iter().map(..).collect()`, refused
+    as five lost lines: the loop's own variable, accumulator and `push` are not names a rewrite must keep."""
+    from editllm.editor.wholefile import no_unasked_code_deletion
+
+    old = split_lines("fn squares(xs: &[i32]) -> Vec<i32> {\n    let mut out = Vec::new();\n    for x in xs {\n"
+                      "        out.push(x * x);\n    }\n    out\n}\n")
+    chain = split_lines("fn squares(xs: &[i32]) -> Vec<i32> {\n    xs.iter().map(|x| x * x).collect()\n}\n")
+    no_unasked_code_deletion("src/sq.rs", old, chain, "use an iterator in squares")
+    with pytest.raises(EditError, match="leaves out 5 lines from line 2 on"):  # the body gone, a stub in its place
+        no_unasked_code_deletion("src/sq.rs", old, split_lines("fn squares(xs: &[i32]) -> Vec<i32> {\n"
+                                                               "    todo!()\n}\n"), "document squares")
+
+
+HELP = ("import importlib\nimport os\nimport sys\nfrom pathlib import Path\n\n\ndef main():\n"
+        "    print(sys.argv)\n\n\nif __name__ == '__main__':\n    main()\n")
+DOC = ('""" Build scripts from functions.\n\nThe rest of the story, in a second paragraph.\n"""\nimport os\n\n\n'
+       "def run():\n    return os.sep\n")
+CYTHON = ("import sys\n\ntry:\n    import cython  # type: ignore\nexcept ImportError:\n    compiled: bool = False\n"
+          "else:\n    try:\n        compiled = cython.compiled\n    except AttributeError:\n"
+          "        compiled = False\n\n\n"
+          "def version_info() -> str:\n    return f'compiled: {compiled} on {sys.platform}'\n")
+HOSTNAME = ("pub fn hostname() -> Option<String> {\n    std::env::var(\"HOSTNAME\").ok()\n}\n\n#[cfg(test)]\n"
+            "mod tests {\n    use super::*;\n\n    #[test]\n    fn print_hostname() {\n"
+            "        println!(\"{:?}\", hostname());\n    }\n}\n")
+
+PROBED = [  # a real-model probe (session 28): each of these, written right by the model, was merged or refused
+    ("help.py", HELP, "Remove the unused imports",
+     HELP.replace("import importlib\nimport os\n", "").replace("from pathlib import Path\n", "")),
+    ("help.py", HELP, "Remove the unused import", HELP.replace("import os\n", "")),
+    ("build.py", DOC, "Replace the module docstring with a one-line docstring",
+     DOC.replace('""" Build scripts from functions.\n\nThe rest of the story, in a second paragraph.\n"""\n',
+                 '"""Build scripts from functions."""\n')),
+    ("version.py", CYTHON, "Set compiled = False directly instead of trying to import cython",
+     CYTHON.replace(CYTHON[CYTHON.index("try:"):CYTHON.index("\n\n\ndef")], "compiled = False")),
+    ("hostname.rs", HOSTNAME, "Remove the tests module at the bottom", HOSTNAME[:HOSTNAME.index("\n#[cfg")]),
+]
+
+
+@pytest.mark.parametrize(("path", "old", "instruction", "new"), PROBED, ids=[p[2][:30] for p in PROBED])
+def test_real_model_edits_that_the_merge_undid_are_written(path, old, instruction, new):
+    result = finish_edit(SourceFile(path, old), new, instruction, DecodeStats("spec"), new)
+    assert result.new_text == new and not result.merged
+
+
+def test_an_import_still_used_or_not_asked_away_is_still_put_back():
+    """"Remove the unused imports" lets go only imports the output uses nowhere; without the words, an import
+    dropped is a part the model left out."""
+    used = HELP.replace("import sys\n", "")
+    assert finish_edit(SourceFile("help.py", HELP), used, "Remove the unused imports", DecodeStats("spec"),
+                       used).merged
+    assert finish_edit(SourceFile("help.py", HELP), PROBED[1][3], "Print the arguments one per line",
+                       DecodeStats("spec"), PROBED[1][3]).new_text == HELP
+    cut_doc = DOC.replace('\n"""\n', "\n")  # the docstring left open: its closing line is lost, not rewritten
+    assert finish_edit(SourceFile("build.py", DOC), cut_doc, "Reword the docstring", DecodeStats("spec"),
+                       cut_doc).new_text == DOC
