@@ -146,7 +146,9 @@ DOC = ('""" Build scripts from functions.\n\nThe rest of the story, in a second 
 CYTHON = ("import sys\n\ntry:\n    import cython  # type: ignore\nexcept ImportError:\n    compiled: bool = False\n"
           "else:\n    try:\n        compiled = cython.compiled\n    except AttributeError:\n"
           "        compiled = False\n\n\n"
-          "def version_info() -> str:\n    return f'compiled: {compiled} on {sys.platform}'\n")
+          "def version_info() -> str:\n    return f'compiled: {compiled} on {sys.platform}'\n\n\n"
+          "def python_version() -> str:\n    return sys.version.split()[0]\n\n\n"
+          "def is_compiled() -> bool:\n    return compiled\n")
 HOSTNAME = ("pub fn hostname() -> Option<String> {\n    std::env::var(\"HOSTNAME\").ok()\n}\n\n#[cfg(test)]\n"
             "mod tests {\n    use super::*;\n\n    #[test]\n    fn print_hostname() {\n"
             "        println!(\"{:?}\", hostname());\n    }\n}\n")
@@ -181,3 +183,30 @@ def test_an_import_still_used_or_not_asked_away_is_still_put_back():
     cut_doc = DOC.replace('\n"""\n', "\n")  # the docstring left open: its closing line is lost, not rewritten
     assert finish_edit(SourceFile("build.py", DOC), cut_doc, "Reword the docstring", DecodeStats("spec"),
                        cut_doc).new_text == DOC
+
+
+def test_a_go_import_left_out_while_still_used_makes_a_fragment():
+    """A generator (session 28): a whole Go file with one line of its import group dropped was written (22 files),
+    since a line inside the group is no statement of its own; the package is still used, so it no longer builds."""
+    go = ("package gin\n\nimport (\n\t\"net/http\"\n\t\"strings\"\n\n\t\"github.com/pelletier/go-toml/v2\"\n)\n\n"
+          "func f(s string) int {\n\treturn len(strings.TrimSpace(s)) + http.StatusOK\n}\n\n"
+          "func g(b []byte, v any) error {\n\treturn toml.Unmarshal(b, v)\n}\n")
+    for line in ('\t"strings"\n', '\t"github.com/pelletier/go-toml/v2"\n'):
+        dropped = go.replace(line, "").replace("+ http.StatusOK", "+ http.StatusAccepted")
+        assert is_fragment(split_lines(go), split_lines(dropped), "use StatusAccepted in f")
+    unused = go.replace('\t"net/http"\n', "").replace(" + http.StatusOK", "")
+    assert not is_fragment(split_lines(go), split_lines(unused), "f should not add the status")
+
+
+def test_a_comment_in_a_code_file_owns_no_statements_under_it():
+    """Without a path, a file with no definitions is read as prose and a `# ` comment as its heading: a TOML key
+    dropped under "# License" passed when the instruction said "license" (a generator, session 28)."""
+    toml = ('[package]\nname = "tool"\n# License\nlicense = "MIT"\nauthors = ["a"]\nrepository = "x"\n\n'
+            '[dependencies]\nserde = "1"\n')
+    new = toml.replace('license = "MIT"', 'license = "Apache-2.0"').replace('repository = "x"\n', "")
+    ask = "Switch the License to Apache-2.0"
+    assert is_fragment(split_lines(toml), split_lines(new), ask, path="Cargo.toml")
+    assert not is_fragment(split_lines(toml), split_lines(new), ask)  # read as prose, as before
+    md = "# Intro\n\nHello.\n\n# License\n\nMIT, see the file.\n\nMore text.\n"
+    assert not is_fragment(split_lines(md), split_lines(md.replace("MIT, see the file.\n\n", "")),
+                           "shorten the License section", path="README.md")
