@@ -25,7 +25,15 @@ from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text
 from editllm.editor.undefined import missing_asked, newly_unbound
-from editllm.editor.unfinished import kept_note, kept_removals, left_unrenamed, leftover_note
+from editllm.editor.unfinished import (
+    kept_note,
+    kept_removals,
+    left_unrenamed,
+    leftover_note,
+    still_used,
+    still_used_note,
+)
+from editllm.editor.wholefile import PYTHON
 
 if TYPE_CHECKING:  # imported only when a model is loaded
     from editllm.api.batch import BatchReport
@@ -514,7 +522,7 @@ class EditSession:
             raise EditError(f"{src.path}: {exc}") from exc
         if result.fallback:
             self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
-        if result.merged:
+        if result.filled or (result.merged and result.new_text != result.unmerged_text):  # not when nothing came back
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
         for why in result.focused:  # a typo on a line the spell checker flags nothing on is never read (a probe)
             if why.startswith("spelling: "):
@@ -535,6 +543,9 @@ class EditSession:
             self.log(leftover_note(src.path, old, new, lines))
         if kept := kept_removals(src.text, result.new_text, instruction):
             self.log(kept_note(src.path, kept))
+        if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
+            for name, lines in still_used(src.text, result.new_text, instruction):
+                self.log(still_used_note(src.path, name, lines))
         if unknown:
             self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which is not defined or imported "
                      "where it is used")

@@ -99,6 +99,7 @@ class EditResult:
     fallback: str | None = None  # why copy mode fell back to spec mode
     unmerged_text: str | None = None  # what a diff against the raw output would have produced
     focused: tuple[str, ...] = ()  # the definitions the model was shown alone (editor.focus)
+    filled: bool = False  # it wrote placeholders for code it left out, filled from the original (editor.elision)
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
@@ -315,7 +316,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
         restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
-                      unmerged_text=unmerged)
+                      unmerged_text=unmerged, filled=filled)
 
 
 def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:

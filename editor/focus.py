@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from editllm.editor.asks import asks_removal, mentioned
-from editllm.editor.blocks import Block, is_blank, split_blocks
+from editllm.editor.blocks import Block, is_blank, joined, notes_above, split_blocks
 from editllm.editor.errors import EditError
 from editllm.editor.merge import merge_code
 from editllm.editor.source import split_lines
@@ -84,6 +84,9 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     drop = {i for i, b in enumerate(blocks)
             if (is_named(b, instruction) and asks_removal(b.name, instruction)) or (allow_deletions and is_import(b))}
     new_lines = split_lines(edited)
+    if drop and not any(line.strip() for line in new_lines):  # shown only what goes, the model wrote nothing back
+        gone = {k for i in drop for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it
+        return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
     refuse_unshown(blocks, new_lines, instruction)
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None:

@@ -178,3 +178,34 @@ def _untouched(old_text: str, new_text: str, word: re.Pattern) -> bool:
 def kept_note(path: str, names: list[str]) -> str:
     """The note for removals not made."""
     return f"{path}: note: the instruction asks to remove {', '.join(names)}, which the edit leaves in place"
+
+
+def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str, list[int]]]:
+    """(name, lines) for each definition the instruction asks to remove that the edit removed while other lines of
+    the text still use it: a real probe (session 28) removing `withTmp` from a JavaScript module left
+    `module.exports.withTmp = withTmp`, which throws when the module loads. Python's undefined names are
+    `editor.undefined`'s to find; this reads definitions by their headers (`blocks.DEF`) in any language."""
+    from editllm.editor.blocks import DEF, split_blocks
+    from editllm.editor.source import split_lines
+
+    if old_text == new_text:
+        return []
+    defined_before = {b.name for b in split_blocks(split_lines(old_text), 0) if b.name}
+    defined_after = {b.name for b in split_blocks(split_lines(new_text), 0) if b.name}
+    out = []
+    for name in sorted(defined_before - defined_after):
+        if removal(name, instruction) != "asked":
+            continue
+        word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
+        lines = [n for n, line in enumerate(new_text.split("\n"), 1)
+                 if word.search(line) and not COMMENT_LINE.match(line) and not DEF.match(line)]
+        if lines:
+            out.append((name, lines))
+    return out
+
+
+def still_used_note(path: str, name: str, lines: list[int]) -> str:
+    """The note for a removed definition the text still uses."""
+    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return (f"{path}: note: the edit removes {name}, but line{'s' if len(lines) > 1 else ''} {where} still "
+            f"use{'' if len(lines) > 1 else 's'} it")

@@ -179,3 +179,19 @@ def test_a_session_edit_splits_the_original_once_diff_included(split_calls, scri
     assert edit.changed and edit.focused == ("average",) and edit.source.bom == bom
     assert f"-    return sum(xs) / (len(xs) - 1){newline}" in edit.diff
     assert [t.removeprefix("\ufeff") for t in split_calls].count(edit.source.raw) == 1  # the diff's has a BOM
+
+
+def test_no_merge_note_when_the_merge_put_nothing_back(tmp_path, monkeypatch, scripted_lm):
+    """A real-model probe (session 28): outputs read as part of the file whose merge gave back the model's own
+    text were told "the model wrote only part of the file", which was not so."""
+    from editllm.editor.edit import EditResult
+    from editllm.editor.source import SourceFile
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(BUGGY)
+    notes: list[str] = []
+    session = EditSession(scripted_lm(FIXED + "```\n"), mode="spec", focus=False, log=notes.append)
+    same = EditResult(SourceFile("m.py", BUGGY), FIXED, None, FIXED, merged=True, unmerged_text=FIXED)
+    monkeypatch.setattr("editllm.api.session.decode_file", lambda *a, **k: same)
+    [edit] = session.edit(["m.py"], "fix average")
+    assert edit.changed and notes == []

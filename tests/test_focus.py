@@ -165,3 +165,19 @@ def test_copy_view_is_the_whole_file_when_the_focus_cannot_give_the_edit(after):
     from editllm.editor.focus import copy_view
 
     assert copy_view(MODULE, after, "fix mean") == (MODULE, after, ())
+
+
+def test_an_empty_answer_to_a_removal_removes_the_named_definition_and_its_comment():
+    """A real-model probe (session 28): shown only the function to remove, an empty answer (what the model should
+    write) was refused for JavaScript and Go, which show no imports beside it ("shares no definition")."""
+    go = ("package gin\n\nimport \"log\"\n\n// Keep stays.\nfunc Keep() {}\n\n// BindWith binds.\n//\n"
+          "// Deprecated: use Bind.\nfunc BindWith() error {\n\tlog.Println(\"x\")\n\treturn nil\n}\n\n"
+          "func Last() {}\n")
+    assert merge_focus(go, "", "Remove the BindWith function") == go.replace(
+        "// BindWith binds.\n//\n// Deprecated: use Bind.\nfunc BindWith() error {\n\tlog.Println(\"x\")\n"
+        "\treturn nil\n}\n\n", "")
+    js = "function keep() {}\n\nfunction withTmp(cb) {\n  return cb()\n}\n\nmodule.exports = { keep }\n"
+    assert merge_focus(js, "\n", "Remove the withTmp function") == js.replace(
+        "function withTmp(cb) {\n  return cb()\n}\n\n", "")
+    with pytest.raises(EditError):  # nothing asked to go: an empty answer places nothing
+        merge_focus(js, "", "Fix the withTmp function")

@@ -114,3 +114,18 @@ def test_the_cli_notes_a_removal_not_made(tmp_path, model):
     res = run(tmp_path, "fix", "package.json", SCRIPT)
     assert res.exit_code == 0 and '+    "format": "prettier --write js/"' in res.stdout
     assert "package.json: note: the instruction asks to remove lodash, which the edit leaves in place\n" in res.stderr
+
+
+def test_a_removed_definition_still_used_is_noted():
+    """A real-model probe (session 28): removing `withTmp` from a JavaScript module left
+    `module.exports.withTmp = withTmp`, which throws when the module loads."""
+    from editllm.editor.unfinished import still_used
+
+    js = ("function keep() {}\n\nfunction withTmp(cb) {\n  return cb()\n}\n\nmodule.exports.keep = keep\n"
+          "module.exports.withTmp = withTmp\n")
+    removed = js.replace("function withTmp(cb) {\n  return cb()\n}\n\n", "")
+    assert still_used(js, removed, "Remove the withTmp function") == [("withTmp", [4])]
+    tidy = removed.replace("module.exports.withTmp = withTmp\n", "")
+    assert still_used(js, tidy, "Remove the withTmp function") == []
+    assert still_used(js, removed, "Fix the keep function") == []  # not asked to go
+    assert still_used(js, js, "Remove the withTmp function") == []  # not removed: kept_removals speaks then
