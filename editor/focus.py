@@ -34,6 +34,10 @@ FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|us
 # probe's instruction that showed the model the whole file, which then edited other functions)
 LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local\s+variables?\b", re.I)
 IMPORT = re.compile(r"^(?:import|from)\s+\S")
+# An instruction about a definition's comment ("shorten the doc comment on hostname", "fix the JSDoc of parse"): a
+# real probe (session 28) showed the model only `pub fn hostname`, without the `///` lines above it, and got the
+# function back unchanged ("no change proposed")
+DOC_WORDS = re.compile(r"\b(?:comments?|doc(?:s|umentation|block)?|jsdoc|javadoc|rustdoc|godoc|doxygen)\b", re.I)
 MAX_SHARE = 0.6  # focus only when the named definitions are a minority of the file
 
 
@@ -56,6 +60,8 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     named = [b for b in blocks if is_named(b, instruction)]
     if not named or len({b.name for b in named}) < len(named):
         return None
+    if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
+        return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))
     if sum(len(b.lines) for b in named) > MAX_SHARE * content:
         return None

@@ -181,3 +181,14 @@ def test_an_empty_answer_to_a_removal_removes_the_named_definition_and_its_comme
         "function withTmp(cb) {\n  return cb()\n}\n\n", "")
     with pytest.raises(EditError):  # nothing asked to go: an empty answer places nothing
         merge_focus(js, "", "Fix the withTmp function")
+
+
+def test_a_request_about_a_definitions_comment_is_not_focused_away_from_it():
+    """A real-model probe (session 28): "Shorten the doc comment on hostname to one line" showed the model only
+    `pub fn hostname`, not the `///` lines above it, and the function came back unchanged."""
+    rust = ("use std::env;\n\n/// Returns the hostname.\n///\n/// Reads `HOSTNAME`, and falls back to the system's\n"
+            "/// name when it is unset.\npub fn hostname() -> Option<String> {\n    env::var(\"HOSTNAME\").ok()\n}\n\n"
+            + "".join(f"pub fn other{k}() -> u32 {{\n    {k}\n}}\n\n" for k in range(6)))
+    assert focus_of(rust, "Shorten the doc comment on hostname to one line") is None
+    assert focus_of(rust, "Make hostname return None when HOSTNAME is empty").names == ("hostname",)
+    assert focus_of(MODULE, "Fix the docstring of mean").names == ("mean",)  # Python's is inside the definition
