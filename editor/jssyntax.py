@@ -1,0 +1,64 @@
+"""A JavaScript file that parsed before the edit must parse after it, checked by Node.js where it is installed.
+
+`wholefile.still_parses` does this for Python with `ast`; for JavaScript no parser ships with editllm, and a
+hand-written one would misread the language. A real-model probe (session 28) had two "convert this file to ES
+modules" edits written with exit 0 that no longer parsed (an unbalanced `)` in an import line, an `await` in a
+function that was not `async`). `node --check` reads the text from stdin and writes nothing; without Node the check
+is skipped, as is a file that did not parse before (newer syntax than this Node, a file mid-edit).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+from editllm.editor.errors import EditError
+
+JAVASCRIPT = (".js", ".mjs", ".cjs")
+TIMEOUT_S = 20  # a check that does not answer in time is skipped, not failed
+
+
+def _parses(text: str, module: bool) -> bool | None:
+    """Whether Node parses `text` as an ES module (`module`) or a CommonJS script; None when Node cannot say."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    kind = "--input-type=module" if module else "--input-type=commonjs"
+    try:
+        done = subprocess.run([node, "--check", kind, "-"], input=text, capture_output=True, text=True,
+                              timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.returncode == 0
+
+
+def _first_error(text: str, module: bool) -> str:
+    """Node's one-line reason (`SyntaxError: Unexpected token ';'`) and the line it names, for the message."""
+    node = shutil.which("node") or "node"
+    kind = "--input-type=module" if module else "--input-type=commonjs"
+    try:
+        err = subprocess.run([node, "--check", kind, "-"], input=text, capture_output=True, text=True,
+                             timeout=TIMEOUT_S, check=False).stderr
+    except (OSError, subprocess.SubprocessError):
+        return "a syntax error"
+    where = next((line.split(":")[-1] for line in err.splitlines() if line.startswith("[stdin]:")), "")
+    why = next((line.strip() for line in err.splitlines() if "Error:" in line), "a syntax error")
+    return f"line {where}: {why}" if where.isdigit() else why
+
+
+def still_parses_js(path: str, old_text: str, new_text: str) -> None:
+    """Refuse an edit that turns a JavaScript file Node parses (as a module or a script) into one it parses as
+    neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes."""
+    if not path.endswith(JAVASCRIPT) or old_text == new_text:
+        return
+    kinds = [True] if path.endswith(".mjs") else [False] if path.endswith(".cjs") else [False, True]
+    before = [_parses(old_text, module) for module in kinds]
+    if None in before or not any(before):
+        return  # no Node, or the file did not parse to begin with
+    if any(_parses(new_text, module) for module in kinds):
+        return
+    esm = re.search(r"^\s*(?:import\s|import\{|export\s)", new_text, re.M) is not None
+    module = esm if len(kinds) > 1 else kinds[0]  # the kind the text is written as tells the error that matters
+    raise EditError(f"{path}: the edited file no longer parses as JavaScript ({_first_error(new_text, module)}, "
+                    "by node --check); nothing written")

@@ -1,0 +1,35 @@
+"""editor/jssyntax.py: a JavaScript file that parsed must still parse, by `node --check` where Node is installed."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from editllm.editor.errors import EditError
+from editllm.editor.jssyntax import still_parses_js
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+
+CJS = ("'use strict'\n\nconst path = require('path')\n\nfunction contentPath (cache, integrity) {\n"
+       "  return path.join(cache, 'content', integrity)\n}\n\nmodule.exports = contentPath\n")
+
+
+def test_an_edit_that_breaks_the_syntax_is_refused_with_nodes_reason():
+    """A real-model probe (session 28): "Convert this file to ES modules" written with an unbalanced `)`."""
+    broken = CJS.replace("const path = require('path')", "import path from 'path')")
+    with pytest.raises(EditError, match=r"cp.js: the edited file no longer parses as JavaScript \(line 3: "
+                                        r"SyntaxError: Unexpected token '\)', by node --check\)"):
+        still_parses_js("cp.js", CJS, broken)
+    awaited = CJS.replace("  return path", "  await path.resolve(cache)\n  return path")  # not an async function
+    with pytest.raises(EditError, match="no longer parses as JavaScript"):
+        still_parses_js("cp.js", CJS, awaited)
+
+
+def test_a_conversion_to_es_modules_and_files_that_never_parsed_pass():
+    esm = (CJS.replace("const path = require('path')", "import path from 'path'")
+           .replace("function contentPath", "export default function contentPath")
+           .replace("\nmodule.exports = contentPath\n", ""))
+    still_parses_js("cp.js", CJS, esm)  # a module now, as asked
+    still_parses_js("cp.mjs", esm, esm.replace("'content'", "'data'"))
+    still_parses_js("cp.js", "let x = (;\n", "let x = (;;\n")  # did not parse before: not judged
+    still_parses_js("cp.ts", "let x: number = 1\n", "let x: number = (\n")  # not JavaScript: not judged
