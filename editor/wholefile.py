@@ -33,6 +33,7 @@ from editllm.editor.blocks import (
     IDENT,
     PAIRING_LIMIT,
     Block,
+    bare_decorator,
     blank_tail,
     braced,
     child_indent,
@@ -50,7 +51,7 @@ from editllm.editor.blocks import (
 )
 from editllm.editor.errors import EditError
 from editllm.editor.languages import is_prose, language
-from editllm.editor.merge import merge_code, merge_region
+from editllm.editor.merge import kept_decorators, merge_code, merge_region
 from editllm.editor.source import parsed, python_tree, split_lines
 
 
@@ -87,6 +88,7 @@ def missing_members(old: list[str], new: list[str], instruction: str, sparse: bo
 # pydantic model, a NamedTuple): a class made one drops those methods as part of the edit
 GENERATES = re.compile(r"@(?:dataclasses\.)?dataclass\b|@(?:attr\.s|attrs?\.(?:define|frozen|mutable)|define|frozen)\b|"
                        r"\((?:[\w.]*\.)?(?:BaseModel|NamedTuple|TypedDict)\b")
+ASKS_GENERATED = re.compile(r"data ?class|attrs|pydantic|named ?tuple|typed ?dict|base ?model|model class", re.I)
 GENERATED = {"__init__", "__repr__", "__eq__", "__hash__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 
 
@@ -107,7 +109,8 @@ def dropped_members(olds: list[Block], news: list[Block], where: str, instructio
         old_members = members(b.lines[top:], inner, braced(b))
         new_members = members(nb.lines[header_size(nb):], inner, braced(nb))
         have, want = Counter(names(new_members)), Counter(names(old_members))
-        made = GENERATES.search("".join(nb.lines[:header_size(nb)])) and not GENERATES.search("".join(b.lines[:top]))
+        made = GENERATES.search("".join(nb.lines[:header_size(nb)])) and not GENERATES.search("".join(b.lines[:top])) \
+            and ASKS_GENERATED.search(instruction)
         gone = [f"{where}{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)
                 and not (made and n in GENERATED)]
         shown_only = (b.lines[:top] == nb.lines[:header_size(nb)] and not (have - want))  # same header, no new ones
@@ -205,7 +208,29 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
         whole = whole or (b.name is None and all(n in lost for n in content))
         whole = whole or (b.name is None and all(n in lost | loose for n in content) and bool(needed(b)))
         whole = whole or (b.name is None and content[0] in sunk and all(n in lost | loose | sunk for n in content))
-    return count, whole or bool(_unbound_go_imports(old, new))
+    unbound = _unbound_go_imports(old, new)
+    return count, whole or bool(unbound) or _lost_decorator(blocks, new, instruction)
+
+
+def _lost_decorator(blocks: list[Block], new: list[str], instruction: str) -> bool:
+    """Whether the output keeps a definition but leaves out a decorator or attribute line of it the instruction does
+    not ask to go (`merge.kept_decorators`): a lost `#[test]` stops a test from running, a lost `@app.route(...)`
+    unroutes a view, with exit 0 (a review, session 28, once Rust attributes joined their items' blocks). Compared
+    definition by definition, for names defined once on each side."""
+    olds, news = [b for b in blocks if b.name], [b for b in split_blocks(new, 0) if b.name]
+    once_old, once_new = Counter(b.name for b in olds), Counter(b.name for b in news)
+    by_name = {b.name: b for b in news}
+    for b in olds:
+        if once_old[b.name] != 1 or once_new[b.name] != 1:
+            continue
+        before = Counter(line.strip() for line in b.lines if bare_decorator(line))
+        after = Counter(line.strip() for line in by_name[b.name].lines if bare_decorator(line))
+        if sum(after.values()) >= sum(before.values()):
+            continue  # as many as before: edited in place, if at all
+        gone = [line for line in b.lines if bare_decorator(line) and (before - after)[line.strip()]]
+        if gone and kept_decorators(gone, instruction, b.name, None):
+            return True
+    return False
 
 
 GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"\s*(?://.*)?$')
@@ -219,21 +244,40 @@ def _unbound_go_imports(old: list[str], new: list[str]) -> list[str]:
     if not any(line.startswith("package ") for line in old[:50]):
         return []
     text = "".join(new)
-    kept = {m[2] for line in new if (m := GO_IMPORT.match(line))}
+    kept = {path for _, path in _go_imports(new)}
+    provided = {name for path in kept for name in _go_names(None, path)}  # `math/rand/v2` for `math/rand`
+    out = []
+    for alias, path in _go_imports(old):
+        if path in kept or alias in ("_", "."):
+            continue
+        names = _go_names(alias, path)
+        if names & provided:
+            continue  # swapped for another package of the name (a new major version, another YAML library)
+        if any(name and re.search(rf"(?<![\w.]){re.escape(name)}\.", text) for name in names):
+            out.append(path)
+    return out
+
+
+def _go_imports(lines: list[str]) -> list[tuple[str | None, str]]:
+    """(alias, path) of each import of a Go file: `import "fmt"` and the lines of an `import (...)` group."""
     out = []
     group = False
-    for line in old:
+    for line in lines:
         group = (group or line.startswith("import (")) and not line.startswith(")")
         m = GO_IMPORT.match(line) if group or line.startswith("import ") else None
-        if not m or m[2] in kept or m[1] in ("_", "."):
-            continue
-        parts = [p for p in m[2].split("/") if not re.fullmatch(r"v\d+", p)] or [""]
-        last = parts[-1]  # the package's usual name: `go-toml` is `toml`, `yaml.v3` is `yaml`
-        names = {m[1]} if m[1] else {last.replace("-", "_"), last.split("-")[-1], last.removesuffix("-go"),
-                                     last.split(".")[0]}
-        if any(name and re.search(rf"(?<![\w.]){re.escape(name)}\.", text) for name in names):
-            out.append(m[2])
+        if m:
+            out.append((m[1], m[2]))
     return out
+
+
+def _go_names(alias: str | None, path: str) -> set[str]:
+    """The names a Go import may go by: its alias, else its path's last part as Go code names it (`go-toml/v2` is
+    `toml`, `yaml.v3` is `yaml`, `math/rand/v2` is `rand`)."""
+    if alias:
+        return {alias}
+    parts = [p for p in path.split("/") if not re.fullmatch(r"v\d+", p)] or [""]
+    last = parts[-1]
+    return {last.replace("-", "_"), last.split("-")[-1], last.removesuffix("-go"), last.split(".")[0]} - {""}
 
 
 def dangling(new: list[str]):
@@ -265,7 +309,6 @@ def unmatched(old: list[str], new: list[str], offset: int) -> set[int]:
     return {offset + i for i, line in enumerate(old) if not is_blank(line) and i not in kept}
 
 
-CONDITIONAL = re.compile(r"^\s*#\s*if(?:n?def)?\b")  # a preprocessor conditional's opening line
 ENDIF = re.compile(r"^\s*#\s*endif\b")
 GUARD = re.compile(r"^\s*#\s*(?:ifndef\s+|if\s+!\s*defined\s*\(?\s*)(\w+)")  # an include guard's test
 DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s*$")  # and its definition (no value)
@@ -311,19 +354,18 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
              if not is_blank(new[j]) and new[j].strip() not in had]  # lines the edit wrote that the file did not have
     gone = [k for op, i1, i2, _, _ in ops if op in ("delete", "replace") for k in range(i1, i2) if not is_blank(old[k])]
     out: set[int] = set()
+    marked = _marked(old)
     for op, i1, i2, j1, j2 in ops:
         if shape and op == "replace" and any(COMMENT_LINE.match(new[j]) and new[j].strip() not in had
                                                 for j in range(j1, j2)):
             out |= {k for k in range(i1, i2) if COMMENT_LINE.match(old[k])}  # comments rewritten in place
-        if op == "delete" and any(MARKER.search(old[k]) for k in range(i1, i2)) \
-                and all(COMMENT_LINE.match(old[k]) or is_blank(old[k]) for k in range(i1, i2)) \
-                and any(o != "equal" and i1 < a <= i2 + 10 for o, a, _, _, _ in ops):
-            out |= set(range(i1, i2))  # a TODO/FIXME retired by the change just under it
+        if op == "delete" and any(o != "equal" and i1 < a <= i2 + 10 for o, a, _, _, _ in ops):
+            out |= {k for k in range(i1, i2) if k in marked}  # a TODO/FIXME retired by the change just under it
     for op, i1, i2, j1, j2 in ops:
         put = [new[j] for j in range(j1, j2) if not is_blank(new[j])]
         inner = {old[k].strip(): indent_of(old[k]) for k in range(i1, i2)}
-        if op == "replace" and put and all(line.strip() in inner and indent_of(line) < inner[line.strip()]
-                                           for line in put):
+        if op == "replace" and put and old[i1].strip() == "try:" and all(
+                line.strip() in inner and indent_of(line) < inner[line.strip()] for line in put):
             out |= set(range(i1, i2))  # a statement unwrapped: a `try` made the one assignment it held
     removed = "".join(old[k] for op, i1, i2, _, _ in ops if op != "equal" for k in range(i1, i2))
     added = "".join(new[j] for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2))
@@ -338,16 +380,16 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
             out.add(k)  # the closing line of a construct the edit rewrote whole: a docstring made one line
     if any(ESM_EXPORT.match(new[j]) for j in fresh):  # made an ES module: its CommonJS exports go
         out |= {k for k in gone if CJS_EXPORT.match(old[k])}
-    opened = [k for k in gone if CONDITIONAL.match(old[k])]
-    closed = [k for k in gone if ENDIF.match(old[k])]
-    if opened and len(opened) >= len(closed):  # a whole conditional (an include guard) taken out
-        guards = {m[1] for k in opened if (m := GUARD.match(old[k]))}
-        out |= set(opened) | set(closed) | {k for k in gone if (m := DEFINE.match(old[k])) and m[1] in guards}
+    guards = {m[1]: k for k in gone if (m := GUARD.match(old[k]))}
+    defined = {m[1]: k for k in gone if (m := DEFINE.match(old[k])) and m[1] in guards}
+    last_endif = max((k for k, line in enumerate(old) if ENDIF.match(line)), default=None)
+    if defined and last_endif in gone:  # an include guard taken out whole: its test, its name, the file's last #endif
+        out |= {guards[name] for name in defined} | set(defined.values()) | {last_endif}
     deleted = [k for op, i1, i2, _, _ in ops if op == "delete" for k in range(i1, i2) if not is_blank(old[k])]
     edits = _edited_into(ops, old, new)
     spare = [j for j in fresh if j not in edits]  # not an edit of a line in its own place
     if len(deleted) * len(spare) <= PAIRING_LIMIT:  # moved and edited: each spare line stands for one deleted line
-        kept = paired([old[k] for k in deleted], [new[j] for j in spare], _same_kind_likeness, 0.6)
+        kept = paired([old[k] for k in deleted], [new[j] for j in spare], _moved_likeness, 0.6)
         out |= {deleted[n] for n in kept}
     rewritten = {k for op, i1, i2, _, _ in ops if op == "replace" for k in range(i1, i2)}
     new_words = set(IDENT.findall("".join(new)))
@@ -357,7 +399,7 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
             lines_of.setdefault(name, set()).add(k)
     unused = UNUSED_IMPORTS.search(instruction)
     for b, at in _located(split_blocks(old, 0)):
-        bound = defines(b) if imported(b) else set()
+        bound = _import_names(b)
         if not bound or bound & new_words:
             continue
         if unused:  # asked away, and the output uses none of its names
@@ -369,7 +411,10 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
     if not RENAMING.search(instruction):  # what the instruction names, gone everywhere, and what goes with it
         asked = set(CONTENT_WORD.findall(instruction.lower())) - set(CONTENT_WORD.findall("".join(new).lower()))
         asked -= PLAIN
-        for op, i1, i2, _, _ in ops:
+        away = re.search(rf"\b(?:{AWAY})\b", instruction, re.I)
+        for op, i1, i2, j1, _ in ops:
+            if op == "delete" and j1 >= len(new) - blank_tail(new) and not away:
+                continue  # the output stops there, nothing asked away: cut short before the edit, not the edit
             lines = [k for k in range(i1, i2) if op != "equal" and not is_blank(old[k])]
             named = [k for k in lines if asked & set(CONTENT_WORD.findall(old[k].lower()))]
             if named and 3 * len(named) >= len(lines):
@@ -378,24 +423,33 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
 
 
 def _marked(lines: list[str]) -> set[int]:
-    """Indices of the comment lines in a run of comment lines that holds a TODO, FIXME, XXX or HACK: the note on
-    work to do, which the work retires whole ("Resolve the XXX in `import_dill`" took four lines of it)."""
+    """Indices of the comment lines of a TODO, FIXME, XXX or HACK note: its line and the comment lines that go on
+    from it, up to an empty comment line, which the work retires whole ("Resolve the XXX in `import_dill`" took
+    four lines of it). Not the comment above it: a long explanation that ends in a TODO is the file's own."""
     out: set[int] = set()
-    k = 0
-    while k < len(lines):
-        end = k
-        while end < len(lines) and COMMENT_LINE.match(lines[end]):
-            end += 1
-        if end > k and any(MARKER.search(lines[n]) for n in range(k, end)):
-            out |= set(range(k, end))
-        k = max(end, k + 1)
+    for k, line in enumerate(lines):
+        if MARKER.search(line) and COMMENT_LINE.match(line):
+            out.add(k)
+            n = k + 1
+            while n < len(lines) and COMMENT_LINE.match(lines[n]) and not EMPTY_COMMENT.match(lines[n]) \
+                    and not MARKER.search(lines[n]):
+                out.add(n)
+                n += 1
     return out
 
 
-def _same_kind_likeness(a: str, b: str) -> float:
-    """`line_likeness` of two code lines or two comment lines; a comment is never the code it mentions (a
-    commented-out `#define` lost beside a `#define` the edit wrote)."""
-    return line_likeness(a, b) if bool(COMMENT_LINE.match(a)) == bool(COMMENT_LINE.match(b)) else 0.0
+DECLARES = {"const", "let", "var", "use", "using", "include", "require", "extern", "mod", "package", "func", "fn"}
+
+
+def _moved_likeness(a: str, b: str) -> float:
+    """`line_likeness` of two lines that may be one moved and edited: both code or both comments (a commented-out
+    `#define` lost beside a `#define` the edit wrote is no move), and an import or declaration only of the same name
+    (an `import re` lost beside an added `import json` is no move either: a review, session 28)."""
+    heads = IDENT.findall(LITERAL.sub('""', a))[:2], IDENT.findall(LITERAL.sub('""', b))[:2]  # names, not text
+    keyed = bool(heads[0]) and (keyword.iskeyword(heads[0][0]) or heads[0][0] in DECLARES)
+    if bool(COMMENT_LINE.match(a)) != bool(COMMENT_LINE.match(b)) or (keyed and heads[0] != heads[1]):
+        return 0.0
+    return line_likeness(a, b)
 
 
 def _edited_into(ops: list[tuple], old: list[str], new: list[str]) -> set[int]:
@@ -405,6 +459,25 @@ def _edited_into(ops: list[tuple], old: list[str], new: list[str]) -> set[int]:
         if op == "replace" and (i2 - i1) * (j2 - j1) <= PAIRING_LIMIT:
             out |= {j1 + n for n in paired(new[j1:j2], old[i1:i2], line_likeness, 0.6)}
     return out
+
+
+def _import_names(block: Block) -> set[str]:
+    """The names an import statement binds (Python's `import a.b as c`, `from m import x, y`; JavaScript's
+    `import d, { a, b as c } from "m"`), empty for anything else, for a `from __future__` import (it binds no name
+    the code uses, yet the file may need it) and for one whose names cannot be read: a review (session 28) found
+    every ES import taken for unused, since it read `{ a` and `b } from "m"` as names."""
+    text = " ".join(line.strip() for line in block.lines)
+    if re.match(r"from\s+__future__\b", text):
+        return set()
+    js = re.match(r"import\s+(?:type\s+)?(.+?)\s+from\s+['\"]", text)
+    if js:
+        parts = re.split(r"[{},]", js[1])
+        names = {p.split(" as ")[-1].strip().removeprefix("* as ").strip() for p in parts if p.strip()}
+    elif imported(block):
+        names = defines(block)
+    else:
+        return set()
+    return names if names and all(IDENT.fullmatch(n) for n in names) else set()
 
 
 def _located(blocks: list[Block]) -> list[tuple[Block, int]]:
@@ -582,8 +655,9 @@ COMMON = set(keyword.kwlist) | {"self", "cls", "this", "return", "const", "let",
 # Words that let lines go without a verb of removal: "we don't need the lint job", "the retry is redundant now",
 # "convert to ES modules" (a review, session 27); and a comment that marks work to do, which the work retires
 NOT_NEEDED = re.compile(rf"\b(?:{GONE}|{NEEDLESS}|any ?more|conver\w*|migrat\w*|port (?:it |this )?to|"
-                        r"switch\w* (?:\S+ ){0,4}?to|instead|implement\w*)\b", re.I)
+                        r"switch\w* to|instead|implement\w*)\b", re.I)
 MARKER = re.compile(r"\b(?:TODO|FIXME|XXX|HACK)\b")
+EMPTY_COMMENT = re.compile(r"^\s*(?:#|//|\*)\s*$")
 CODE_RUN = 5  # lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
@@ -613,6 +687,9 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
         return
     taken = accounted(old, new, instruction, False, ops)  # moved and edited, retired with the edit
     marked = _marked(old)
+    edits = _edited_into(ops, old, new)  # a line edited in place (a signature given a parameter) rewrites no run
+    new_code = [new[j] for op, _, _, j1, j2 in ops if op in ("insert", "replace") for j in range(j1, j2)
+                if j not in edits]
     written = [line for op, _, _, j1, j2 in ops if op in ("insert", "replace") for line in new[j1:j2]]
     added = {w for line in written for w in _words(line)}
     ends = (len(old) - blank_tail(old), len(new) - blank_tail(new))
@@ -626,7 +703,7 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
             raise EditError(f"{path}: the output ends before the file does: it leaves out the last {len(lost)} lines "
                             f"from line {lost[0] + 1} on ({old[lost[0]].strip()[:40]!r} ...), which the instruction "
                             "does not ask to remove; nothing written (ask for it, or --allow-deletions)")
-        if (j2 - j1) * 3 < i2 - i1 and len(lost) >= CODE_RUN and not _rewritten(lost, old, written):
+        if (j2 - j1) * 3 < i2 - i1 and len(lost) >= CODE_RUN and not _rewritten(lost, old, new_code):
             _refuse_lost(path, old, lost, "")
         if op == "replace" and COMMENTS.search(instruction):
             continue  # a comment rewritten in place, as asked
@@ -688,7 +765,7 @@ def _names(instruction: str, gone: list[int], old: list[str]) -> bool:
     """Whether the instruction has a word (four letters or more, not a plain one) of the lines `gone`: "switch the
     license header to MIT" names the Apache licence text it replaces."""
     prose = re.sub(r"`[^`]*`", " ", instruction)  # its words, not the code it quotes
-    words = set(CONTENT_WORD.findall(prose.lower())) - PLAIN
+    words = {w for w in CONTENT_WORD.findall(prose.lower()) if len(w) >= 6} - PLAIN  # "license", not "state"
     return bool(words & {w for k in gone for w in CONTENT_WORD.findall(old[k].lower())})
 
 

@@ -210,3 +210,51 @@ def test_a_comment_in_a_code_file_owns_no_statements_under_it():
     md = "# Intro\n\nHello.\n\n# License\n\nMIT, see the file.\n\nMore text.\n"
     assert not is_fragment(split_lines(md), split_lines(md.replace("MIT, see the file.\n\n", "")),
                            "shorten the License section", path="README.md")
+
+
+def test_what_a_review_found_the_first_rules_let_through_is_caught():
+    """A review (session 28) built outputs that lose lines yet looked like the edits these rules account for; each is
+    refused or merged back, as before the rules."""
+    from editllm.editor.wholefile import no_unasked_code_deletion
+
+    body = "".join(f"    step{k}(x)\n" for k in range(6))
+    code = split_lines(f"def run(x):\n    start(x)\n{body}    return x\n\n\ndef other():\n    return 1\n")
+    dropped = [line for line in code if "step" not in line]
+    dropped[0] = "def run(x, verbose=False):\n"  # the signature names what the lost run used: no rewrite of it
+    for ask in ("Switch run to take a verbose keyword (default False)", "Add a verbose parameter to run"):
+        with pytest.raises(EditError, match="leaves out 6 lines"):
+            no_unasked_code_deletion("r.py", code, dropped, ask)
+    esm = split_lines("import { a } from 'a';\nimport b from 'b';\nimport { fileURLToPath } from 'node:url';\n\n"
+                      "export const dir = fileURLToPath(import.meta.url);\nexport const x = a + 1;\n")
+    assert not accounted(esm, [line for line in esm if "node:url" not in line], "Remove the unused imports")
+    future = split_lines("from __future__ import annotations\n\nimport os\n\n\ndef f(p: Path) -> str:\n"
+                         "    return os.sep\n")
+    assert not accounted(future, future[2:], "Remove the unused imports")
+    swapped = split_lines("import re\nimport os\n\n\ndef f(s):\n    return re.sub('a', 'b', os.sep + s)\n")
+    added = ["import json\n"] + swapped[1:] + ["\n\ndef g(s):\n", "    return json.dumps(s)\n"]
+    assert 0 not in accounted(swapped, added, "Add a g that dumps JSON")
+    header = split_lines("#ifndef H_\n#define H_\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\nint f(void);\n"
+                         "int g(void);\nint h(void);\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n")
+    pragma = ["#pragma once\n", "\n", "int f(void);\n", "int g(void);\n", "int h(void);\n"]
+    assert {3, 4, 5, 12, 13} - accounted(header, pragma, "Use #pragma once instead of the include guard") == {
+        3, 4, 5, 12, 13}  # the guard goes; the extern "C" wrappers are no part of it
+    tests = split_lines("pub fn a() -> u32 {\n    1\n}\n\n#[test]\nfn checks_a() {\n    assert_eq!(a(), 1);\n}\n")
+    assert is_fragment(tests, tests[:4] + tests[5:], "make a return 1 as a u32")  # the test no longer runs
+    plain = "class P:\n    def __init__(self, x):\n        self.x = x\n\n    def size(self):\n        return 1\n"
+    unasked = "from dataclasses import dataclass\n\n\n@dataclass\nclass P:\n    def size(self):\n        return 2\n"
+    with pytest.raises(EditError, match=r"drops P.__init__"):
+        finish_edit(SourceFile("p.py", plain), unasked, "make size return 2", DecodeStats("spec"), unasked)
+
+
+def test_a_long_comment_that_ends_in_a_todo_is_the_files_own():
+    from editllm.editor.wholefile import _marked
+
+    lines = split_lines("# How the cache works, at length.\n# Entries expire after an hour.\n#\n# TODO: make the hour\n"
+                        "# configurable.\nx = 1\n")
+    assert _marked(lines) == {3, 4}
+
+
+def test_a_go_package_swapped_for_a_new_version_is_no_import_left_out():
+    go = 'package p\n\nimport (\n\t"math/rand"\n)\n\nfunc f() int {\n\treturn rand.Intn(3)\n}\n'
+    v2 = go.replace('"math/rand"', '"math/rand/v2"').replace("rand.Intn(3)", "rand.IntN(3)")
+    assert not is_fragment(split_lines(go), split_lines(v2), "use math/rand/v2")
