@@ -90,8 +90,10 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     drop = {i for i, b in enumerate(blocks)
             if (is_named(b, instruction) and asks_removal(b.name, instruction)) or (allow_deletions and is_import(b))}
     new_lines = split_lines(edited)
-    if drop and not any(line.strip() for line in new_lines):  # shown only what goes, the model wrote nothing back
-        gone = {k for i in drop for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it
+    named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
+    asked = {i for i in named if asks_removal(blocks[i].name, instruction)}
+    if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
+        gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
     refuse_unshown(blocks, new_lines, instruction)
     merged = merge_code(lines, new_lines, instruction, drop)

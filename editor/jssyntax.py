@@ -16,6 +16,10 @@ import subprocess
 from editllm.editor.errors import EditError
 
 JAVASCRIPT = (".js", ".mjs", ".cjs")
+# What a build step, not Node, reads in a .js file: JSX (`<App />`, `</div>`) and decorators (a review, session 28:
+# the first JSX added to a React hook file was refused)
+BEYOND_NODE = re.compile(r"</[A-Za-z]|<[A-Za-z][\w.]*[^<>\n]*/>|(?:\breturn|=>|[=(,?:])\s*<[A-Za-z]|^\s*@[A-Za-z_$]",
+                         re.M)
 TIMEOUT_S = 20  # a check that does not answer in time is skipped, not failed
 
 
@@ -50,7 +54,7 @@ def _first_error(text: str, module: bool) -> str:
 def still_parses_js(path: str, old_text: str, new_text: str) -> None:
     """Refuse an edit that turns a JavaScript file Node parses (as a module or a script) into one it parses as
     neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes."""
-    if not path.endswith(JAVASCRIPT) or old_text == new_text:
+    if not path.endswith(JAVASCRIPT) or old_text == new_text or BEYOND_NODE.search(new_text):
         return
     kinds = [True] if path.endswith(".mjs") else [False] if path.endswith(".cjs") else [False, True]
     before = [_parses(old_text, module) for module in kinds]

@@ -32,8 +32,8 @@ from editllm.editor.blocks import (
     HEADING,
     IDENT,
     PAIRING_LIMIT,
+    RUST_ATTRIBUTE,
     Block,
-    bare_decorator,
     blank_tail,
     braced,
     child_indent,
@@ -51,7 +51,7 @@ from editllm.editor.blocks import (
 )
 from editllm.editor.errors import EditError
 from editllm.editor.languages import is_prose, language
-from editllm.editor.merge import kept_decorators, merge_code, merge_region
+from editllm.editor.merge import merge_code, merge_region
 from editllm.editor.source import parsed, python_tree, split_lines
 
 
@@ -213,26 +213,28 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
 
 
 def _lost_decorator(blocks: list[Block], new: list[str], instruction: str) -> bool:
-    """Whether the output keeps a definition but leaves out a decorator or attribute line of it the instruction does
-    not ask to go (`merge.kept_decorators`): a lost `#[test]` stops a test from running, a lost `@app.route(...)`
-    unroutes a view, with exit 0 (a review, session 28, once Rust attributes joined their items' blocks). Compared
-    definition by definition, for names defined once on each side."""
-    olds, news = [b for b in blocks if b.name], [b for b in split_blocks(new, 0) if b.name]
-    once_old, once_new = Counter(b.name for b in olds), Counter(b.name for b in news)
-    by_name = {b.name: b for b in news}
-    for b in olds:
-        if once_old[b.name] != 1 or once_new[b.name] != 1:
-            continue
-        before = Counter(line.strip() for line in b.lines if bare_decorator(line))
-        after = Counter(line.strip() for line in by_name[b.name].lines if bare_decorator(line))
-        if sum(after.values()) >= sum(before.values()):
-            continue  # as many as before: edited in place, if at all
-        gone = [line for line in b.lines if bare_decorator(line) and (before - after)[line.strip()]]
-        if gone and kept_decorators(gone, instruction, b.name, None):
+    """Whether the output keeps a Rust item but leaves out an attribute line of it (`#[test]`, `#[repr(C)]`) the
+    instruction does not name: a lost `#[test]` stops a test from running, with exit 0. Attributes joined their
+    items' blocks this session, where a lost one had been a statement lost; a review found both written then.
+    Counted over every block of a name (a struct and its `impl` share one). Python's decorators are left to the
+    merge as before: a decorator removed in other words ("stop caching") is the edit more often than a loss."""
+    before: dict[str, Counter] = {}
+    after: dict[str, Counter] = {}
+    for side, source in ((before, blocks), (after, [b for b in split_blocks(new, 0)])):
+        for b in source:
+            if b.name:
+                attributes = (line.strip() for line in b.lines if RUST_ATTRIBUTE.match(line))
+                side.setdefault(b.name, Counter()).update(attributes)
+    for name, had in before.items():
+        if name not in after or sum(after[name].values()) >= sum(had.values()):
+            continue  # the item went, or has as many attributes as before: edited in place, if at all
+        gone = [line for line in (had - after[name])]
+        if any(not any(mentioned(w, instruction) for w in IDENT.findall(line)) for line in gone):
             return True
     return False
 
 
+GO_NOT_CODE = re.compile(r'//.*|"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'')  # comments, strings, runes
 GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"\s*(?://.*)?$')
 
 
@@ -243,7 +245,7 @@ def _unbound_go_imports(old: list[str], new: list[str]) -> list[str]:
     compile. Only in a Go file (one that starts with `package`)."""
     if not any(line.startswith("package ") for line in old[:50]):
         return []
-    text = "".join(new)
+    text = "".join(GO_NOT_CODE.sub(" ", line) for line in new)  # code only: no comment, string or rune
     kept = {path for _, path in _go_imports(new)}
     provided = {name for path in kept for name in _go_names(None, path)}  # `math/rand/v2` for `math/rand`
     out = []
@@ -253,7 +255,7 @@ def _unbound_go_imports(old: list[str], new: list[str]) -> list[str]:
         names = _go_names(alias, path)
         if names & provided:
             continue  # swapped for another package of the name (a new major version, another YAML library)
-        if any(name and re.search(rf"(?<![\w.]){re.escape(name)}\.", text) for name in names):
+        if any(name and re.search(rf"(?<![\w.]){re.escape(name)}\.[A-Za-z_]", text) for name in names):
             out.append(path)
     return out
 

@@ -33,3 +33,10 @@ def test_a_conversion_to_es_modules_and_files_that_never_parsed_pass():
     still_parses_js("cp.mjs", esm, esm.replace("'content'", "'data'"))
     still_parses_js("cp.js", "let x = (;\n", "let x = (;;\n")  # did not parse before: not judged
     still_parses_js("cp.ts", "let x: number = 1\n", "let x: number = (\n")  # not JavaScript: not judged
+
+
+def test_jsx_and_decorators_are_left_to_the_build_step():
+    """A review (session 28): the first JSX added to a React hook file (.js) was refused ("Unexpected token '<'")."""
+    hook = "export function useTitle(t) {\n  return t\n}\n"
+    still_parses_js("hook.js", hook, hook.replace("return t", "return <h1>{t}</h1>"))
+    still_parses_js("store.js", hook, "@observable\n" + hook)

@@ -258,3 +258,35 @@ def test_a_go_package_swapped_for_a_new_version_is_no_import_left_out():
     go = 'package p\n\nimport (\n\t"math/rand"\n)\n\nfunc f() int {\n\treturn rand.Intn(3)\n}\n'
     v2 = go.replace('"math/rand"', '"math/rand/v2"').replace("rand.Intn(3)", "rand.IntN(3)")
     assert not is_fragment(split_lines(go), split_lines(v2), "use math/rand/v2")
+
+
+def test_a_second_review_of_the_rules_found_these_and_they_hold():
+    """A second review (session 28): a Go import removed with its last use while a comment still says `path.`, a
+    decorator removed as asked in other words ("stop caching"), and an attribute named in the instruction were
+    merged back; an attribute lost from a struct that shares its name with an `impl` was written."""
+    go = ('package p\n\nimport (\n\t"fmt"\n\t"path"\n)\n\n// Clean returns the cleaned path.\n'
+          'func Clean(p string) string {\n\treturn path.Clean(p)\n}\n\nfunc Show(p string) {\n\tfmt.Println(p)\n}\n')
+    done = go.replace('\t"path"\n', "").replace("return path.Clean(p)", "return p")
+    assert not is_fragment(split_lines(go), split_lines(done), "make Clean return p as it is")
+    cached = ("import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef load(name):\n    return open(name).read()"
+              "\n\n\ndef other():\n    return 1\n")
+    uncached = cached.replace("@functools.lru_cache(maxsize=None)\n", "")
+    assert finish_edit(SourceFile("c.py", cached), uncached, "stop caching load", DecodeStats("spec"),
+                       uncached).new_text == uncached
+    rust = ("#[repr(transparent)]\npub struct Slice([u8]);\n\nimpl Slice {\n    #[inline]\n"
+            "    pub fn len(&self) -> usize {\n        self.0.len()\n    }\n}\n\n"
+            "#[inline]\npub fn first(s: &Slice) -> u8 {\n    s.0[0]\n}\n")
+    assert is_fragment(split_lines(rust), split_lines(rust.replace("#[repr(transparent)]\n", "")),
+                       "add a doc comment to Slice")
+    assert not is_fragment(split_lines(rust), split_lines(rust.replace("#[inline]\npub fn first", "pub fn first")),
+                           "Remove the #[inline] attribute from first")
+
+
+def test_an_empty_answer_removes_nothing_when_the_instruction_also_changes_something():
+    from editllm.editor.focus import merge_focus
+
+    text = ("import os\n\n\ndef parse(s):\n    return s.split(os.sep)\n\n\ndef run(s):\n    return parse(s)\n\n\n"
+            "def other():\n    return 1\n")
+    with pytest.raises(EditError):
+        merge_focus(text, "", "Remove parse and make run return None")
+    assert "def parse" not in merge_focus(text, "", "Remove parse and run")
