@@ -45,6 +45,7 @@ from editllm.editor.blocks import (
     line_likeness,
     members,
     names,
+    notes_above,
     paired,
     split_blocks,
     target,
@@ -120,6 +121,9 @@ def dropped_members(olds: list[Block], news: list[Block], where: str, instructio
     return out
 
 
+TABLE = re.compile(r"^\[\[?[\w.\- \"']+\]\]?\s*(?:#.*)?$")  # a TOML or INI table's header: `[dependencies]`
+
+
 def named_by(block: Block, instruction: str) -> bool:
     """Whether the instruction names this block: a definition by its name, an assignment by its
     target, an import by a name it imports, a compound statement or a Markdown heading by a word
@@ -135,6 +139,9 @@ def named_by(block: Block, instruction: str) -> bool:
         words = [w for part in imports[1] for w in IDENT.findall(part)]
     elif name:
         words = IDENT.findall(name)
+    elif TABLE.match(first):  # `[profile.release]` by its whole name or its last part, not by `profile` alone
+        table = first.split("]")[0].strip("[ \"'")
+        words = [table, table.rsplit(".", 1)[-1]]
     elif first.endswith(":") or HEADING.match(first):
         words = IDENT.findall(first.lstrip("#"))
     else:
@@ -154,6 +161,17 @@ def owners(blocks: list[Block], prose: bool | None = None) -> list[int]:
         if prose and HEADING.match(b.lines[0] if b.lines else ""):
             section = k
         out.append(section if prose and section is not None else k)
+    if not prose:  # the comment right above a definition is its own: "remove `f`" takes its JSDoc with it
+        for i, b in enumerate(blocks):
+            if b.name:
+                for k in range(notes_above(blocks, i), i):
+                    out[k] = i
+        table = None  # a TOML or INI table owns its keys: "remove the `[palette]` section" takes them
+        for k, b in enumerate(blocks):
+            if b.lines and TABLE.match(b.lines[0].strip()):
+                table = k
+            elif table is not None and out[k] == k:
+                out[k] = table
     return out
 
 

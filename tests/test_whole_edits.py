@@ -290,3 +290,20 @@ def test_an_empty_answer_removes_nothing_when_the_instruction_also_changes_somet
     with pytest.raises(EditError):
         merge_focus(text, "", "Remove parse and make run return None")
     assert "def parse" not in merge_focus(text, "", "Remove parse and run")
+
+
+def test_a_named_definition_goes_with_its_comment_and_a_table_with_its_keys():
+    """A generator (session 28): "Remove `sanitizeSvg`" with its JSDoc, and "Remove `[palette]`" with its keys, were
+    read as fragments (the comment and the keys were blocks of their own) and merged back: nothing changed."""
+    ts = ("export function keep(): number {\n\treturn 1;\n}\n\n/**\n * Cleans an SVG.\n */\n"
+          "export function sanitizeSvg(s: string): string {\n\treturn s;\n}\n\nexport const x = keep();\n")
+    gone = ts.replace("/**\n * Cleans an SVG.\n */\nexport function sanitizeSvg(s: string): string {\n\treturn s;\n}"
+                      "\n\n", "")
+    assert not is_fragment(split_lines(ts), split_lines(gone), "Remove `sanitizeSvg`.", path="util.ts")
+    toml = ('[ui]\ntheme = "dark"\n\n[palette]\nred = "#f00"\nblue = "#00f"\n\n[profile.release]\ndebug = true\n\n'
+            '[profile.bench]\ndebug = true\n')
+    no_palette = toml.replace('[palette]\nred = "#f00"\nblue = "#00f"\n\n', "")
+    assert not is_fragment(split_lines(toml), split_lines(no_palette), "Remove `[palette]`.", path="theme.toml")
+    cut = toml[:toml.index("[profile.bench]")]  # cut after the edit: `profile` names the release table only
+    assert is_fragment(split_lines(toml), split_lines(cut.replace("debug = true\n\n", "debug = false\n\n")),
+                       "Set debug to false in `[profile.release]`", path="Cargo.toml")
