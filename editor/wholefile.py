@@ -220,7 +220,12 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
         content = [start + n for n, line in enumerate(b.lines) if not is_blank(line)]
         start += len(b.lines) + len(b.blank)
         moved = b.name is None and written[b.text] >= had[b.text]  # written elsewhere, not lost
-        if not content or moved or named_by(blocks[owner[k]], instruction):
+        boss = blocks[owner[k]]
+        if owner[k] != k and boss.name:  # a definition's comment goes only with the definition, asked away
+            named = asks_removal(boss.name, instruction)
+        else:
+            named = named_by(boss, instruction)
+        if not content or moved or named:
             continue
         count += sum(1 for n in content if n in edge)
         whole = whole or (b.name is None and all(n in lost for n in content))
