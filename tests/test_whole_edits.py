@@ -311,8 +311,9 @@ def test_a_named_definition_goes_with_its_comment_and_a_table_with_its_keys():
 
 def test_a_definitions_comment_dropped_while_it_is_edited_is_put_back():
     """A review (session 28): naming `decode` to edit it is no request to drop its doc comment."""
-    rust = ("/// Decodes one scalar value.\n///\n/// Returns the value and its length.\npub fn decode<B: AsRef<[u8]>>(s: B)"
-            " -> usize {\n    let s = s.as_ref();\n    s.len()\n}\n\npub fn other() -> u8 {\n    1\n}\n")
+    rust = ("/// Decodes one scalar value.\n///\n/// Returns the value and its length.\n"
+            "pub fn decode<B: AsRef<[u8]>>(s: B) -> usize {\n    let s = s.as_ref();\n    s.len()\n}\n\n"
+            "pub fn other() -> u8 {\n    1\n}\n")
     edited = rust.replace("/// Decodes one scalar value.\n///\n/// Returns the value and its length.\n", "").replace(
         "pub fn decode<B: AsRef<[u8]>>(s: B)", "pub fn decode(s: &[u8])").replace("    let s = s.as_ref();\n", "")
     assert is_fragment(split_lines(rust), split_lines(edited), "Make decode take a plain byte slice", path="u.rs")
