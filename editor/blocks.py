@@ -179,8 +179,8 @@ def bare_decorator(line: str) -> bool:
     belongs to it. A decorated field (TypeScript's `@Input() userId: string;`) is a member of its own. A Rust
     attribute on a line of its own (`#[cfg(test)]` over `mod tests`, `#[derive(Debug)]`) is one too: apart, a
     removal of the item it marks looked like a statement of its own lost (session 28)."""
-    if RUST_ATTRIBUTE.match(line):
-        return True
+    if RUST_ATTRIBUTE.match(line):  # at the top level only: a field's `#[serde(...)]` merged as its own member before
+        return not line[:1].isspace()
     m = re.match(r"[ \t]*@[\w$.]+[ \t]*", line)
     if not m:
         return False

@@ -185,7 +185,8 @@ def underline(lines: list[str], k: int) -> bool:
     the margin), with a line after it that is not a fence (a model's own `~~~` after the file's last line is
     followed by the real closing fence). Read as fences, the underlines of a reST file paired up and hid every
     section between them from the spelling check (session 28). CommonMark would open a fence there, but Markdown
-    writers put no bare tilde run under a heading's text."""
+    writers put no bare tilde run under a heading's text. Read for prose only (`spelling`): the wrapper checks keep
+    CommonMark's reading, since a code file's own `~~~` lines (a separator in a string) are no titles' underlines."""
     line = lines[k].strip()
     if k == 0 or k + 1 >= len(lines) or not line or set(line) != {"~"} or _fence(lines[k + 1]) is not None:
         return False
@@ -205,8 +206,6 @@ def open_fence(lines: list[str]) -> int | None:
         if f is None:
             continue
         if opener is None:
-            if underline(lines, k):
-                continue
             opener = k
             continue
         run = _fence(lines[opener])[0]

