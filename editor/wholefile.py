@@ -371,8 +371,8 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
     `no_unasked_code_deletion`'s to judge. `ops`: the two texts' line alignment, where the caller has it."""
     if ops is None:
         ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
-    kept = sum(1 for op, i1, i2, _, _ in ops if op == "equal" for k in range(i1, i2) if not is_blank(old[k]))
-    if 3 * kept < sum(1 for line in old if not is_blank(line)):
+    unchanged = sum(1 for op, i1, i2, _, _ in ops if op == "equal" for k in range(i1, i2) if not is_blank(old[k]))
+    if 3 * unchanged < sum(1 for line in old if not is_blank(line)):
         return set()  # most of the file is not there: the model wrote part of it, whatever it replaced
     had = {line.strip() for line in old}
     fresh = [j for op, _, _, j1, j2 in ops if op in ("insert", "replace") for j in range(j1, j2)
@@ -414,8 +414,8 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
     edits = _edited_into(ops, old, new)
     spare = [j for j in fresh if j not in edits]  # not an edit of a line in its own place
     if len(deleted) * len(spare) <= PAIRING_LIMIT:  # moved and edited: each spare line stands for one deleted line
-        kept = paired([old[k] for k in deleted], [new[j] for j in spare], _moved_likeness, 0.6)
-        out |= {deleted[n] for n in kept}
+        moved = paired([old[k] for k in deleted], [new[j] for j in spare], _moved_likeness, 0.6)
+        out |= {deleted[n] for n in moved}
     rewritten = {k for op, i1, i2, _, _ in ops if op == "replace" for k in range(i1, i2)}
     new_words = set(IDENT.findall("".join(new)))
     lines_of: dict[str, set[int]] = {}  # each name of the file, the lines that hold it
