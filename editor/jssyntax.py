@@ -23,8 +23,9 @@ BEYOND_NODE = re.compile(r"</[A-Za-z]|<[A-Za-z][\w.]*[^<>\n]*/>|(?:\breturn|=>|[
 TIMEOUT_S = 20  # a check that does not answer in time is skipped, not failed
 
 
-def _parses(text: str, module: bool) -> bool | None:
-    """Whether Node parses `text` as an ES module (`module`) or a CommonJS script; None when Node cannot say."""
+def _check(text: str, module: bool) -> str | None:
+    """Node's complaint about `text` as an ES module (`module`) or a CommonJS script: "" when it parses, None when
+    Node cannot say (not installed, no answer in time)."""
     node = shutil.which("node")
     if node is None:
         return None
@@ -34,18 +35,11 @@ def _parses(text: str, module: bool) -> bool | None:
                               timeout=TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.returncode == 0
+    return "" if done.returncode == 0 else done.stderr or "a syntax error"
 
 
-def _first_error(text: str, module: bool) -> str:
+def _reason(err: str) -> str:
     """Node's one-line reason (`SyntaxError: Unexpected token ';'`) and the line it names, for the message."""
-    node = shutil.which("node") or "node"
-    kind = "--input-type=module" if module else "--input-type=commonjs"
-    try:
-        err = subprocess.run([node, "--check", kind, "-"], input=text, capture_output=True, text=True,
-                             timeout=TIMEOUT_S, check=False).stderr
-    except (OSError, subprocess.SubprocessError):
-        return "a syntax error"
     where = next((line.split(":")[-1] for line in err.splitlines() if line.startswith("[stdin]:")), "")
     why = next((line.strip() for line in err.splitlines() if "Error:" in line), "a syntax error")
     return f"line {where}: {why}" if where.isdigit() else why
@@ -53,16 +47,17 @@ def _first_error(text: str, module: bool) -> str:
 
 def still_parses_js(path: str, old_text: str, new_text: str) -> None:
     """Refuse an edit that turns a JavaScript file Node parses (as a module or a script) into one it parses as
-    neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes."""
+    neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes; Node runs once
+    per text and kind, and its complaint about the edited text is the message."""
     if not path.endswith(JAVASCRIPT) or old_text == new_text or BEYOND_NODE.search(new_text):
         return
     kinds = [True] if path.endswith(".mjs") else [False] if path.endswith(".cjs") else [False, True]
-    before = [_parses(old_text, module) for module in kinds]
-    if None in before or not any(before):
+    if not any(_check(old_text, module) == "" for module in kinds):
         return  # no Node, or the file did not parse to begin with
-    if any(_parses(new_text, module) for module in kinds):
-        return
+    errors = {module: _check(new_text, module) for module in kinds}
+    if "" in errors.values() or None in errors.values():
+        return  # it parses as one of them, or Node could not say
     esm = re.search(r"^\s*(?:import\s|import\{|export\s)", new_text, re.M) is not None
     module = esm if len(kinds) > 1 else kinds[0]  # the kind the text is written as tells the error that matters
-    raise EditError(f"{path}: the edited file no longer parses as JavaScript ({_first_error(new_text, module)}, "
+    raise EditError(f"{path}: the edited file no longer parses as JavaScript ({_reason(errors[module])}, "
                     "by node --check); nothing written")

@@ -209,16 +209,14 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
     if lost or loose or sunk:
         taken = accounted(old, new, instruction, ops=aligned)  # part of the edit, not left out
         lost, loose, sunk, edge = lost - taken, loose - taken, sunk - taken, edge - taken
-    blocks = split_blocks(old, 0)
+    blocks, new_blocks = split_blocks(old, 0), split_blocks(new, 0)
     owner = owners(blocks, prose)
-    written = Counter(b.text for b in split_blocks(new, 0))
+    written = Counter(b.text for b in new_blocks)
     had = Counter(b.text for b in blocks)
     count, whole = 0, False
-    start = 0
     needed = dangling(new)
-    for k, b in enumerate(blocks):
+    for k, (b, start) in enumerate(_located(blocks)):
         content = [start + n for n, line in enumerate(b.lines) if not is_blank(line)]
-        start += len(b.lines) + len(b.blank)
         moved = b.name is None and written[b.text] >= had[b.text]  # written elsewhere, not lost
         boss = blocks[owner[k]]
         if owner[k] != k and boss.name:  # a definition's comment goes only with the definition, asked away
@@ -231,11 +229,10 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
         whole = whole or (b.name is None and all(n in lost for n in content))
         whole = whole or (b.name is None and all(n in lost | loose for n in content) and bool(needed(b)))
         whole = whole or (b.name is None and content[0] in sunk and all(n in lost | loose | sunk for n in content))
-    unbound = _unbound_go_imports(old, new)
-    return count, whole or bool(unbound) or _lost_decorator(blocks, new, instruction)
+    return count, whole or bool(_unbound_go_imports(old, new)) or _lost_decorator(blocks, new_blocks, instruction)
 
 
-def _lost_decorator(blocks: list[Block], new: list[str], instruction: str) -> bool:
+def _lost_decorator(blocks: list[Block], new_blocks: list[Block], instruction: str) -> bool:
     """Whether the output keeps a Rust item but leaves out an attribute line of it (`#[test]`, `#[repr(C)]`) the
     instruction does not name: a lost `#[test]` stops a test from running, with exit 0. Attributes joined their
     items' blocks this session, where a lost one had been a statement lost; a review found both written then.
@@ -243,7 +240,7 @@ def _lost_decorator(blocks: list[Block], new: list[str], instruction: str) -> bo
     merge as before: a decorator removed in other words ("stop caching") is the edit more often than a loss."""
     before: dict[str, Counter] = {}
     after: dict[str, Counter] = {}
-    for side, source in ((before, blocks), (after, [b for b in split_blocks(new, 0)])):
+    for side, source in ((before, blocks), (after, new_blocks)):
         for b in source:
             if b.name:
                 attributes = (line.strip() for line in b.lines if RUST_ATTRIBUTE.match(line))
@@ -251,8 +248,7 @@ def _lost_decorator(blocks: list[Block], new: list[str], instruction: str) -> bo
     for name, had in before.items():
         if name not in after or sum(after[name].values()) >= sum(had.values()):
             continue  # the item went, or has as many attributes as before: edited in place, if at all
-        gone = [line for line in (had - after[name])]
-        if any(not any(mentioned(w, instruction) for w in IDENT.findall(line)) for line in gone):
+        if any(not any(mentioned(w, instruction) for w in IDENT.findall(line)) for line in had - after[name]):
             return True
     return False
 
@@ -381,24 +377,23 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
     out: set[int] = set()
     marked = _marked(old)
     for op, i1, i2, j1, j2 in ops:
-        if shape and op == "replace" and any(COMMENT_LINE.match(new[j]) and new[j].strip() not in had
-                                                for j in range(j1, j2)):
-            out |= {k for k in range(i1, i2) if COMMENT_LINE.match(old[k])}  # comments rewritten in place
         if op == "delete" and any(o != "equal" and i1 < a <= i2 + 10 for o, a, _, _, _ in ops):
             out |= {k for k in range(i1, i2) if k in marked}  # a TODO/FIXME retired by the change just under it
-    for op, i1, i2, j1, j2 in ops:
+        if op != "replace":
+            continue
+        if shape and any(COMMENT_LINE.match(new[j]) and new[j].strip() not in had for j in range(j1, j2)):
+            out |= {k for k in range(i1, i2) if COMMENT_LINE.match(old[k])}  # comments rewritten in place
         put = [new[j] for j in range(j1, j2) if not is_blank(new[j])]
         inner = {old[k].strip(): indent_of(old[k]) for k in range(i1, i2)}
-        if op == "replace" and put and old[i1].strip() == "try:" and all(
+        if put and old[i1].strip() == "try:" and all(
                 line.strip() in inner and indent_of(line) < inner[line.strip()] for line in put):
             out |= set(range(i1, i2))  # a statement unwrapped: a `try` made the one assignment it held
-    removed = "".join(old[k] for op, i1, i2, _, _ in ops if op != "equal" for k in range(i1, i2))
-    added = "".join(new[j] for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2))
-    for op, i1, i2, j1, j2 in ops:
         was, now = "".join(old[i1:i2]), "".join(new[j1:j2])
-        if shape and op == "replace" and DOCSTRING.match(was) and DOCSTRING.match(now) \
+        if shape and DOCSTRING.match(was) and DOCSTRING.match(now) \
                 and was.count(was.lstrip()[:3]) == 2 and now.count(now.lstrip()[:3]) == 2:
             out |= set(range(i1, i2))  # a docstring rewritten whole ("a one-line docstring")
+    removed = "".join(old[k] for op, i1, i2, _, _ in ops if op != "equal" for k in range(i1, i2))
+    added = "".join(new[j] for op, _, _, j1, j2 in ops if op != "equal" for j in range(j1, j2))
     for k in gone:
         closer = CLOSER_LINE.match(old[k])
         if shape and closer and added.count(closer[1]) >= removed.count(closer[1]):
