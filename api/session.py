@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
+from editllm.editor.languages import PYTHON
 from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text
@@ -33,7 +34,6 @@ from editllm.editor.unfinished import (
     still_used,
     still_used_note,
 )
-from editllm.editor.wholefile import PYTHON
 
 if TYPE_CHECKING:  # imported only when a model is loaded
     from editllm.api.batch import BatchReport

@@ -17,7 +17,6 @@ from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
 from editllm.editor.focus import Focus, focus_of, merge_focus
-from editllm.editor.jssyntax import still_parses_js
 from editllm.editor.languages import is_prose, language
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
@@ -39,13 +38,13 @@ from editllm.editor.prompt import (
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
+from editllm.editor.syntax import still_parses
 from editllm.editor.wholefile import (
     ensure_whole,
     no_second_definition,
     no_unasked_code_deletion,
     no_unasked_prose_deletion,
     still_balanced,
-    still_parses,
 )
 from editllm.grammar.tokens import chat_ids, text_ids
 
@@ -307,7 +306,6 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
     still_parses(src.path, src.text, whole.text)
-    still_parses_js(src.path, src.text, whole.text)
     still_balanced(src.path, src.lines, whole.lines)
     no_second_definition(src.path, src.text, whole.text)
     if not allow_deletions:

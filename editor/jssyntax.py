@@ -1,10 +1,10 @@
 """A JavaScript file that parsed before the edit must parse after it, checked by Node.js where it is installed.
 
-`wholefile.still_parses` does this for Python with `ast`; for JavaScript no parser ships with editllm, and a
-hand-written one would misread the language. A real-model probe (session 28) had two "convert this file to ES
-modules" edits written with exit 0 that no longer parsed (an unbalanced `)` in an import line, an `await` in a
-function that was not `async`). `node --check` reads the text from stdin and writes nothing; without Node the check
-is skipped, as is a file that did not parse before (newer syntax than this Node, a file mid-edit).
+`editor.syntax` asks Node first for JavaScript: it is the reader JavaScript's users run. A real-model probe
+(session 28) had two "convert this file to ES modules" edits written with exit 0 that no longer parsed (an
+unbalanced `)` in an import line, an `await` in a function that was not `async`). `node --check` reads the text
+from stdin and writes nothing. Where Node is missing, or cannot read the file (JSX, decorators, newer syntax than
+this Node), `editor.syntax` asks tree-sitter's grammar instead.
 """
 
 from __future__ import annotations
@@ -45,18 +45,21 @@ def _reason(err: str) -> str:
     return f"line {where}: {why}" if where.isdigit() else why
 
 
-def still_parses_js(path: str, old_text: str, new_text: str) -> None:
+def still_parses_js(path: str, old_text: str, new_text: str) -> bool:
     """Refuse an edit that turns a JavaScript file Node parses (as a module or a script) into one it parses as
     neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes; Node runs once
-    per text and kind, and its complaint about the edited text is the message."""
+    per text and kind, and its complaint about the edited text is the message. True when Node judged the edit
+    (and passed it), False when it could not (`editor.syntax` then asks tree-sitter's grammar)."""
     if not path.endswith(JAVASCRIPT) or old_text == new_text or BEYOND_NODE.search(new_text):
-        return
+        return False
     kinds = [True] if path.endswith(".mjs") else [False] if path.endswith(".cjs") else [False, True]
     if not any(_check(old_text, module) == "" for module in kinds):
-        return  # no Node, or the file did not parse to begin with
+        return False  # no Node, or the file did not parse to begin with
     errors = {module: _check(new_text, module) for module in kinds}
-    if "" in errors.values() or None in errors.values():
-        return  # it parses as one of them, or Node could not say
+    if "" in errors.values():
+        return True  # it parses as one of them
+    if None in errors.values():
+        return False  # Node could not say
     esm = re.search(r"^\s*(?:import\s|import\{|export\s)", new_text, re.M) is not None
     module = esm if len(kinds) > 1 else kinds[0]  # the kind the text is written as tells the error that matters
     raise EditError(f"{path}: the edited file no longer parses as JavaScript ({_reason(errors[module])}, "

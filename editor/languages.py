@@ -36,6 +36,9 @@ def language(path: str) -> str:
     return LANGUAGES.get(name.suffix.lower(), "")
 
 
+PYTHON = (".py", ".pyi", ".pyw")  # suffixes `ast` reads (a `.pyw` is a Windows script)
+
+
 PROSE = {"markdown", "rst", "text", "asciidoc"}
 
 

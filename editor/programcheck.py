@@ -33,8 +33,8 @@ import difflib
 
 from editllm.editor.blocks import indent_of
 from editllm.editor.errors import EditError
+from editllm.editor.languages import PYTHON
 from editllm.editor.source import python_tree, split_lines
-from editllm.editor.wholefile import PYTHON
 from editllm.grammar.program import Copy, Gen, Op, ProgramError, parse
 
 DISTINCT = 16  # characters a line needs (stripped) to count as distinctive

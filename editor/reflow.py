@@ -18,9 +18,8 @@ import io
 import re
 import tokenize
 
-from editllm.editor.languages import language
+from editllm.editor.languages import PYTHON, language
 from editllm.editor.prosefocus import in_block
-from editllm.editor.wholefile import PYTHON
 
 # Languages whose block comments are `/* ... */`.
 C_STYLE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".java", ".js", ".jsx", ".mjs", ".cjs", ".ts",

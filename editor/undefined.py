@@ -13,8 +13,8 @@ import ast
 import builtins
 
 from editllm.editor.asks import asked_definitions
+from editllm.editor.languages import PYTHON
 from editllm.editor.source import python_tree
-from editllm.editor.wholefile import PYTHON
 
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
                               "__builtins__", "__path__", "__annotations__", "__dict__", "__class__", "__qualname__",

@@ -11,9 +11,8 @@ fragment would delete everything else, so every regenerated text is checked here
 - a fragment is *merged* into the original (`merge`); a whole output that drops a method of a class the
   instruction does not ask to remove (`asks.removal`) is refused with a one-line reason, since merging it
   back could undo the edit;
-- a Python file that parsed before the edit must parse after it (`still_parses`): output cut short inside
-  a definition, or a line of the model's own prose in the code, is refused, not written; nor may it define a
-  function or class a second time in the same scope (`no_second_definition`).
+- a Python file may not define a function or class a second time in the same scope (`no_second_definition`);
+  that a file still parses, in every language, is `editor.syntax`'s job.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import ast
 import difflib
 import keyword
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -51,9 +49,9 @@ from editllm.editor.blocks import (
     target,
 )
 from editllm.editor.errors import EditError
-from editllm.editor.languages import is_prose, language
+from editllm.editor.languages import PYTHON, is_prose, language
 from editllm.editor.merge import merge_code, merge_region
-from editllm.editor.source import parsed, python_tree, split_lines
+from editllm.editor.source import python_tree, split_lines
 
 
 @dataclass(frozen=True)
@@ -562,26 +560,6 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))
 
 
-PYTHON = (".py", ".pyi", ".pyw")
-
-
-def still_parses(path: str, old_text: str, new_text: str) -> None:
-    """Refuse an edit that turns a Python file that parses into one that does not.
-
-    A result cut short inside a definition (the model closed its block early), a line of the model's own
-    prose among the code, or half a statement merged in all parse no longer; written, they break the user's
-    module with exit 0. A file that did not parse before (newer syntax than this Python, a file mid-edit)
-    is not judged."""
-    if not path.endswith(PYTHON) or isinstance(parsed(old_text), Exception):
-        return
-    exc = parsed(new_text)
-    if isinstance(exc, SyntaxError | ValueError):
-        where = f"line {exc.lineno}: " if getattr(exc, "lineno", None) else ""
-        version = f"Python {sys.version_info.major}.{sys.version_info.minor}"  # newer syntax fails in an older one
-        why = f"{where}{getattr(exc, 'msg', exc)}"
-        raise EditError(f"{path}: the edited file is no longer valid {version} ({why}); nothing written") from None
-
-
 BRACED = {"c", "cpp", "java", "javascript", "typescript", "tsx", "jsx", "rust", "go", "csharp", "swift", "kotlin",
           "scala", "php", "css"}
 # A string or character literal within one line ("a{", 'b', `c`): its braces are text, not blocks
@@ -596,14 +574,14 @@ def brace_delta(lines: list[str]) -> int:
 
 
 def still_balanced(path: str, old: list[str], new: list[str]) -> None:
-    """Refuse an edit of a brace language whose lost lines (`lost_lines`: left out, not moved, not edited) hold
-    more of one brace than the other: the output cut short inside a block (the model closed its fence early), or a
-    truncated definition the merge put in place of the whole one, loses a `}` (or a `{` with its body). A generator
-    over real files (session 27) found both written with exit 0 in C, Go, Rust and JavaScript, where no parser
-    checks the result as `still_parses` does Python's. A block taken out whole keeps the count, and so does a
-    rewrite whose new lines hold as many more of one brace as the lines it took out (an if chain made a switch, a
-    `match` made `.unwrap_or`, early returns: a review refused those when only the lost lines counted); a brace the
-    line scan misreads in a new line (a regex literal, a raw string) refuses nothing."""
+    """Refuse an edit of a brace language whose lost lines (`lost_lines`: left out, not moved, not edited) hold more of
+    one brace than the other: the output cut short inside a block (the model closed its fence early), or a truncated
+    definition the merge put in place of the whole one, loses a `}` (or a `{` with its body). A generator over real
+    files (session 27) found both written with exit 0 in C, Go, Rust and JavaScript (`editor.syntax` reads them now,
+    where the old file parsed; this count also holds where it did not, a C header's macros). A block taken out whole
+    keeps the count, and so does a rewrite whose new lines hold as many more of one brace as the lines it took out (an
+    if chain made a switch, a `match` made `.unwrap_or`, early returns: a review refused those when only the lost lines
+    counted); a brace the line scan misreads in a new line (a regex literal, a raw string) refuses nothing."""
     if language(path) not in BRACED:
         return
     ops, lost_by_op = lost_lines(old, new)

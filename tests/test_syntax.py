@@ -1,0 +1,127 @@
+"""editor/syntax.py: a file that parsed before the edit must parse after it, in every language it can read."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from editllm.editor import jssyntax, syntax
+from editllm.editor.errors import EditError
+from editllm.editor.syntax import still_parses, tree_fault
+
+GO = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfor i := 0; i < 3; i++ {\n\t\tfmt.Println(i)\n\t}\n}\n'
+RUST = ("pub fn area(w: u32, h: u32) -> u32 {\n    w * h\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    #[test]\n    fn one() {}\n}\n")
+TS = ("export interface User {\n  name: string;\n}\n\n"
+      "export function greet(u: User): string {\n  return `hi ${u.name}`;\n}\n")
+C = "#include <stdio.h>\n\nint main(void) {\n    printf(\"hi\\n\");\n    return 0;\n}\n"
+SHELL = "#!/bin/sh\nset -e\nfor f in *.txt; do\n  if [ -s \"$f\" ]; then\n    echo \"$f\"\n  fi\ndone\n"
+CSS = "body {\n  margin: 0;\n}\n\n.btn:hover {\n  color: red;\n}\n"
+JSON = '{\n  "name": "app",\n  "scripts": {\n    "test": "jest"\n  }\n}\n'
+TOML = '[package]\nname = "app"\nversion = "0.1.0"\n\n[dependencies]\nserde = "1"\n'
+YAML = "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make test\n"
+
+needs_tree_sitter = pytest.mark.skipif(importlib.util.find_spec("tree_sitter") is None,
+                                       reason="tree-sitter is not installed")
+
+
+@needs_tree_sitter
+@pytest.mark.parametrize(("path", "old", "broken", "reason"), [
+    # output cut short inside a block: the model closed its fence early
+    ("main.go", GO, GO[:GO.rindex("\t}")], r"no longer parses as Go \(line 5: unexpected `{`"),
+    # a line of the model's own prose among the code
+    ("lib.rs", RUST, RUST.replace("mod tests", "Here is the updated module:\nmod tests"),
+     r"no longer parses as Rust \(line 6: unexpected `Here is the"),
+    # a parameter list never closed
+    ("user.ts", TS, TS.replace("greet(u: User)", "greet(u: User"), r"no longer parses as TypeScript \(line 5:"),
+    ("hi.c", C, C.replace("    return 0;\n", "    return 0\n"), r"no longer parses as C \(line \d: missing `;`"),
+    ("ls.sh", SHELL, SHELL.replace("  fi\n", ""), r"no longer parses as shell"),
+    ("app.css", CSS, CSS.replace("  margin: 0;\n}\n", "  margin: 0;\n"), r"no longer parses as CSS"),
+])
+def test_a_broken_edit_is_refused_with_where_and_why(path, old, broken, reason):
+    with pytest.raises(EditError, match=rf"{path}: the edited file {reason}.*by tree-sitter\); nothing written"):
+        still_parses(path, old, broken)
+
+
+@pytest.mark.parametrize(("path", "old", "broken", "reason"), [
+    ("package.json", JSON, JSON.replace('"jest"\n', '"jest",\n'), r"JSON \(line 5: Expecting property name"),
+    ("Cargo.toml", TOML, TOML.replace('serde = "1"', "serde ="), r"TOML \(Invalid value"),
+    ("ci.yml", YAML, YAML.replace("    runs-on", "   runs-on"), r"YAML \(line \d+: "),
+])
+def test_a_data_file_that_no_longer_reads_is_refused(path, old, broken, reason):
+    with pytest.raises(EditError, match=rf"{path}: the edited file no longer parses as {reason}"):
+        still_parses(path, old, broken)
+
+
+@needs_tree_sitter
+@pytest.mark.parametrize(("path", "old", "new"), [
+    ("main.go", GO, GO.replace("fmt.Println(i)", "if i%2 == 0 {\n\t\t\tfmt.Println(i)\n\t\t}")),
+    ("lib.rs", RUST, RUST.replace("    w * h\n", "    w.checked_mul(h).unwrap_or(u32::MAX)\n")),
+    ("user.ts", TS, TS.replace("  name: string;\n", "  name: string;\n  age?: number;\n")),
+    ("hi.c", C, C.replace("int main(void)", "static int run(void) {\n    return 1;\n}\n\nint main(void)")),
+    ("ls.sh", SHELL, SHELL.replace("set -e\n", "set -eu\nverbose=${VERBOSE:-0}\n")),
+    ("app.css", CSS, CSS + "\n@media (prefers-color-scheme: dark) {\n  body { background: #111; }\n}\n"),
+    ("package.json", JSON, JSON.replace('"jest"', '"jest",\n    "lint": "eslint ."')),
+    ("Cargo.toml", TOML, TOML + 'serde_json = "1.0"\n'),
+    ("ci.yml", YAML, YAML + "      - run: make lint\n"),
+])
+def test_a_valid_edit_passes(path, old, new):
+    still_parses(path, old, new)
+
+
+@needs_tree_sitter
+def test_a_file_that_did_not_parse_before_is_not_judged():
+    """A C header's macros, a template, a file mid-edit: the reader's gaps must refuse nothing the user had."""
+    macro = "#define LIST(T) struct { T *items; }\nLIST(int) xs\nint y;\n"  # tree-sitter cannot expand LIST
+    assert tree_fault("c", macro)
+    still_parses("list.h", macro, macro + "int z\n")
+    jinja = "{% if prod %}\nreplicas: 3\n{% endif %}\n"  # a template is no YAML
+    still_parses("deploy.yaml", jinja, jinja + "image: [a\n")
+    jsonc = '{\n  // comments: tsconfig.json\n  "strict": true\n}\n'
+    still_parses("tsconfig.json", jsonc, jsonc.replace("true", "true,"))
+
+
+def test_a_missing_reader_skips_its_check(monkeypatch):
+    monkeypatch.setattr(syntax, "_grammar", lambda tag: None)  # tree-sitter or the grammar not installed
+    still_parses("main.go", GO, GO[:GO.rindex("\t}")])
+    assert tree_fault("go", "}}}") is None
+
+
+@needs_tree_sitter
+def test_javascript_goes_to_tree_sitter_where_node_cannot_read_it(monkeypatch):
+    """Node reads plain JavaScript; JSX (a build step's syntax) and a machine without Node go to the grammar."""
+    app = "export function App() {\n  return <h1>hi</h1>;\n}\n"
+    still_parses("App.jsx", app, app.replace("<h1>hi</h1>", "<main><h1>hi</h1></main>"))
+    with pytest.raises(EditError, match=r"App.jsx: the edited file no longer parses as JavaScript .*by tree-sitter"):
+        still_parses("App.jsx", app, app.replace("</h1>;\n}", "</h1>;\n"))
+    with pytest.raises(EditError, match=r"App.js: .*JavaScript .*by tree-sitter"):  # JSX in a .js file
+        still_parses("App.js", app, app.replace("</h1>;\n}", "</h1>;\n"))
+    monkeypatch.setattr(jssyntax.shutil, "which", lambda name: None)  # no Node on this machine
+    plain = "const a = 1;\nmodule.exports = { a };\n"
+    with pytest.raises(EditError, match=r"a.js: .*JavaScript .*by tree-sitter"):
+        still_parses("a.js", plain, plain.replace("{ a }", "{ a"))
+    still_parses("a.js", plain, plain.replace("1", "2"))
+    still_parses("notes.txt", "a (\n", "a ((\n")  # no reader for prose
+
+
+@pytest.fixture
+def model(monkeypatch, scripted_lm) -> dict:
+    box: dict = {"text": ""}
+    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"] + "```\n"))
+    return box
+
+
+@needs_tree_sitter
+def test_the_cli_writes_nothing_when_a_go_edit_no_longer_parses(tmp_path, model):
+    """Through the whole path (prompt, decode, whole-file checks, --apply): exit 2, one line, the file as it was."""
+    from test_file_conventions import run
+    from test_input_safety import one_line_error as refused
+
+    (tmp_path / "main.go").write_text(GO)
+    model["text"] = GO.replace("func main() {", "func main() {\n\tdefer fmt.Println(\"done\"")  # never closed
+    refused(run(tmp_path, "fix", "main.go", "print done when main returns", "--no-focus", "--apply"),
+            "no longer parses as Go")
+    assert (tmp_path / "main.go").read_text() == GO
+    model["text"] = GO.replace("func main() {", "func main() {\n\tdefer fmt.Println(\"done\")")
+    res = run(tmp_path, "fix", "main.go", "print done when main returns", "--no-focus")
+    assert res.exit_code == 0 and '+\tdefer fmt.Println("done")\n' in res.stdout
