@@ -21,8 +21,10 @@ nothing the user had. A reader that is missing (no Node, a grammar package not i
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import json
+import re
 import sys
 import tomllib
 from functools import cache
@@ -64,34 +66,70 @@ def _grammar(tag: str) -> Any:
         return None
 
 
-def _first_fault(node: Any) -> Any:
-    """The first node tree-sitter marks as an error or as missing, walking only into subtrees that hold one."""
-    if node.is_error or node.is_missing:
-        return node
-    for child in node.children:
-        if child.has_error:
-            return _first_fault(child)
-    return node  # has_error without a marked child: the node itself is the place
-
-
-def tree_fault(tag: str, text: str) -> str | None:
-    """Where and why tree-sitter's grammar for `tag` cannot read `text` ("line 12: missing `}`"); "" when it
-    reads it; None when the grammar is not installed."""
+def _faults(tag: str, text: str) -> list[Any] | None:
+    """The nodes tree-sitter's grammar for `tag` marks as errors or as missing in `text`, in the file's order (an
+    error's own subtree is not searched); None when the grammar is not installed."""
     grammar = _grammar(tag)
     if grammar is None:
         return None
     import tree_sitter
 
+    found: list[Any] = []
+
+    def visit(node: Any) -> None:
+        if node.is_error or node.is_missing:
+            found.append(node)
+            return
+        for child in node.children:
+            if child.has_error:
+                visit(child)
+
     root = tree_sitter.Parser(grammar).parse(text.encode("utf-8")).root_node
-    if not root.has_error:
-        return ""
-    node = _first_fault(root)
+    if root.has_error:
+        visit(root)
+        found = found or [root]  # has_error without a marked child: the file itself is the place
+    return found
+
+
+def _describe(node: Any, text: str) -> str:
+    """A fault for the message: "line 12: missing `}`", "line 3: unexpected `Here is the`"."""
     row = node.start_point[0]
     where = "at the end of the file" if row >= len(text.splitlines()) else f"line {row + 1}"
     if node.is_missing:
         return f"{where}: missing `{node.type}`"
     got = node.text.decode("utf-8", "replace").strip().splitlines()
     return f"{where}: unexpected `{got[0][:40]}`" if got else f"{where}: a syntax error"
+
+
+def tree_fault(tag: str, text: str) -> str | None:
+    """Where and why tree-sitter's grammar for `tag` cannot read `text`; "" when it reads it; None when the grammar
+    is not installed."""
+    faults = _faults(tag, text)
+    return None if faults is None else _describe(faults[0], text) if faults else ""
+
+
+def _shape(line: str) -> str:
+    """A line with its names and numbers made one: `local int f(FILE *in)` and `local int g(FILE *out)` match."""
+    return re.sub(r"\w+", "w", line.strip())
+
+
+def _unexplained(old_text: str, new_text: str, old_faults: list[Any], new_faults: list[Any]) -> list[Any]:
+    """The faults of the edited text that the file's own faults do not explain. A C file whose macros the grammar
+    cannot expand (`BZ_EXTERN int BZ_API(f) (`) has faults before any edit; one of the edited text is the file's
+    own when it sits on a line the edit kept that was a fault before, on a line rewritten from lines that held one
+    (a declaration with a macro put on one line), or on a line of the same shape as one of them (the model wrote
+    another function like one, `local int f(FILE *in)` with zlib's `local` macro, or moved one)."""
+    old_lines, new_lines = old_text.splitlines(), new_text.splitlines()
+    old_rows = {node.start_point[0] for node in old_faults}
+    own = {_shape(old_lines[row]) for row in old_rows if row < len(old_lines)}
+    explained: set[int] = set()  # rows of the new text whose faults the old text explains
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+        if op == "equal":
+            explained.update(j1 + k for k in range(i2 - i1) if i1 + k in old_rows)
+        elif old_rows.intersection(range(i1, i2)):
+            explained.update(range(j1, j2))
+    return [node for node in new_faults if node.start_point[0] not in explained
+            and (node.start_point[0] >= len(new_lines) or _shape(new_lines[node.start_point[0]]) not in own)]
 
 
 def _yaml_fault(text: str) -> str | None:
@@ -153,10 +191,26 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
     if path.endswith(JAVASCRIPT) and not BEYOND_NODE.search(new_text) and still_parses_js(path, old_text, new_text):
         return  # Node read both texts (and raised if only the old one parses)
     if tag in DATA:
-        fault, name, by = _data_fault(tag, new_text), DATA[tag], ""
+        fault = _data_fault(tag, new_text)
+        if fault and _data_fault(tag, old_text) == "":
+            raise EditError(f"{path}: the edited file no longer parses as {DATA[tag]} ({fault}); nothing written")
     elif tag in GRAMMARS:
-        fault, name, by = tree_fault(tag, new_text), GRAMMARS[tag][2], ", by tree-sitter"
-    else:
-        return
-    if fault and (_data_fault(tag, old_text) if tag in DATA else tree_fault(tag, old_text)) == "":
-        raise EditError(f"{path}: the edited file no longer parses as {name} ({fault}{by}); nothing written")
+        _still_reads(path, tag, old_text, new_text)
+
+
+def _still_reads(path: str, tag: str, old_text: str, new_text: str) -> None:
+    """The tree-sitter part of `still_parses`. A `.h` file is C or C++: the grammar that reads the file as it was
+    judges the edit. A file that no grammar reads clean (macros) is judged by the faults the edit adds
+    (`_unexplained`)."""
+    best: tuple[int, str, list[Any]] | None = None
+    for candidate in ("c", "cpp") if tag == "c" and path.endswith(".h") else (tag,):
+        new_faults = _faults(candidate, new_text)
+        if not new_faults:
+            return  # it reads (or the grammar is not installed)
+        old_faults = _faults(candidate, old_text) or []
+        added = _unexplained(old_text, new_text, old_faults, new_faults) if old_faults else new_faults
+        if best is None or len(old_faults) < best[0]:
+            best = (len(old_faults), candidate, added)
+    if best is not None and best[2]:
+        raise EditError(f"{path}: the edited file no longer parses as {GRAMMARS[best[1]][2]} "
+                        f"({_describe(best[2][0], new_text)}, by tree-sitter); nothing written")
