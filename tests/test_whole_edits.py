@@ -317,3 +317,72 @@ def test_a_definitions_comment_dropped_while_it_is_edited_is_put_back():
     edited = rust.replace("/// Decodes one scalar value.\n///\n/// Returns the value and its length.\n", "").replace(
         "pub fn decode<B: AsRef<[u8]>>(s: B)", "pub fn decode(s: &[u8])").replace("    let s = s.as_ref();\n", "")
     assert is_fragment(split_lines(rust), split_lines(edited), "Make decode take a plain byte slice", path="u.rs")
+
+
+def _without(text: str, part: str) -> str:
+    assert part in text
+    return text.replace(part, "", 1)
+
+
+SHELL = ("#!/usr/bin/env sh\n\n#Usage: add  _acme-challenge.www.domain.com   \"XKrxpRBosdIKFzxW\"\n"
+         "dns_myapi_add() {\n  fulldomain=$1\n  _info \"Using myapi\"\n  return 0\n}\n\n"
+         "#Usage: fulldomain txtvalue\n#Remove the txt record after validation.\n"
+         "dns_myapi_rm() {\n  fulldomain=$1\n  txtvalue=$2\n  _info \"Using myapi\"\n  _debug txtvalue \"$txtvalue\"\n"
+         "}\n\n####################  Private functions below ##################################\n")
+CSS = "".join(f".{name} {{\n  color: #{k}{k}{k}{k}{k}{k};\n  font-weight: normal;\n  font-style: normal;\n}}\n\n"
+              for k, name in enumerate(["keyword", "type", "string", "specialchar", "comment", "number"]))
+GO_TEST = ("package gin\n\nimport \"testing\"\n\nfunc TestError(t *testing.T) {\n\tt.Log(\"ok\")\n}\n\n"
+           "func TestErrorSlice(t *testing.T) {\n\terrs := errorMsgs{{Err: errors.New(\"first\")}}\n"
+           "\tassert.Equal(t, `Error #01: first\n\nError #02: second\n`, errs.String())\n}\n\n"
+           "func TestErrorDeep(t *testing.T) {\n\tt.Log(\"deep\")\n}\n")
+GO_TYPES = ("package render\n\nimport \"net/http\"\n\n// JSON contains the given interface object.\n"
+            "type JSON struct {\n\tData any\n}\n\n"
+            "// AsciiJSON contains the given interface object.\ntype AsciiJSON struct {\n\tData any\n}\n\n"
+            "// Render writes data.\nfunc (r JSON) Render(w http.ResponseWriter) error {\n\treturn nil\n}\n")
+RUST_TESTS = ("use super::*;\n\n// A different case of slow_chain.\n#[test]\n"
+              "fn slow_chain4() {\n    let _ = run(b\"a\");\n"
+              "}\n\n// A different case of slow_chain.\n#[test]\nfn slow_chain5() {\n    let _ = run(b\"b\");\n}\n\n"
+              "#[test]\nfn fast() {\n    let _ = run(b\"c\");\n}\n")
+RUST_STRUCT = ("/// The configuration knobs.\n#[derive(Debug, Default)]\npub struct Config {\n    size: usize,\n}\n\n"
+               "impl Config {\n    pub fn size(&self) -> usize {\n        self.size\n    }\n}\n\n"
+               "pub fn run() -> usize {\n    7\n}\n")
+THEME = (
+    "inherits = \"base\"\n\n[palette]\n" + "".join(f"vibrant_{c} = \"#{k}{k}{k}{k}{k}{k}\"\n"
+                                                  for k, c in enumerate(["blue", "purple", "red", "orange"])))
+
+
+@pytest.mark.parametrize(("path", "old", "instruction", "new"), [
+    # a generator of deletions (session 29): each was refused or merged back ("no change proposed")
+    ("dns_myapi.sh", SHELL, "remove the function `dns_myapi_rm`",
+     _without(SHELL, SHELL[SHELL.index("#Usage: fulldomain"):SHELL.index("####")])),
+    ("desert.css", CSS, "remove the rule `.number`",
+     _without(CSS, ".number {\n  color: #555555;\n  font-weight: normal;\n  font-style: normal;\n}\n\n")),
+    ("errors_test.go", GO_TEST, "remove the function `TestErrorSlice`",
+     _without(GO_TEST, GO_TEST[GO_TEST.index("func TestErrorSlice"):GO_TEST.index("func TestErrorDeep")])),
+    ("json.go", GO_TYPES, "remove the type `AsciiJSON`",
+     _without(GO_TYPES, "// AsciiJSON contains the given interface object.\n"
+                        "type AsciiJSON struct {\n\tData any\n}\n\n")),
+    ("mod.rs", RUST_TESTS, "remove the function `slow_chain4`",
+     _without(RUST_TESTS, "// A different case of slow_chain.\n#[test]\nfn slow_chain4() {\n    let _ = run(b\"a\");\n"
+                          "}\n\n")),
+    ("syntax.rs", RUST_STRUCT, "remove the struct `Config`",
+     _without(RUST_STRUCT, "/// The configuration knobs.\n#[derive(Debug, Default)]\npub struct Config {\n"
+                           "    size: usize,\n}\n\n")),
+    ("theme.toml", THEME, "remove the key `vibrant_orange`", _without(THEME, "vibrant_orange = \"#333333\"\n")),
+])
+def test_a_named_block_removed_as_asked_is_written_as_it_is(path, old, instruction, new):
+    old_lines, new_lines = split_lines(old), split_lines(new)
+    assert not is_fragment(old_lines, new_lines, instruction, path)
+    result = finish_edit(SourceFile(path, old), new, instruction, DecodeStats("spec"), new)
+    assert result.new_text == new and not result.merged
+
+
+def test_a_css_rule_that_loses_a_declaration_unasked_makes_a_fragment():
+    """Once "delete the `.keyword` rule" was written whole, a generator's output that also dropped two declarations
+    of `.specialchar` was written with them lost; a rule's declarations are its statements."""
+    asked = _without(CSS, ".keyword {\n  color: #000000;\n  font-weight: normal;\n  font-style: normal;\n}\n\n")
+    lossy = asked.replace(".specialchar {\n  color: #333333;\n  font-weight: normal;\n  font-style: normal;\n",
+                          ".specialchar {\n  color: #333333;\n")
+    assert is_fragment(split_lines(CSS), split_lines(lossy), "delete the `.keyword` rule", "desert.css")
+    assert not is_fragment(split_lines(CSS), split_lines(lossy), "remove font-weight and font-style from "
+                           "`.specialchar` and delete the `.keyword` rule", "desert.css")
