@@ -22,7 +22,8 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # The name is followed by what a definition goes on with (a parameter list, a base, `{`, `:`, the line's end):
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
-    MODIFIERS + r"(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod)\s+"
+    MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod)\s+"
+    r"|impl<(?:[^<>]|<[^<>]*>)*>\s*)"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
     r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\][A-Za-z_$][\w$]*)*)"  # `Shop.Models`, PHP's `App\Http`
     r"(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
     r"permits|private|protected|internal|public|constructor)\b))"
@@ -62,7 +63,7 @@ C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\([^;\"'=]*$")  # a signature:
 GO_METHOD = re.compile(r"^func\s+\([^)]*\)\s+([A-Za-z_]\w*)\s*[(\[]")  # `func (s *Server) Start(ctx) error {`
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.
-CONTAINER = re.compile(MODIFIERS + r"(?:class|interface|struct|enum|trait|impl|namespace)\s")
+CONTAINER = re.compile(MODIFIERS + r"(?:(?:class|interface|struct|enum|trait|impl|namespace)\s|impl<)")
 
 DECORATOR = re.compile(r"^[ \t]*@")
 RUST_ATTRIBUTE = re.compile(r"^[ \t]*#\[[^\n]*\][ \t]*$")  # `#[derive(Debug)]`, not the file's own `#![...]`

@@ -346,6 +346,9 @@ RUST_TESTS = ("use super::*;\n\n// A different case of slow_chain.\n#[test]\n"
 RUST_STRUCT = ("/// The configuration knobs.\n#[derive(Debug, Default)]\npub struct Config {\n    size: usize,\n}\n\n"
                "impl Config {\n    pub fn size(&self) -> usize {\n        self.size\n    }\n}\n\n"
                "pub fn run() -> usize {\n    7\n}\n")
+GENERIC_IMPL = ("enum Data<'a> {\n    Text { text: Cow<'a, str> },\n    Bytes { bytes: &'a [u8] },\n}\n\n"
+                "impl<'a> Data<'a> {\n    fn from_bytes(bytes: &[u8]) -> Data<'_> {\n        Data::Bytes { bytes }\n"
+                "    }\n}\n\nfn main() {\n    println!(\"hi\");\n}\n")
 THEME = (
     "inherits = \"base\"\n\n[palette]\n" + "".join(f"vibrant_{c} = \"#{k}{k}{k}{k}{k}{k}\"\n"
                                                   for k, c in enumerate(["blue", "purple", "red", "orange"])))
@@ -369,6 +372,8 @@ THEME = (
      _without(RUST_STRUCT, "/// The configuration knobs.\n#[derive(Debug, Default)]\npub struct Config {\n"
                            "    size: usize,\n}\n\n")),
     ("theme.toml", THEME, "remove the key `vibrant_orange`", _without(THEME, "vibrant_orange = \"#333333\"\n")),
+    ("jsont.rs", GENERIC_IMPL, "remove the impl block `impl<'a> Data<'a>`",
+     _without(GENERIC_IMPL, GENERIC_IMPL[GENERIC_IMPL.index("impl<'a>"):GENERIC_IMPL.index("fn main")])),
 ])
 def test_a_named_block_removed_as_asked_is_written_as_it_is(path, old, instruction, new):
     old_lines, new_lines = split_lines(old), split_lines(new)
