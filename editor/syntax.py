@@ -27,6 +27,7 @@ import json
 import re
 import sys
 import tomllib
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -88,7 +89,40 @@ def _faults(tag: str, text: str) -> list[Any] | None:
     if root.has_error:
         visit(root)
         found = found or [root]  # has_error without a marked child: the file itself is the place
+    elif tag == "go":
+        found = _go_commas(root)
     return found
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault tree-sitter's grammar reads past, found by a rule of the language (`_go_commas`); shaped as
+    tree-sitter's nodes are, for `_describe` and `_unexplained`."""
+
+    start_point: tuple[int, int]
+    type: str
+    text: bytes = b""
+    is_missing: bool = True
+
+
+GO_LISTS = ("argument_list", "literal_value", "parameter_list", "type_parameter_list")
+
+
+def _go_commas(root: Any) -> list[Fault]:
+    """Go's missing commas before a newline, which tree-sitter's grammar reads past: Go ends a line after a name,
+    a literal or a closing bracket with a `;`, so the last element of a list that spans lines needs its `,`
+    (`foo(\n\ta,\n\tb\n)` does not compile). A generator (session 29) had five such outputs written."""
+    found: list[Fault] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in GO_LISTS:
+            kids = [kid for kid in node.children if kid.type != "comment"]  # `"SC2034", // why` ends in its `,`
+            for element, after in zip(kids, kids[1:], strict=False):
+                if element.is_named and after.type in (")", "}") and after.start_point[0] > element.end_point[0]:
+                    found.append(Fault((element.end_point[0], element.end_point[1]), ","))
+        stack.extend(node.children)
+    return sorted(found, key=lambda fault: fault.start_point)
 
 
 def _describe(node: Any, text: str) -> str:
