@@ -74,9 +74,10 @@ DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functoo
 
 CLOSER = re.compile(r"^[ \t]*[}\])]")
 # A line comment (`# note`, `// note`, `/// doc`), not `#include`, `#[derive]` or a shebang.
-# `# note`, `#note` (acme.sh's `#Usage: ...`), `// note`; not C's or C#'s directives, a shebang or a Rust attribute
+# `# note`, `#note` (acme.sh's `#Usage: ...`), `// note`; not C's or C#'s directives, a shebang, a Rust attribute or
+# a CSS rule for an id (`#logo { float: left; }`, `#nav {`)
 LINE_COMMENT = re.compile(r"^[ \t]*(?:#(?![!\[])(?!\s*(?:include|define|if|ifdef|ifndef|elif|else|endif|undef|"
-                          r"pragma|error|warning|line|region|endregion|nullable)\b)|//)")
+                          r"pragma|error|warning|line|region|endregion|nullable)\b)(?![\w-]+[^\n{}]*\{[^{}]*\}?\s*$)|//)")
 # What the comment that opens a file says when it is the file's own, not its first definition's.
 HEADER = re.compile(r"copyright|licen[cs]e|spdx|@file|@module|@license|eslint|-\*-|coding[:=]", re.I)
 

@@ -25,6 +25,8 @@ import difflib
 import importlib
 import json
 import re
+import shutil
+import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from functools import cache
 from typing import Any
 
 from editllm.editor.errors import EditError
-from editllm.editor.jssyntax import BEYOND_NODE, JAVASCRIPT, still_parses_js
+from editllm.editor.jssyntax import BEYOND_NODE, JAVASCRIPT, TIMEOUT_S, still_parses_js
 from editllm.editor.languages import PYTHON, language
 from editllm.editor.source import parsed
 
@@ -182,10 +184,24 @@ def _yaml_fault(text: str) -> str | None:
     return ""
 
 
-def _data_fault(tag: str, text: str) -> str | None:
+# JSON with comments by its name: VS Code's settings, TypeScript's and jsconfig's, dev containers (a review, session
+# 29: a comment added to a comment-free tsconfig.json was refused)
+JSONC_NAME = re.compile(r"(?:^|/)(?:(?:ts|js)config[\w.-]*|devcontainer|\.devcontainer/[^/]+|\.vscode/[^/]+|"
+                        r"\.eslintrc|\.babelrc|deno|biome|\.swcrc)\.json$")
+JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+
+
+def _jsonc(text: str) -> str:
+    """JSON with comments made JSON: comments and trailing commas out, strings kept as they are."""
+    return JSON_TOKEN.sub(lambda m: m[0] if m[0].startswith('"') else "", text)
+
+
+def _data_fault(tag: str, text: str, path: str = "") -> str | None:
     """The reader's complaint for a data file (JSON, TOML, YAML); "" when it reads."""
     if tag == "yaml":
-        return _yaml_fault(text)
+        return _yaml_fault(re.sub(r"[ \t]*\t(?=#)", " ", text))  # a tab before a comment: YAML's, not PyYAML's
+    if tag == "json" and JSONC_NAME.search(path):
+        text = _jsonc(text)
     try:
         json.loads(text) if tag == "json" else tomllib.loads(text)
     except json.JSONDecodeError as exc:
@@ -225,8 +241,8 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
     if path.endswith(JAVASCRIPT) and not BEYOND_NODE.search(new_text) and still_parses_js(path, old_text, new_text):
         return  # Node read both texts (and raised if only the old one parses)
     if tag in DATA:
-        fault = _data_fault(tag, new_text)
-        if fault and _data_fault(tag, old_text) == "":
+        fault = _data_fault(tag, new_text, path)
+        if fault and _data_fault(tag, old_text, path) == "":
             raise EditError(f"{path}: the edited file no longer parses as {DATA[tag]} ({fault}); nothing written")
     elif tag in GRAMMARS:
         _still_reads(path, tag, old_text, new_text)
@@ -235,7 +251,10 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
 def _still_reads(path: str, tag: str, old_text: str, new_text: str) -> None:
     """The tree-sitter part of `still_parses`. A `.h` file is C or C++: the grammar that reads the file as it was
     judges the edit. A file that no grammar reads clean (macros) is judged by the faults the edit adds
-    (`_unexplained`)."""
+    (`_unexplained`). Grammars lag their languages (a review, session 29: TypeScript's `static accessor`, CSS's
+    `@container` and `@media (width >= 600px)`, C23's `auto`, bash's extglob all read as faults), so a fault
+    refuses only on evidence a newer grammar would not change (`_strong`), unless the language's own checker is
+    installed (`AUTHORITIES`): then it decides."""
     best: tuple[int, str, list[Any]] | None = None
     for candidate in ("c", "cpp") if tag == "c" and path.endswith(".h") else (tag,):
         new_faults = _faults(candidate, new_text)
@@ -245,6 +264,111 @@ def _still_reads(path: str, tag: str, old_text: str, new_text: str) -> None:
         added = _unexplained(old_text, new_text, old_faults, new_faults) if old_faults else new_faults
         if best is None or len(old_faults) < best[0]:
             best = (len(old_faults), candidate, added)
-    if best is not None and best[2]:
-        raise EditError(f"{path}: the edited file no longer parses as {GRAMMARS[best[1]][2]} "
-                        f"({_describe(best[2][0], new_text)}, by tree-sitter); nothing written")
+    if best is None or not best[2]:
+        return
+    verdict = _authority(best[1], old_text, new_text)
+    if verdict == "":
+        return  # the language's own checker reads it
+    name = GRAMMARS[best[1]][2]
+    if verdict is not None:
+        raise EditError(f"{path}: the edited file no longer parses as {name} ({verdict}); nothing written")
+    strong = [fault for fault in best[2] if _strong(fault, best[1], old_text, new_text)]
+    if strong:
+        raise EditError(f"{path}: the edited file no longer parses as {name} "
+                        f"({_describe(strong[0], new_text)}, by tree-sitter); nothing written")
+
+
+# The evidence of a broken text that no newer grammar explains away: a closer or separator tree-sitter had to
+# insert; a line of the model's prose; a string left open on its line
+CLOSERS = {"}", ")", "]", ";", ",", '"', "end", "fi", "done", "esac", "then", "do"}
+# "Here's the updated code:", "Sure! Here is the file with the change applied:"
+PROSE_LINE = re.compile(r"^\s*[A-Z][A-Za-z']*(?:[,!.:]?\s+[A-Za-z][A-Za-z']*){3,}[.:!]?\s*$")
+
+
+SHELL_PAIRS = re.compile(r"(?<![\w$-])(?:(if|case|do)|(fi|esac|done))(?![\w-])")  # shell's `if` ... `fi`
+
+
+def _balance(text: str, tag: str) -> int:
+    """Opening brackets less closing ones in `text`, outside what reads as a string or comment on its line; in
+    shell also `if`, `case`, `do` less `fi`, `esac`, `done`."""
+    if tag == "bash":
+        code = re.sub(r"(?m)(?:^|\s)#.*$|'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"", "", text)
+        pairs = SHELL_PAIRS.findall(code)
+        return sum(1 if opener else -1 for opener, _ in pairs) + sum(map(code.count, "([{")) - \
+            sum(map(code.count, ")]}"))
+    code = re.sub(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`\n]*`|//[^\n]*|/\*.*?\*/', "", text,
+                  flags=re.S)
+    return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
+
+
+def _strong(fault: Any, tag: str, old_text: str, new_text: str) -> bool:
+    """Whether a fault shows the text broken whatever the grammar's age: tree-sitter inserted a closer or a
+    separator (`missing }`, `missing ;`), the brackets no longer balance as they did, or the fault's line is prose
+    or leaves a string open (or a line the edit wrote just above it does). A fault on a balanced line of code may
+    be syntax newer than the grammar."""
+    if fault.is_missing and fault.type in CLOSERS:
+        return True
+    if _balance(new_text, tag) != _balance(old_text, tag):
+        return True
+    lines, row = new_text.splitlines(), fault.start_point[0]
+    had = set(old_text.splitlines())
+    wrote = [line for line in lines if line not in had]
+    if any(PROSE_LINE.match(line) for line in wrote):  # tree-sitter may read a rule's worth past one (CSS)
+        return True
+    near = [lines[k] for k in range(max(0, row - NEAR), min(len(lines), row + 2)) if lines[k] not in had]
+    return any(_open_string(line, tag) or _lost_punctuation(line, old_text)
+               for line in near)  # a line the edit wrote, at the fault or just above it (where tree-sitter
+    # reads on past a string left open before it gives up)
+
+
+NEAR = 3  # lines above a fault that may hold its cause
+
+
+def _open_string(line: str, tag: str) -> bool:
+    """Whether the line leaves a string open: an odd number of unescaped quotes of one kind (not `'` in Rust,
+    whose lifetimes are written `'a`, nor in shell, whose `'` strings may span lines)."""
+    code = re.sub(r"\\.", "", line)
+    quotes = '"`' if tag in ("rust", "bash") else "\"'`"
+    return any(code.count(quote) % 2 for quote in quotes)
+
+
+def _lost_punctuation(line: str, old_text: str) -> bool:
+    """Whether `line` is a line of the old text less some punctuation (`Py_INCREF(in);` written without its `;`,
+    `"foo": "bar",` without its `,`): an edit that breaks what it did not mean to change."""
+    words = re.sub(r"\W", "", line)
+    if not words:
+        return False
+    stripped = line.strip()
+    return any(re.sub(r"\W", "", old) == words and len(old.strip()) > len(stripped)
+               for old in old_text.splitlines() if old.strip() != stripped)
+
+
+# A language's own syntax check, where installed, reading the text on stdin. Rust's edition 2021: 2024 reserves
+# `gen`, which crates of 2021 use as a name (a generator, session 29: the file as it was then did not read)
+AUTHORITIES = {"bash": ["bash", "-O", "extglob", "-n"], "rust": ["rustfmt", "--edition", "2021", "--emit", "stdout"],
+               "go": ["gofmt", "-e"]}
+
+
+def _authority_says(tag: str, text: str) -> str | None:
+    """The language's own checker on `text`: "" when it reads it, its first complaint when not, None when it is
+    not installed or gives no answer in time."""
+    command = AUTHORITIES.get(tag)
+    if command is None or shutil.which(command[0]) is None:
+        return None
+    try:
+        done = subprocess.run(command, input=text, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode == 0:
+        return ""
+    complaint = next((line.strip() for line in done.stderr.splitlines() if line.strip()), "a syntax error")
+    return f"{complaint[:120]}, by {command[0]}"
+
+
+def _authority(tag: str, old_text: str, new_text: str) -> str | None:
+    """The checker's verdict on the edit ("" reads, a complaint, None: not installed, or it did not read the file
+    before either, where tree-sitter's evidence decides)."""
+    after = _authority_says(tag, new_text)
+    if after in (None, ""):
+        return after
+    return after if _authority_says(tag, old_text) == "" else None

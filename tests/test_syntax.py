@@ -7,6 +7,7 @@ import importlib.util
 import pytest
 from editllm.editor import jssyntax, syntax
 from editllm.editor.errors import EditError
+from editllm.editor.languages import language
 from editllm.editor.syntax import still_parses, tree_fault
 
 GO = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tfor i := 0; i < 3; i++ {\n\t\tfmt.Println(i)\n\t}\n}\n'
@@ -31,7 +32,7 @@ needs_tree_sitter = pytest.mark.skipif(importlib.util.find_spec("tree_sitter") i
     ("main.go", GO, GO[:GO.rindex("\t}")], r"no longer parses as Go \(line 5: unexpected `{`"),
     # a line of the model's own prose among the code
     ("lib.rs", RUST, RUST.replace("mod tests", "Here is the updated module:\nmod tests"),
-     r"no longer parses as Rust \(line 6: unexpected `Here is the"),
+     r"no longer parses as Rust \((?:line 6: unexpected `Here is the|error: expected)"),
     # a parameter list never closed
     ("user.ts", TS, TS.replace("greet(u: User)", "greet(u: User"), r"no longer parses as TypeScript \(line 5:"),
     ("hi.c", C, C.replace("    return 0;\n", "    return 0\n"), r"no longer parses as C \(line \d: missing `;`"),
@@ -39,8 +40,47 @@ needs_tree_sitter = pytest.mark.skipif(importlib.util.find_spec("tree_sitter") i
     ("app.css", CSS, CSS.replace("  margin: 0;\n}\n", "  margin: 0;\n"), r"no longer parses as CSS"),
 ])
 def test_a_broken_edit_is_refused_with_where_and_why(path, old, broken, reason):
-    with pytest.raises(EditError, match=rf"{path}: the edited file {reason}.*by tree-sitter\); nothing written"):
+    with pytest.raises(EditError, match=rf"{path}: the edited file {reason}.*by (?:tree-sitter|bash|rustfmt)\); "
+                                        "nothing written"):
         still_parses(path, old, broken)
+
+
+@needs_tree_sitter
+@pytest.mark.parametrize(("path", "old", "broken"), [
+    ("main.go", GO, GO[:GO.rindex("\t}")]),
+    ("lib.rs", RUST, RUST.replace("mod tests", "Here is the updated module:\nmod tests")),
+    ("ls.sh", SHELL, SHELL.replace("  fi\n", "")),
+])
+def test_without_the_languages_own_checker_tree_sitter_judges(monkeypatch, path, old, broken):
+    monkeypatch.setattr(syntax.shutil, "which", lambda name: None)  # no rustfmt, gofmt or bash here
+    with pytest.raises(EditError, match=rf"{path}: the edited file no longer parses as .*by tree-sitter\)"):
+        still_parses(path, old, broken)
+
+
+@needs_tree_sitter
+@pytest.mark.parametrize(("path", "old", "new"), [
+    # syntax newer than the grammars (a review, session 29: each was refused)
+    ("app.css", CSS, CSS + "\n@container sidebar (min-width: 400px) {\n  .btn { color: red; }\n}\n"),
+    ("app.css", CSS, CSS + "\n@media (width >= 600px) {\n  body { margin: 1rem; }\n}\n"),
+    ("user.ts", TS, TS.replace("  name: string;\n", "  name: string;\n}\n\nexport class Counter {\n"
+                                                    "  static accessor count = 0;\n")),
+    ("hi.c", C, C.replace("    return 0;", "    auto d = 1;\n    return d - 1;")),
+])
+def test_a_fault_on_a_balanced_line_of_code_is_no_proof(monkeypatch, path, old, new):
+    """A grammar lags its language: a fault on a line of code whose brackets balance, with nothing missing, may be
+    syntax newer than the grammar, and refuses nothing."""
+    assert tree_fault(language(path), new)
+    still_parses(path, old, new)
+
+
+def test_the_languages_own_checker_decides_where_it_is_installed():
+    """bash reads extglob patterns tree-sitter's grammar cannot; a broken script it refuses itself."""
+    if syntax.shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    glob = SHELL.replace('  if [ -s "$f" ]; then\n', '  if [[ $f == *.@(txt|md) ]]; then\n')
+    still_parses("ls.sh", SHELL, glob)
+    with pytest.raises(EditError, match=r"ls.sh: .*shell \(.*syntax error.*by bash\)"):
+        still_parses("ls.sh", SHELL, glob.replace("  fi\n", ""))
 
 
 @pytest.mark.parametrize(("path", "old", "broken", "reason"), [
@@ -171,3 +211,18 @@ def test_go_needs_a_comma_before_the_newline_that_tree_sitter_reads_past():
         still_parses("m.go", old, old.replace("\t\t1,\n", "\t\t1,\n\t\t2\n"))
     with pytest.raises(EditError, match=r"line 5: missing `,`"):
         still_parses("m.go", old, old.replace('"x", // why', '"x" // why'))
+
+
+def test_json_with_comments_by_its_name_and_a_tab_before_a_yaml_comment_read():
+    """A review (session 29): a comment added to a comment-free tsconfig.json, and `image: x\t# why` (valid YAML
+    that PyYAML's scanner rejects), were refused."""
+    tsconfig = '{\n  "compilerOptions": {\n    "target": "ES2022",\n    "strict": false\n  }\n}\n'
+    commented = tsconfig.replace('    "strict"', "    // off until legacy/ is migrated\n    \"strict\"")
+    still_parses("tsconfig.json", tsconfig, commented)
+    still_parses(".vscode/settings.json", tsconfig, commented.replace("false\n", "false,\n"))
+    with pytest.raises(EditError, match="package.json: .*JSON"):  # not JSON with comments by its name
+        still_parses("package.json", tsconfig, commented)
+    with pytest.raises(EditError, match="tsconfig.json: .*JSON"):
+        still_parses("tsconfig.json", tsconfig, commented.replace('"ES2022",', '"ES2022"'))
+    compose = 'services:\n  web:\n    image: nginx:1.25\n    ports:\n      - "80:80"\n'
+    still_parses("compose.yaml", compose, compose.replace("1.25\n", "1.27\t# bumped for a CVE fix\n"))

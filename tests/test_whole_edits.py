@@ -391,3 +391,43 @@ def test_a_css_rule_that_loses_a_declaration_unasked_makes_a_fragment():
     assert is_fragment(split_lines(CSS), split_lines(lossy), "delete the `.keyword` rule", "desert.css")
     assert not is_fragment(split_lines(CSS), split_lines(lossy), "remove font-weight and font-style from "
                            "`.specialchar` and delete the `.keyword` rule", "desert.css")
+
+
+WARN = ("import sys\n\n\ndef warn(msg):\n    print('\\033[33m' + msg + '\\033[0m')\n\n\n"
+        "if __name__ == \"__main__\":\n    warn(\" \".join(sys.argv[1:]))\n")
+BACKUP = ("#!/bin/bash\nset -euo pipefail\n\nRED='\\033[0;31m'\nNC='\\033[0m'\n\n# Print usage and exit\nusage() {\n"
+          "  echo \"Usage: $0 <dir> [dest]\"\n  exit 1\n}\n\n"
+          "die() {\n  echo -e \"${RED}error:${NC} $*\" >&2\n  exit 1\n}\n\n"
+          "backup() {\n  local src=$1 dest=${2:-/mnt/backup}\n  [ -d \"$src\" ] || die \"no such directory: $src\"\n"
+          "  rsync -a \"$src\" \"$dest\"\n}\n\n[ $# -ge 1 ] || usage\nbackup \"$@\"\n")
+SITE = ("/* Site header */\n#logo { float: left; }\n.banner {\n  background: #c00;\n  color: white;\n}\n\n"
+        "/* Links */\na {\n  color: #06c;\n  text-decoration: none;\n}\n")
+CONFIG = ("package config\n\nimport \"time\"\n\n// Config holds the server settings read from config.yaml.\n"
+          "// Zero values mean \"use the default\".\n"
+          "type Config struct {\n\tAddr    string\n\tTimeout time.Duration\n}\n\n"
+          "func (c *Config) Validate() error {\n\treturn nil\n}\n")
+
+
+@pytest.mark.parametrize(("path", "old", "instruction", "new", "kept"), [
+    # a review of session 29's naming (each was written with the line lost, refused or merged before it)
+    ("warn.py", WARN, "make warn print to stderr",  # `'\033[33m'` left a `[` open: the guard was held by warn
+     WARN.replace("'\\033[0m')", "'\\033[0m', file=sys.stderr)").split("\n\n\nif")[0] + "\n",
+     'if __name__ == "__main__":'),
+    ("backup.sh", BACKUP, "make backup pass 'not a directory' to die",  # named in passing, not asked away
+     BACKUP.replace("die() {\n  echo -e \"${RED}error:${NC} $*\" >&2\n  exit 1\n}\n\n", "")
+     .replace("no such directory", "not a directory"), "die() {"),
+    ("site.css", SITE, "remove the .banner rule",  # `#logo {` is a rule, not a comment of `.banner`
+     SITE.replace("#logo { float: left; }\n.banner {\n  background: #c00;\n  color: white;\n}\n", ""),
+     "#logo { float: left; }"),
+    ("config.go", CONFIG, "add a Debug bool field to Config",  # a type edited keeps its doc comment
+     CONFIG.replace("// Config holds the server settings read from config.yaml.\n"
+                    "// Zero values mean \"use the default\".\n", "")
+     .replace("\tTimeout time.Duration\n", "\tTimeout time.Duration\n\tDebug   bool\n"),
+     "// Config holds the server settings"),
+])
+def test_what_the_instruction_only_mentions_is_not_lost(path, old, instruction, new, kept):
+    try:
+        result = finish_edit(SourceFile(path, old), new, instruction, DecodeStats("spec"), new)
+    except EditError:
+        return  # refused: nothing lost either
+    assert kept in result.new_text
