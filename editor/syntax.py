@@ -304,8 +304,8 @@ def _balance(text: str, tag: str) -> int:
 def _strong(fault: Any, tag: str, old_text: str, new_text: str) -> bool:
     """Whether a fault shows the text broken whatever the grammar's age: tree-sitter inserted a closer or a
     separator (`missing }`, `missing ;`), the brackets no longer balance as they did, or the fault's line is prose
-    or leaves a string open (or a line the edit wrote just above it does). A fault on a balanced line of code may
-    be syntax newer than the grammar."""
+    or leaves a string open (or a line the edit wrote just above it does), or no line the edit wrote is near it. A
+    fault on or just below a balanced line of code the edit wrote may be syntax newer than the grammar."""
     if fault.is_missing and fault.type in CLOSERS:
         return True
     if _balance(new_text, tag) != _balance(old_text, tag):
@@ -316,6 +316,8 @@ def _strong(fault: Any, tag: str, old_text: str, new_text: str) -> bool:
     if any(PROSE_LINE.match(line) for line in wrote):  # tree-sitter may read a rule's worth past one (CSS)
         return True
     near = [lines[k] for k in range(max(0, row - NEAR), min(len(lines), row + 2)) if lines[k] not in had]
+    if not near:
+        return True  # no line the edit wrote is near: lines the grammar read before fault now (a merge gone wrong)
     return any(_open_string(line, tag) or _lost_punctuation(line, old_text)
                for line in near)  # a line the edit wrote, at the fault or just above it (where tree-sitter
     # reads on past a string left open before it gives up)

@@ -275,10 +275,11 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
     had = Counter(b.text for b in blocks)
     count, whole = 0, False
     needed = dangling(new)
+    heads = {word for nb in new_blocks for word in headed(nb)}  # `.a, .b {`: rules the output writes
     named = [named_by(b, instruction) or  # a block is named by its own name, or by what owns it
              (asks_removal(blocks[owner[k]].name, instruction) if owner[k] > k and blocks[owner[k]].name
               else named_by(blocks[owner[k]], instruction))  # a definition's comment goes only with it, asked away
-             for k, b in enumerate(blocks)]
+             or _merged_into(b, heads, instruction) for k, b in enumerate(blocks)]
     # a copy of a line the file has twice (`// A different case of f.` above two tests) that went with a named
     # block: the alignment may call the other copy lost (a generator, session 29: "remove the function f" refused)
     asked = Counter(b.text for k, b in enumerate(blocks) if named[k])
@@ -293,6 +294,14 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
         whole = whole or (b.name is None and content[0] in sunk and all(n in lost | loose | sunk for n in content))
         whole = whole or _lost_declaration(b, start, lost, instruction)
     return count, whole or bool(_unbound_go_imports(old, new)) or _lost_decorator(blocks, new_blocks, instruction)
+
+
+def _merged_into(block: Block, heads: set[str], instruction: str) -> bool:
+    """Whether a rule or function the instruction names is written under another head of the output ("style `.a`
+    and `.b` with one rule": `.b {` gone, `.a, .b {` written): rewritten, not lost. A name only mentioned, with no
+    head of the output that writes it (`die()` gone while "pass it to die" named it), is lost."""
+    words = headed(block)
+    return bool(words) and any(word in heads and mentioned(word, instruction) for word in words)
 
 
 def _lost_declaration(block: Block, start: int, lost: set[int], instruction: str) -> bool:

@@ -431,3 +431,12 @@ def test_what_the_instruction_only_mentions_is_not_lost(path, old, instruction, 
     except EditError:
         return  # refused: nothing lost either
     assert kept in result.new_text
+
+
+def test_a_rule_written_under_a_shared_head_is_no_rule_left_out():
+    """"Style `.type` and `.string` with a single rule": `.string {` goes and `.type, .string {` is written. A rule
+    only mentioned counts as named no longer (see above), so the head the output writes names it."""
+    shared = (_without(CSS, ".string {\n  color: #222222;\n  font-weight: normal;\n  font-style: normal;\n}\n\n")
+              .replace(".type {\n  color: #111111;", ".type, .string {\n  color: #111111;"))
+    assert not is_fragment(split_lines(CSS), split_lines(shared), "Style `.type` and `.string` with a single rule",
+                           "desert.css")
