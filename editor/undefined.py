@@ -1,4 +1,4 @@
-"""Names a Python edit starts to use that nothing in the file defines: a note for the user, not a refusal.
+"""Names a Python (or Go) edit starts to use that nothing in the file defines: a note for the user, not a refusal.
 
 Asked to add type hints, the bundled model wrote `FrozenSet[str]` into a module that never imported it (a real-file
 probe, 2026-11): the file still parses, so nothing else catches it, and it fails at import. The model may also
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 
 from editllm.editor.asks import asked_definitions
 from editllm.editor.languages import PYTHON
@@ -109,9 +110,29 @@ def unbound(text: str) -> set[str] | None:
     return missing - KNOWN
 
 
+# Go's standard packages whose names a file seldom gives a variable (not `path`, `log`, `bytes`, `url`, `sort`)
+GO_PACKAGES = {"fmt", "errors", "strings", "strconv", "os", "io", "ioutil", "sync", "atomic", "context", "http",
+               "json", "filepath", "regexp", "bufio", "reflect", "utf8", "unicode", "math", "time", "exec", "signal"}
+
+
+def _go_unimported(text: str) -> set[str]:
+    """The standard packages a Go file uses (`fmt.Errorf`) without importing them by that name."""
+    from editllm.editor.wholefile import GO_NOT_CODE, _go_imports, _go_names
+
+    named = {name for alias, path in _go_imports(text.splitlines(keepends=True)) for name in _go_names(alias, path)}
+    code = GO_NOT_CODE.sub(" ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))  # a package doc's examples aside
+    used = set(re.findall(r"(?<![\w.])([a-z][a-z0-9]*)\.[A-Z]", code)) & GO_PACKAGES
+    return {name for name in used - named if not re.search(rf"\b{name}\s*(?::=|,[\w\s,]*:=)|\b(?:var|const)\s+{name}\b"
+                                                          rf"|[(,]\s*{name}\s+[*\w\[]", code)}
+
+
 def newly_unbound(path: str, old: str, new: str) -> list[str]:
     """The names `new` reads and binds nowhere that `old` did not already read unbound (sorted); [] for files
-    other than Python, or when either text cannot be judged."""
+    other than Python and Go, or when either text cannot be judged. In Go, the standard packages it uses without
+    importing them: a real-model probe (session 29) had "wrap the errors" write `fmt.Errorf` and "add an error"
+    write `errors.New` into files that imported neither, focused on the one function, exit 0 and no note."""
+    if path.endswith(".go") and old != new:
+        return sorted(_go_unimported(new) - _go_unimported(old))
     if not path.endswith(PYTHON) or old == new:
         return []
     before, after = unbound(old), unbound(new)

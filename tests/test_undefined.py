@@ -90,3 +90,18 @@ def test_an_asked_for_definition_the_edit_lacks_is_noted(tmp_path, model):
     model["text"] = text + "\n    def remaining(self):\n        return 0\n```\n"
     res = run(tmp_path, "fix", "m.py", "add a method remaining() to the Chunk class")
     assert res.exit_code == 0 and "asks for remaining" not in res.stderr
+
+
+def test_a_go_edit_that_uses_a_standard_package_it_does_not_import_is_noted():
+    """A real-model probe (session 29): focused on one function, the model wrote `fmt.Errorf` and `errors.New` into
+    files that imported neither; both parsed, neither compiled. A package imported by the edit, a variable of the
+    name, and code in a package's doc comment are no such use (1,655 files of golang/tools, gin and cobra: none)."""
+    old = 'package a\n\nimport "strings"\n\nfunc F(s string) (string, error) {\n\treturn strings.TrimSpace(s), nil\n}\n'
+    wrapped = old.replace("nil\n", 'fmt.Errorf("bad %s", s)\n')
+    assert newly_unbound("a.go", old, wrapped) == ["fmt"]
+    imported = wrapped.replace('import "strings"', 'import (\n\t"fmt"\n\t"strings"\n)')
+    assert newly_unbound("a.go", old, imported) == []
+    shadowed = old.replace("nil\n", 'errors.New("x")\n').replace("(s string)", "(s string, errors E)")
+    assert newly_unbound("a.go", old, shadowed) == []
+    documented = "/*\nExample:\n\n\tfmt.Println(x)\n*/\n" + old.replace("nil\n", "nil // see fmt.Errorf\n")
+    assert newly_unbound("a.go", old, documented) == []
