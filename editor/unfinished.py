@@ -23,7 +23,7 @@ import difflib
 import re
 
 from editllm.editor.asks import removal
-from editllm.editor.wholefile import COMMENT_LINE
+from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
 
 NAME = r"[A-Za-z_$][\w$]*"
 # "rename (the function) `parse()` to `parse_args()`", "rename X as Y", "rename X → Y", "rename X -> Y"
@@ -184,21 +184,26 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
     """(name, lines) for each definition the instruction asks to remove that the edit removed while other lines of
     the text still use it: a real probe (session 28) removing `withTmp` from a JavaScript module left
     `module.exports.withTmp = withTmp`, which throws when the module loads. Python's undefined names are
-    `editor.undefined`'s to find; this reads definitions by their headers (`blocks.DEF`) in any language."""
+    `editor.undefined`'s to find; this reads definitions by their headers (`blocks.DEF`) in any language. A shell
+    function is noted however it went: a real-model probe (session 29) asked for a new helper and got it written
+    over `_Technitium_account()`, which two functions still call, exit 0."""
     from editllm.editor.blocks import DEF, split_blocks
     from editllm.editor.source import split_lines
 
     if old_text == new_text:
         return []
-    defined_before = {b.name for b in split_blocks(split_lines(old_text), 0) if b.name}
-    defined_after = {b.name for b in split_blocks(split_lines(new_text), 0) if b.name}
+    before, after = split_blocks(split_lines(old_text), 0), split_blocks(split_lines(new_text), 0)
+    shell = {word for b in before if SHELL_FUNCTION.match(b.lines[0].strip() if b.lines else "") for word in headed(b)}
+    defined_before = {b.name for b in before if b.name} | shell
+    defined_after = {b.name for b in after if b.name} | {word for b in after for word in headed(b)}
     out = []
     for name in sorted(defined_before - defined_after):
-        if removal(name, instruction) != "asked":
+        if removal(name, instruction) != "asked" and name not in shell:
             continue
         word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
         lines = [n for n, line in enumerate(new_text.split("\n"), 1)
-                 if word.search(line) and not COMMENT_LINE.match(line) and not DEF.match(line)]
+                 if word.search(line) and not COMMENT_LINE.match(line) and not DEF.match(line)
+                 and not SHELL_FUNCTION.match(line.strip())]
         if lines:
             out.append((name, lines))
     return out

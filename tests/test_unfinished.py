@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from editllm.editor.unfinished import kept_removals, left_unrenamed, renames
+from editllm.editor.unfinished import kept_removals, left_unrenamed, renames, still_used
 from test_file_conventions import run
 
 C = ("#include \"ringbuf.h\"\n\n/* rb_count is the number of bytes stored. */\nsize_t rb_count(const ringbuf_t *rb)\n"
@@ -129,3 +129,14 @@ def test_a_removed_definition_still_used_is_noted():
     assert still_used(js, tidy, "Remove the withTmp function") == []
     assert still_used(js, removed, "Fix the keep function") == []  # not asked to go
     assert still_used(js, js, "Remove the withTmp function") == []  # not removed: kept_removals speaks then
+
+
+def test_a_shell_function_the_edit_removes_unasked_while_lines_still_call_it_is_noted():
+    """A real-model probe (session 29): "wrap the repeated _get call in a helper function _technitium_api" had the
+    helper written over `_Technitium_account()`, which both functions still call; exit 0 and no word of it."""
+    old = ("dns_add() {\n  _account\n  _get \"$url/add\"\n}\n\n"
+           "_account() {\n  Server=\"${Server:-$(_readconf Server)}\"\n}\n")
+    new = ("dns_add() {\n  _account\n  _api \"$url/add\"\n}\n\n"
+           "_api() {\n  _get \"$1\"\n}\n")
+    assert still_used(old, new, "wrap the _get call in a helper function _api") == [("_account", [2])]
+    assert still_used(old, new.replace("  _account\n", ""), "wrap the _get call in a helper _api") == []
