@@ -5,7 +5,8 @@ line of a block that may shrink in an edit. A real-model probe (session 29) aske
 and move the keywords array right after description" of a package.json; the model also dropped `author` and
 `license`, exit 0, and no check spoke. A data file says exactly what it holds, so the edit is read key by key: a
 key (at any depth) the edited file no longer has, when neither it nor a key above it is named by the instruction,
-was left out, and the edit is refused. Keys moved, reordered, made inline tables or flow mappings are kept; the
+was left out, and the edit is refused. Keys moved, reordered, made inline tables or flow mappings are kept; a key
+whose value the edit writes under another name (a table, a list or a long string) was renamed or moved; the
 items of a list are not keys (a step removed from a workflow is left to the other checks).
 """
 
@@ -52,6 +53,46 @@ def key_paths(data: Any, above: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     return found
 
 
+def _canonical(value: Any) -> str | None:
+    """A value as one string, when it says enough to be recognised elsewhere: a table, a list, or a string of eight
+    characters or more (not `true`, `1`, `"dev"`)."""
+    import json
+
+    if isinstance(value, dict | list) and value or isinstance(value, str) and len(value) >= 8:
+        return json.dumps(_plain(value), sort_keys=True, default=str)
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A value with every key a string (YAML reads `on:` as True, `1:` as 1), to be written sorted."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return [_plain(v) for v in value] if isinstance(value, list) else value
+
+
+def _values(data: Any) -> set[str]:
+    """The canonical form of every value the data holds (tables, lists and their items, long strings)."""
+    found: set[str] = set()
+    items = data if isinstance(data, list) else [data]
+    while items:
+        value = items.pop()
+        if (text := _canonical(value)) is not None:
+            found.add(text)
+        items.extend(value.values() if isinstance(value, dict) else value if isinstance(value, list) else [])
+    return found
+
+
+def _at(data: Any, path: tuple[str, ...], tag: str) -> Any:
+    """The value at a key path (in any document of a YAML stream)."""
+    for document in data if tag == "yaml" else [data]:
+        value = document
+        for key in path:
+            value = next((v for k, v in value.items() if str(k) == key), None) if isinstance(value, dict) else None
+        if value is not None:
+            return value
+    return None
+
+
 def _flat(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
@@ -76,7 +117,9 @@ def no_unasked_key_loss(path: str, old_text: str, new_text: str, instruction: st
     had = set().union(*(key_paths(doc) for doc in documents(old)))
     kept = set().union(*(key_paths(doc) for doc in documents(new)))
     gone = sorted(p for p in had - kept if p[:-1] in kept or len(p) == 1)  # the highest key gone
-    lost = [p for p in gone if not any(named(key, instruction) for key in p)]
+    moved = _values(new)
+    lost = [p for p in gone if not any(named(key, instruction) for key in p)
+            and _canonical(_at(old, p, tag)) not in moved]
     if lost:
         keys = ", ".join(".".join(p) for p in lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
         raise EditError(f"{path}: the output leaves out {keys}, which the instruction does not ask to remove; "

@@ -63,3 +63,13 @@ def test_a_key_is_named_as_a_word_or_as_its_letters():
     assert named("line-length", "raise the line length to 100")
     assert not named("license", "Remove the directories field")
     assert not named("ab", "grab it")  # too short to be read from letters: as a word only
+
+
+def test_a_key_whose_value_is_written_under_another_name_was_renamed():
+    """"Upgrade to the new config format": `[tool.black]` written as `[tool.formatter]` with the same settings."""
+    old = '[tool.black]\nline-length = 100\ntarget-version = ["py311"]\n\n[project]\nname = "app"\n'
+    renamed = old.replace("[tool.black]", "[tool.formatter]")
+    no_unasked_key_loss("pyproject.toml", old, renamed, "upgrade to the new config format")
+    with pytest.raises(EditError, match="leaves out project, which"):
+        no_unasked_key_loss("pyproject.toml", old, renamed.split("\n\n[project]")[0] + "\n",
+                            "upgrade to the new config format")
