@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
+from editllm.editor.datakeys import unasked_keys, unasked_keys_note
 from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
@@ -543,6 +544,8 @@ class EditSession:
             self.log(leftover_note(src.path, old, new, lines))
         if kept := kept_removals(src.text, result.new_text, instruction):
             self.log(kept_note(src.path, kept))
+        if keys := unasked_keys(src.path, src.text, result.new_text, instruction):
+            self.log(unasked_keys_note(src.path, keys))
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):
                 self.log(still_used_note(src.path, name, lines))

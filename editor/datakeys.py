@@ -5,7 +5,9 @@ line of a block that may shrink in an edit. A real-model probe (session 29) aske
 and move the keywords array right after description" of a package.json; the model also dropped `author` and
 `license`, exit 0, and no check spoke. A data file says exactly what it holds, so the edit is read key by key: a
 key (at any depth) the edited file no longer has, when neither it nor a key above it is named by the instruction,
-was left out, and the edit is refused. Keys moved, reordered, made inline tables or flow mappings are kept; a key
+is noted. Noted, not refused: a review (session 29) found 29 valid edits a refusal would stop (migrations, "replace
+jest with vitest" taking `@types/jest`, "use the short form for each dependency", a typo fixed in a key), which key
+names alone cannot tell from a loss. Keys moved, reordered, made inline tables or flow mappings are kept; a key
 whose value the edit writes under another name (a table, a list or a long string) was renamed or moved; the
 items of a list are not keys (a step removed from a workflow is left to the other checks).
 """
@@ -15,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from editllm.editor.errors import EditError
 from editllm.editor.languages import language
 from editllm.editor.syntax import JSONC_NAME, _jsonc
 
@@ -35,7 +36,7 @@ def _read(tag: str, text: str, path: str) -> Any:
             return tomllib.loads(text)
         import yaml
 
-        return list(yaml.safe_load_all(text))  # a stream of documents
+        return list(yaml.load_all(text, Loader=yaml.BaseLoader))  # keys as written: `on:` is "on", not True
     except Exception:  # noqa: BLE001 - any reader's error means: not judged here
         return None
 
@@ -47,6 +48,8 @@ def key_paths(data: Any, above: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     found: set[tuple[str, ...]] = set()
     if isinstance(data, dict):
         for key, value in data.items():
+            if key == "<<":  # YAML's merge key, read as written: an anchor inlined loses it, and nothing else
+                continue
             path = (*above, str(key))
             found.add(path)
             found |= key_paths(value, path)
@@ -93,34 +96,49 @@ def _at(data: Any, path: tuple[str, ...], tag: str) -> Any:
     return None
 
 
+COMMON = {"the", "and", "add", "remove", "move", "keep", "make", "use", "set", "key", "keys", "field", "value",
+          "file", "with", "from", "into", "for", "this", "that", "all", "new", "old"}  # words that name no key
+
+
 def _flat(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def named(key: str, instruction: str) -> bool:
+def named(key: str, instruction: str, words: list[str] | None = None) -> bool:
     """Whether the instruction names a key: as a word, or, for a key of three letters or more, as letters of it
-    written apart (`devDependencies` in "the dev dependencies", `line-length` in "the line length")."""
+    written apart (`devDependencies` in "the dev dependencies", `line-length` in "the line length"), or by a word of
+    it (`ts-jest` in "replace jest with vitest", `editor.tabSize` in "remove tabSize", `keywords` in "keyword")."""
     if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", instruction, re.I):
         return True
-    return len(_flat(key)) >= 3 and _flat(key) in _flat(instruction)
+    flat = _flat(key)
+    if len(flat) >= 3 and flat in _flat(instruction):
+        return True
+    words = re.findall(r"[A-Za-z][\w-]*", instruction) if words is None else words
+    return any(len(_flat(word)) >= 3 and (_flat(word) in flat or flat.startswith(_flat(word)[:-1]) and
+                                          len(flat) - len(_flat(word)) <= 2) for word in words
+               if _flat(word) not in COMMON)
 
 
-def no_unasked_key_loss(path: str, old_text: str, new_text: str, instruction: str) -> None:
-    """Refuse an edit of a data file that leaves out a key nobody asked about (see the module's docstring)."""
+def unasked_keys(path: str, old_text: str, new_text: str, instruction: str) -> list[str]:
+    """The keys (dotted paths) of a data file the edit leaves out that the instruction does not speak of (see the
+    module's docstring); [] for other files or texts that do not read."""
     tag = language(path)
     if tag not in DATA or old_text == new_text:
-        return
+        return []
     old, new = _read(tag, old_text, path), _read(tag, new_text, path)
     if old is None or new is None:
-        return
+        return []
     documents = (lambda data: data) if tag == "yaml" else (lambda data: [data])
     had = set().union(*(key_paths(doc) for doc in documents(old)))
     kept = set().union(*(key_paths(doc) for doc in documents(new)))
     gone = sorted(p for p in had - kept if p[:-1] in kept or len(p) == 1)  # the highest key gone
     moved = _values(new)
-    lost = [p for p in gone if not any(named(key, instruction) for key in p)
+    words = [w for w in re.findall(r"[A-Za-z][\w-]*", instruction) if len(w) >= 3]
+    return [".".join(p) for p in gone if not any(named(key, instruction, words) for key in p)
             and _canonical(_at(old, p, tag)) not in moved]
-    if lost:
-        keys = ", ".join(".".join(p) for p in lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
-        raise EditError(f"{path}: the output leaves out {keys}, which the instruction does not ask to remove; "
-                        "nothing written (ask for it, or --allow-deletions)")
+
+
+def unasked_keys_note(path: str, keys: list[str]) -> str:
+    """The note for keys an edit of a data file leaves out unasked."""
+    shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+    return f"{path}: note: the edit leaves out {shown}, which the instruction does not name; check they should go"

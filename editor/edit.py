@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from editllm.editor import elision, prose
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
-from editllm.editor.datakeys import no_unasked_key_loss
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
@@ -312,7 +311,6 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     if not allow_deletions:
         no_unasked_prose_deletion(src.path, src.lines, whole.lines, instruction)
         no_unasked_code_deletion(src.path, src.lines, whole.lines, instruction)
-        no_unasked_key_loss(src.path, src.text, whole.text, instruction)
     kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
     new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
         restore_line_endings(src, whole.text, whole.lines)

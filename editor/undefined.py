@@ -122,8 +122,9 @@ def _go_unimported(text: str) -> set[str]:
     named = {name for alias, path in _go_imports(text.splitlines(keepends=True)) for name in _go_names(alias, path)}
     code = GO_NOT_CODE.sub(" ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))  # a package doc's examples aside
     used = set(re.findall(r"(?<![\w.])([a-z][a-z0-9]*)\.[A-Z]", code)) & GO_PACKAGES
-    return {name for name in used - named if not re.search(rf"\b{name}\s*(?::=|,[\w\s,]*:=)|\b(?:var|const)\s+{name}\b"
-                                                          rf"|[(,]\s*{name}\s+[*\w\[]", code)}
+    return {name for name in used - named  # declared as a variable: `json :=`, `var json`, a parameter, `var (` lines
+            if not re.search(rf"\b{name}\s*(?::=|,[\w\s,]*:=)|\b(?:var|const)\s+{name}\b|[(,]\s*{name}\s+[*\w\[]"
+                             rf"|^[ \t]*{name}[ \t]*(?:=|[ \t]+[\w.*\[])", code, re.M)}
 
 
 def newly_unbound(path: str, old: str, new: str) -> list[str]:

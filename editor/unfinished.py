@@ -180,6 +180,11 @@ def kept_note(path: str, names: list[str]) -> str:
     return f"{path}: note: the instruction asks to remove {', '.join(names)}, which the edit leaves in place"
 
 
+SOURCED = re.compile(r"^\s*(?:\.|source)\s+\S", re.M)  # a shell script that reads another one's functions
+ONE_LINE_FUNCTION = re.compile(r"^\s*(?:function\s+)?([\w:.-]+)\s*\(\s*\)\s*\{.*\}\s*$", re.M)  # `f() { ...; }`
+QUOTED = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"")  # a shell word in quotes is text (`echo "build done"`)
+
+
 def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str, list[int]]]:
     """(name, lines) for each definition the instruction asks to remove that the edit removed while other lines of
     the text still use it: a real probe (session 28) removing `withTmp` from a JavaScript module left
@@ -194,16 +199,19 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
         return []
     before, after = split_blocks(split_lines(old_text), 0), split_blocks(split_lines(new_text), 0)
     shell = {word for b in before if SHELL_FUNCTION.match(b.lines[0].strip() if b.lines else "") for word in headed(b)}
+    if shell and SOURCED.search(new_text):
+        shell = set()  # "move it into lib.sh and source it": defined where this text cannot see
     defined_before = {b.name for b in before if b.name} | shell
-    defined_after = {b.name for b in after if b.name} | {word for b in after for word in headed(b)}
+    defined_after = {b.name for b in after if b.name} | {word for b in after for word in headed(b)} | \
+        set(ONE_LINE_FUNCTION.findall(new_text))
     out = []
     for name in sorted(defined_before - defined_after):
         if removal(name, instruction) != "asked" and name not in shell:
             continue
         word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
         lines = [n for n, line in enumerate(new_text.split("\n"), 1)
-                 if word.search(line) and not COMMENT_LINE.match(line) and not DEF.match(line)
-                 and not SHELL_FUNCTION.match(line.strip())]
+                 if word.search(QUOTED.sub("", line) if name in shell else line) and not COMMENT_LINE.match(line)
+                 and not DEF.match(line) and not SHELL_FUNCTION.match(line.strip())]
         if lines:
             out.append((name, lines))
     return out

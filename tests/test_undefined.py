@@ -105,3 +105,6 @@ def test_a_go_edit_that_uses_a_standard_package_it_does_not_import_is_noted():
     assert newly_unbound("a.go", old, shadowed) == []
     documented = "/*\nExample:\n\n\tfmt.Println(x)\n*/\n" + old.replace("nil\n", "nil // see fmt.Errorf\n")
     assert newly_unbound("a.go", old, documented) == []
+    grouped = old + ("\nvar (\n\tjson = jsoniter.ConfigCompatibleWithStandardLibrary\n)\n\n"
+                     "func G(x any) { json.Marshal(x) }\n")
+    assert newly_unbound("a.go", old, grouped) == []  # a review: a variable of a `var (` group

@@ -140,3 +140,11 @@ def test_a_shell_function_the_edit_removes_unasked_while_lines_still_call_it_is_
            "_api() {\n  _get \"$1\"\n}\n")
     assert still_used(old, new, "wrap the _get call in a helper function _api") == [("_account", [2])]
     assert still_used(old, new.replace("  _account\n", ""), "wrap the _get call in a helper _api") == []
+    # a review: a function made one line, moved to a sourced file, or named in a string is no call left behind
+    script = 'log_msg() {\n  echo "$1"\n}\nbuild() {\n  make\n}\nlog_msg hi\nbuild\n'
+    one_line = script.replace('log_msg() {\n  echo "$1"\n}\n', 'log_msg() { echo "$1"; }\n')
+    assert still_used(script, one_line, "make log_msg one line") == []
+    sourced = script.replace('log_msg() {\n  echo "$1"\n}\n', ". ./lib.sh\n")
+    assert still_used(script, sourced, "move log_msg into lib.sh and source it") == []
+    inlined = script.replace("build() {\n  make\n}\n", "").replace("build\n", 'make\necho "build done"\n')
+    assert still_used(script, inlined, "inline build") == []
