@@ -1,4 +1,4 @@
-"""A data file (JSON, TOML, YAML) keeps every key the instruction does not speak of.
+"""Keys a data file's edit (JSON, TOML, YAML) leaves out that the instruction does not speak of: a note.
 
 The whole-file checks read a file's top-level blocks, and a JSON file is one block: a key deleted inside it is a
 line of a block that may shrink in an edit. A real-model probe (session 29) asked to "remove the directories field

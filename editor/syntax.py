@@ -14,9 +14,11 @@ language's own users trust where one ships with Python or the machine:
 - JSON with `json`, TOML with `tomllib`, YAML with PyYAML's composer (tags such as CloudFormation's `!Ref` are
   read, not resolved).
 
-The rule is relative: a file that did not parse before the edit is not judged (a file mid-edit, a template, a C
-header whose macros tree-sitter cannot expand, newer syntax than the reader knows), so a reader's gaps refuse
-nothing the user had. A reader that is missing (no Node, a grammar package not installed) skips its check.
+The rule is relative: a file that did not parse before the edit is not judged (a file mid-edit, a template), and
+one whose macros a grammar cannot expand is judged by the faults the edit adds. Grammars lag their languages, so a
+tree-sitter fault refuses only on evidence a newer grammar would not change (a closer it had to insert, brackets
+no longer balanced, a line of prose, a string left open, punctuation lost); where the language's own checker is
+installed (`bash -n`, `rustfmt`, `gofmt`), it decides. A reader that is missing skips its check.
 """
 
 from __future__ import annotations
@@ -278,13 +280,12 @@ def _still_reads(path: str, tag: str, old_text: str, new_text: str) -> None:
                         f"({_describe(strong[0], new_text)}, by tree-sitter); nothing written")
 
 
-# The evidence of a broken text that no newer grammar explains away: a closer or separator tree-sitter had to
-# insert; a line of the model's prose; a string left open on its line
+# The evidence of a broken text that no newer grammar explains away (`_strong`): a closer or separator tree-sitter
+# had to insert; a line of the model's prose; a string left open within NEAR lines above the fault
 CLOSERS = {"}", ")", "]", ";", ",", '"', "end", "fi", "done", "esac", "then", "do"}
 # "Here's the updated code:", "Sure! Here is the file with the change applied:"
 PROSE_LINE = re.compile(r"^\s*[A-Z][A-Za-z']*(?:[,!.:]?\s+[A-Za-z][A-Za-z']*){3,}[.:!]?\s*$")
-
-
+NEAR = 3
 SHELL_PAIRS = re.compile(r"(?<![\w$-])(?:(if|case|do)|(fi|esac|done))(?![\w-])")  # shell's `if` ... `fi`
 
 
@@ -315,15 +316,11 @@ def _strong(fault: Any, tag: str, old_text: str, new_text: str) -> bool:
     wrote = [line for line in lines if line not in had]
     if any(PROSE_LINE.match(line) for line in wrote):  # tree-sitter may read a rule's worth past one (CSS)
         return True
+    # the lines the edit wrote at the fault or just above it, where tree-sitter reads on past a string left open
     near = [lines[k] for k in range(max(0, row - NEAR), min(len(lines), row + 2)) if lines[k] not in had]
     if not near:
         return True  # no line the edit wrote is near: lines the grammar read before fault now (a merge gone wrong)
-    return any(_open_string(line, tag) or _lost_punctuation(line, old_text)
-               for line in near)  # a line the edit wrote, at the fault or just above it (where tree-sitter
-    # reads on past a string left open before it gives up)
-
-
-NEAR = 3  # lines above a fault that may hold its cause
+    return any(_open_string(line, tag) or _lost_punctuation(line, old_text) for line in near)
 
 
 def _open_string(line: str, tag: str) -> bool:
