@@ -60,20 +60,13 @@ def test_a_key_is_named_as_a_word_as_its_letters_or_by_a_word_of_it():
     assert not named("license", INSTRUCTION)
 
 
-@pytest.fixture
-def model(monkeypatch, scripted_lm) -> dict:
-    box: dict = {"text": ""}
-    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"] + "```\n"))
-    return box
-
-
 def test_the_cli_writes_the_edit_and_notes_the_keys_it_left_out(tmp_path, model):
     """A note, not a refusal: a review (session 29) found 29 valid edits (migrations, a key's typo fixed, a
     dependency written in its short form) that key names alone cannot tell from a loss."""
     from test_file_conventions import run
 
     (tmp_path / "package.json").write_text(dump(PACKAGE))
-    model["text"] = dump({k: v for k, v in PACKAGE.items() if k not in ("directories", "author", "license")})
+    model["text"] = dump({k: v for k, v in PACKAGE.items() if k not in ("directories", "author", "license")}) + "```\n"
     res = run(tmp_path, "fix", "package.json", INSTRUCTION, "--no-focus")
     assert res.exit_code == 0 and '-  "author": "Rebecca Turner",\n' in res.stdout
     assert "package.json: note: the edit leaves out author, license, which the instruction does not name" in res.stderr

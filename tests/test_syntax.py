@@ -144,13 +144,6 @@ def test_javascript_goes_to_tree_sitter_where_node_cannot_read_it(monkeypatch):
     still_parses("notes.txt", "a (\n", "a ((\n")  # no reader for prose
 
 
-@pytest.fixture
-def model(monkeypatch, scripted_lm) -> dict:
-    box: dict = {"text": ""}
-    monkeypatch.setattr("editllm.editor.models.load_model", lambda *a, **k: scripted_lm(box["text"] + "```\n"))
-    return box
-
-
 @needs_tree_sitter
 def test_the_cli_writes_nothing_when_a_go_edit_no_longer_parses(tmp_path, model):
     """Through the whole path (prompt, decode, whole-file checks, --apply): exit 2, one line, the file as it was."""
@@ -158,11 +151,11 @@ def test_the_cli_writes_nothing_when_a_go_edit_no_longer_parses(tmp_path, model)
     from test_input_safety import one_line_error as refused
 
     (tmp_path / "main.go").write_text(GO)
-    model["text"] = GO.replace("func main() {", "func main() {\n\tdefer fmt.Println(\"done\"")  # never closed
+    model["text"] = GO.replace("func main() {", "func main() {\n\tdefer fmt.Println(\"done\"") + "```\n"  # never closed
     refused(run(tmp_path, "fix", "main.go", "print done when main returns", "--no-focus", "--apply"),
             "no longer parses as Go")
     assert (tmp_path / "main.go").read_text() == GO
-    model["text"] = GO.replace("func main() {", "func main() {\n\tdefer fmt.Println(\"done\")")
+    model["text"] = GO.replace("func main() {", "func main() {\n\tdefer fmt.Println(\"done\")") + "```\n"
     res = run(tmp_path, "fix", "main.go", "print done when main returns", "--no-focus")
     assert res.exit_code == 0 and '+\tdefer fmt.Println("done")\n' in res.stdout
 
