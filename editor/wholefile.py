@@ -170,7 +170,7 @@ def headed(block: Block) -> list[str]:
 
 
 STRING_OPENERS = ('"""', "'''", "`")  # the delimiters of a string that may span lines; Rust's r#" is read apart
-RAW_OPEN, RAW_CLOSE = re.compile(r'\br(#+)"'), re.compile(r'"(#+)')
+RAW_OPEN = re.compile(r'\br(#+)"')  # Rust's raw string, closed by `"` and as many `#`
 
 
 def _string_left_open(lines: list[str], open_string: str | None) -> str | None:
