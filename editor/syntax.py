@@ -6,7 +6,7 @@ with exit 0, and in a pre-commit hook it lands in a commit. So the edited text i
 language's own users trust where one ships with Python or the machine:
 
 - Python with `ast` (the running Python's grammar);
-- JavaScript with `node --check` where Node.js is installed (`editor.jssyntax`), and with tree-sitter's grammar
+- JavaScript with `node --check` where Node.js is installed (as a module or a script), and with tree-sitter's grammar
   where Node is not there or cannot read the file (JSX, decorators: a build step's syntax);
 - Go, Rust, TypeScript and TSX, C, C++, Java, C#, PHP, Ruby, CSS and shell with tree-sitter's grammars, the
   parsers editors use for these languages (a parser per language written here would misread them, as the line
@@ -36,7 +36,6 @@ from functools import cache
 from typing import Any
 
 from editllm.editor.errors import EditError
-from editllm.editor.jssyntax import BEYOND_NODE, JAVASCRIPT, TIMEOUT_S, still_parses_js
 from editllm.editor.languages import PYTHON, language
 from editllm.editor.source import parsed
 
@@ -216,6 +215,67 @@ def _data_fault(tag: str, text: str, path: str = "") -> str | None:
 DATA = {"json": "JSON", "toml": "TOML", "yaml": "YAML"}
 
 
+TIMEOUT_S = 20  # a checker that does not answer in time is skipped, not failed
+
+
+def _run(command: list[str], text: str) -> str | None:
+    """A syntax checker run on `text` (stdin): "" when it reads it, its complaint (stderr) when not, None when it is
+    not installed or gives no answer in time. Node and the languages' own checkers (`AUTHORITIES`) run through it."""
+    program = shutil.which(command[0])
+    if program is None:
+        return None
+    try:
+        done = subprocess.run([program, *command[1:]], input=text, capture_output=True, text=True,
+                              timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return "" if done.returncode == 0 else done.stderr or "a syntax error"
+
+
+# Node's part. A real-model probe (session 28) had two "convert this file to ES modules" edits written with exit 0
+# that no longer parsed (an unbalanced `)` in an import line, an `await` in a function that was not `async`).
+JAVASCRIPT = (".js", ".mjs", ".cjs")
+# What a build step, not Node, reads in a .js file: JSX (`<App />`, `</div>`) and decorators (a review, session 28:
+# the first JSX added to a React hook file was refused)
+BEYOND_NODE = re.compile(r"</[A-Za-z]|<[A-Za-z][\w.]*[^<>\n]*/>|(?:\breturn|=>|[=(,?:])\s*<[A-Za-z]|^\s*@[A-Za-z_$]",
+                         re.M)
+
+
+def _check(text: str, module: bool) -> str | None:
+    """Node's complaint about `text` as an ES module (`module`) or a CommonJS script: "" when it parses, None when
+    Node cannot say (not installed, no answer in time)."""
+    kind = "--input-type=module" if module else "--input-type=commonjs"
+    return _run(["node", "--check", kind, "-"], text)
+
+
+def _reason(err: str) -> str:
+    """Node's one-line reason (`SyntaxError: Unexpected token ';'`) and the line it names, for the message."""
+    where = next((line.split(":")[-1] for line in err.splitlines() if line.startswith("[stdin]:")), "")
+    why = next((line.strip() for line in err.splitlines() if "Error:" in line), "a syntax error")
+    return f"line {where}: {why}" if where.isdigit() else why
+
+
+def still_parses_js(path: str, old_text: str, new_text: str) -> bool:
+    """Refuse an edit that turns a JavaScript file Node parses (as a module or a script) into one it parses as
+    neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes; Node runs once
+    per text and kind, and its complaint about the edited text is the message. True when Node judged the edit
+    (and passed it), False when it could not (tree-sitter's grammar is asked then)."""
+    if not path.endswith(JAVASCRIPT) or BEYOND_NODE.search(new_text):
+        return False
+    kinds = [True] if path.endswith(".mjs") else [False] if path.endswith(".cjs") else [False, True]
+    if not any(_check(old_text, module) == "" for module in kinds):
+        return False  # no Node, or the file did not parse to begin with
+    errors = {module: _check(new_text, module) for module in kinds}
+    if "" in errors.values():
+        return True  # it parses as one of them
+    if None in errors.values():
+        return False  # Node could not say
+    esm = re.search(r"^\s*(?:import\s|import\{|export\s)", new_text, re.M) is not None
+    module = esm if len(kinds) > 1 else kinds[0]  # the kind the text is written as tells the error that matters
+    raise EditError(f"{path}: the edited file no longer parses as JavaScript ({_reason(errors[module])}, "
+                    "by node --check); nothing written")
+
+
 def _python(path: str, old_text: str, new_text: str) -> None:
     """Python with `ast`: a result cut short inside a definition, a line of the model's prose among the code, or
     half a statement merged in parse no longer. The message names this Python: newer syntax fails in an older
@@ -240,7 +300,7 @@ def still_parses(path: str, old_text: str, new_text: str) -> None:
         _python(path, old_text, new_text)
         return
     tag = language(path)
-    if path.endswith(JAVASCRIPT) and not BEYOND_NODE.search(new_text) and still_parses_js(path, old_text, new_text):
+    if still_parses_js(path, old_text, new_text):
         return  # Node read both texts (and raised if only the old one parses)
     if tag in DATA:
         fault = _data_fault(tag, new_text, path)
@@ -274,14 +334,17 @@ def _still_reads(path: str, tag: str, old_text: str, new_text: str) -> None:
     name = GRAMMARS[best[1]][2]
     if verdict is not None:
         raise EditError(f"{path}: the edited file no longer parses as {name} ({verdict}); nothing written")
-    strong = [fault for fault in best[2] if _strong(fault, best[1], old_text, new_text)]
-    if strong:
+    if _broken_throughout(best[1], old_text, new_text):
+        strong = best[2][0]
+    else:
+        strong = next((fault for fault in best[2] if _strong(fault, best[1], old_text, new_text)), None)
+    if strong is not None:
         raise EditError(f"{path}: the edited file no longer parses as {name} "
-                        f"({_describe(strong[0], new_text)}, by tree-sitter); nothing written")
+                        f"({_describe(strong, new_text)}, by tree-sitter); nothing written")
 
 
-# The evidence of a broken text that no newer grammar explains away (`_strong`): a closer or separator tree-sitter
-# had to insert; a line of the model's prose; a string left open within NEAR lines above the fault
+# The evidence of a broken text that no newer grammar explains away (`_strong`, `_broken_throughout`): a closer or
+# separator tree-sitter had to insert; a line of the model's prose; a string left open within NEAR lines above
 CLOSERS = {"}", ")", "]", ";", ",", '"', "end", "fi", "done", "esac", "then", "do"}
 # "Here's the updated code:", "Sure! Here is the file with the change applied:"
 PROSE_LINE = re.compile(r"^\s*[A-Z][A-Za-z']*(?:[,!.:]?\s+[A-Za-z][A-Za-z']*){3,}[.:!]?\s*$")
@@ -302,20 +365,24 @@ def _balance(text: str, tag: str) -> int:
     return sum(map(code.count, "([{")) - sum(map(code.count, ")]}"))
 
 
-def _strong(fault: Any, tag: str, old_text: str, new_text: str) -> bool:
-    """Whether a fault shows the text broken whatever the grammar's age: tree-sitter inserted a closer or a
-    separator (`missing }`, `missing ;`), the brackets no longer balance as they did, or the fault's line is prose
-    or leaves a string open (or a line the edit wrote just above it does), or no line the edit wrote is near it. A
-    fault on or just below a balanced line of code the edit wrote may be syntax newer than the grammar."""
-    if fault.is_missing and fault.type in CLOSERS:
-        return True
+def _broken_throughout(tag: str, old_text: str, new_text: str) -> bool:
+    """Evidence that makes every fault a real one: the brackets (or shell's `if`/`fi` pairs) no longer balance as
+    they did, or a line the edit wrote is prose (tree-sitter may read a CSS rule's worth past one)."""
     if _balance(new_text, tag) != _balance(old_text, tag):
+        return True
+    had = set(old_text.splitlines())
+    return any(PROSE_LINE.match(line) for line in new_text.splitlines() if line not in had)
+
+
+def _strong(fault: Any, tag: str, old_text: str, new_text: str) -> bool:
+    """Whether a fault shows the text broken whatever the grammar's age (besides `_broken_throughout`): tree-sitter
+    inserted a closer or a separator (`missing }`, `missing ;`), a line the edit wrote at the fault or just above it
+    leaves a string open or lost punctuation it had, or no line the edit wrote is near it. A fault on or just below
+    a balanced line of code the edit wrote may be syntax newer than the grammar."""
+    if fault.is_missing and fault.type in CLOSERS:
         return True
     lines, row = new_text.splitlines(), fault.start_point[0]
     had = set(old_text.splitlines())
-    wrote = [line for line in lines if line not in had]
-    if any(PROSE_LINE.match(line) for line in wrote):  # tree-sitter may read a rule's worth past one (CSS)
-        return True
     # the lines the edit wrote at the fault or just above it, where tree-sitter reads on past a string left open
     near = [lines[k] for k in range(max(0, row - NEAR), min(len(lines), row + 2)) if lines[k] not in had]
     if not near:
@@ -352,15 +419,10 @@ def _authority_says(tag: str, text: str) -> str | None:
     """The language's own checker on `text`: "" when it reads it, its first complaint when not, None when it is
     not installed or gives no answer in time."""
     command = AUTHORITIES.get(tag)
-    if command is None or shutil.which(command[0]) is None:
-        return None
-    try:
-        done = subprocess.run(command, input=text, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode == 0:
-        return ""
-    complaint = next((line.strip() for line in done.stderr.splitlines() if line.strip()), "a syntax error")
+    said = None if command is None else _run(command, text)
+    if not said:
+        return said
+    complaint = next((line.strip() for line in said.splitlines() if line.strip()), "a syntax error")
     return f"{complaint[:120]}, by {command[0]}"
 
 

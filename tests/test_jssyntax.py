@@ -1,4 +1,4 @@
-"""editor/jssyntax.py: a JavaScript file that parsed must still parse, by `node --check` where Node is installed."""
+"""editor/syntax.py, Node's part: a JavaScript file that parsed must still parse, by `node --check`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 from editllm.editor.errors import EditError
-from editllm.editor.jssyntax import still_parses_js
+from editllm.editor.syntax import still_parses_js
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
 

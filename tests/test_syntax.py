@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from editllm.editor import jssyntax, syntax
+from editllm.editor import syntax
 from editllm.editor.errors import EditError
 from editllm.editor.languages import language
 from editllm.editor.syntax import still_parses, tree_fault
@@ -136,7 +136,7 @@ def test_javascript_goes_to_tree_sitter_where_node_cannot_read_it(monkeypatch):
         still_parses("App.jsx", app, app.replace("</h1>;\n}", "</h1>;\n"))
     with pytest.raises(EditError, match=r"App.js: .*JavaScript .*by tree-sitter"):  # JSX in a .js file
         still_parses("App.js", app, app.replace("</h1>;\n}", "</h1>;\n"))
-    monkeypatch.setattr(jssyntax.shutil, "which", lambda name: None)  # no Node on this machine
+    monkeypatch.setattr(syntax.shutil, "which", lambda name: None)  # no Node on this machine
     plain = "const a = 1;\nmodule.exports = { a };\n"
     with pytest.raises(EditError, match=r"a.js: .*JavaScript .*by tree-sitter"):
         still_parses("a.js", plain, plain.replace("{ a }", "{ a"))
