@@ -14,25 +14,24 @@ items of a list are not keys (a step removed from a workflow is left to the othe
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from typing import Any
 
 from editllm.editor.languages import language
-from editllm.editor.syntax import JSONC_NAME, _jsonc
+from editllm.editor.syntax import JSONC_NAME, jsonc_to_json
 
 DATA = ("json", "toml", "yaml")
 
 
 def _read(tag: str, text: str, path: str) -> Any:
-    """The data a file holds, or None where it does not read (the syntax check speaks of that)."""
+    """The data a file holds, or None where it does not read (the syntax check speaks of that). Every key is a
+    string, as JSON and TOML write them and YAML's BaseLoader reads them."""
     try:
         if tag == "json":
-            import json
-
-            return json.loads(_jsonc(text) if JSONC_NAME.search(path) else text)
+            return json.loads(jsonc_to_json(text) if JSONC_NAME.search(path) else text)
         if tag == "toml":
-            import tomllib
-
             return tomllib.loads(text)
         import yaml
 
@@ -50,7 +49,7 @@ def key_paths(data: Any, above: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
         for key, value in data.items():
             if key == "<<":  # YAML's merge key, read as written: an anchor inlined loses it, and nothing else
                 continue
-            path = (*above, str(key))
+            path = (*above, key)
             found.add(path)
             found |= key_paths(value, path)
     return found
@@ -59,18 +58,9 @@ def key_paths(data: Any, above: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
 def _canonical(value: Any) -> str | None:
     """A value as one string, when it says enough to be recognised elsewhere: a table, a list, or a string of eight
     characters or more (not `true`, `1`, `"dev"`)."""
-    import json
-
     if isinstance(value, dict | list) and value or isinstance(value, str) and len(value) >= 8:
-        return json.dumps(_plain(value), sort_keys=True, default=str)
+        return json.dumps(value, sort_keys=True, default=str)  # default: TOML's dates
     return None
-
-
-def _plain(value: Any) -> Any:
-    """A value with every key a string (YAML reads `on:` as True, `1:` as 1), to be written sorted."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return [_plain(v) for v in value] if isinstance(value, list) else value
 
 
 def _values(data: Any) -> set[str]:
@@ -90,7 +80,7 @@ def _at(data: Any, path: tuple[str, ...], tag: str) -> Any:
     for document in data if tag == "yaml" else [data]:
         value = document
         for key in path:
-            value = next((v for k, v in value.items() if str(k) == key), None) if isinstance(value, dict) else None
+            value = value.get(key) if isinstance(value, dict) else None
         if value is not None:
             return value
     return None

@@ -192,7 +192,7 @@ JSONC_NAME = re.compile(r"(?:^|/)(?:(?:ts|js)config[\w.-]*|devcontainer|\.devcon
 JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
 
 
-def _jsonc(text: str) -> str:
+def jsonc_to_json(text: str) -> str:
     """JSON with comments made JSON: comments and trailing commas out, strings kept as they are."""
     return JSON_TOKEN.sub(lambda m: m[0] if m[0].startswith('"') else "", text)
 
@@ -202,7 +202,7 @@ def _data_fault(tag: str, text: str, path: str = "") -> str | None:
     if tag == "yaml":
         return _yaml_fault(re.sub(r"[ \t]*\t(?=#)", " ", text))  # a tab before a comment: YAML's, not PyYAML's
     if tag == "json" and JSONC_NAME.search(path):
-        text = _jsonc(text)
+        text = jsonc_to_json(text)
     try:
         json.loads(text) if tag == "json" else tomllib.loads(text)
     except json.JSONDecodeError as exc:
