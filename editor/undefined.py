@@ -16,6 +16,7 @@ import re
 from editllm.editor.asks import asked_definitions
 from editllm.editor.languages import PYTHON
 from editllm.editor.source import python_tree
+from editllm.editor.wholefile import GO_NOT_CODE, go_imports, go_names
 
 KNOWN = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__loader__", "__package__",
                               "__builtins__", "__path__", "__annotations__", "__dict__", "__class__", "__qualname__",
@@ -117,9 +118,7 @@ GO_PACKAGES = {"fmt", "errors", "strings", "strconv", "os", "io", "ioutil", "syn
 
 def _go_unimported(text: str) -> set[str]:
     """The standard packages a Go file uses (`fmt.Errorf`) without importing them by that name."""
-    from editllm.editor.wholefile import GO_NOT_CODE, _go_imports, _go_names
-
-    named = {name for alias, path in _go_imports(text.splitlines(keepends=True)) for name in _go_names(alias, path)}
+    named = {name for alias, path in go_imports(text.splitlines(keepends=True)) for name in go_names(alias, path)}
     code = GO_NOT_CODE.sub(" ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))  # a package doc's examples aside
     used = set(re.findall(r"(?<![\w.])([a-z][a-z0-9]*)\.[A-Z]", code)) & GO_PACKAGES
     return {name for name in used - named  # declared as a variable: `json :=`, `var json`, a parameter, `var (` lines

@@ -147,8 +147,8 @@ def named_by(block: Block, instruction: str) -> bool:
         words = [table, table.rsplit(".", 1)[-1]]
     elif first.endswith(":") or HEADING.match(first):
         words = IDENT.findall(first.lstrip("#"))
-    elif headed(block):  # only asked away: a review had `die()` lost, written, when "like die does" named it
-        return any(asks_removal(word, instruction) for word in headed(block))
+    elif words := headed(block):  # only asked away: a review had `die()` lost, written, when "like die does" named it
+        return any(asks_removal(word, instruction) for word in words)
     else:
         return False
     return any(not keyword.iskeyword(w) and mentioned(w, instruction) for w in words)
@@ -347,13 +347,13 @@ def _unbound_go_imports(old: list[str], new: list[str]) -> list[str]:
     if not any(line.startswith("package ") for line in old[:50]):
         return []
     text = "".join(GO_NOT_CODE.sub(" ", line) for line in new)  # code only: no comment, string or rune
-    kept = {path for _, path in _go_imports(new)}
-    provided = {name for path in kept for name in _go_names(None, path)}  # `math/rand/v2` for `math/rand`
+    kept = {path for _, path in go_imports(new)}
+    provided = {name for path in kept for name in go_names(None, path)}  # `math/rand/v2` for `math/rand`
     out = []
-    for alias, path in _go_imports(old):
+    for alias, path in go_imports(old):
         if path in kept or alias in ("_", "."):
             continue
-        names = _go_names(alias, path)
+        names = go_names(alias, path)
         if names & provided:
             continue  # swapped for another package of the name (a new major version, another YAML library)
         if any(name and re.search(rf"(?<![\w.]){re.escape(name)}\.[A-Za-z_]", text) for name in names):
@@ -361,7 +361,7 @@ def _unbound_go_imports(old: list[str], new: list[str]) -> list[str]:
     return out
 
 
-def _go_imports(lines: list[str]) -> list[tuple[str | None, str]]:
+def go_imports(lines: list[str]) -> list[tuple[str | None, str]]:
     """(alias, path) of each import of a Go file: `import "fmt"` and the lines of an `import (...)` group."""
     out = []
     group = False
@@ -373,7 +373,7 @@ def _go_imports(lines: list[str]) -> list[tuple[str | None, str]]:
     return out
 
 
-def _go_names(alias: str | None, path: str) -> set[str]:
+def go_names(alias: str | None, path: str) -> set[str]:
     """The names a Go import may go by: its alias, else its path's last part as Go code names it (`go-toml/v2` is
     `toml`, `yaml.v3` is `yaml`, `math/rand/v2` is `rand`)."""
     if alias:
