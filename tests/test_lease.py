@@ -201,6 +201,10 @@ def test_pack_refuses_distilled_examples_that_lost_code(tokenizer, tokenizer_dir
     dropped = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL,
                       good.after.replace("import math\n", "import logging\n"), "distill:docstring:pkg/stats.py")
     assert not lossy(good) and lossy(cut) and lossy(dropped)
+    # what only the editor's later checks caught (`edit.finish_edit` judges): a file that no longer parses
+    broken = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL,
+                     good.after.replace("return result", "return (result"), "distill:docstring:pkg/stats.py")
+    assert lossy(broken)
     write_jsonl([good], tmp_path / "syn.jsonl.gz", tokenizer)
     write_jsonl([good, cut, dropped], tmp_path / "earlier.jsonl.gz", tokenizer)
     pack(tmp_path / "syn.jsonl.gz", 1, 0, tokenizer_dir, tmp_path / "pack", [tmp_path / "earlier.jsonl.gz"])

@@ -21,9 +21,13 @@ from dataclasses import MISSING, asdict, dataclass, fields
 from pathlib import Path
 
 from editllm.editor.cachefs import replacing
+from editllm.editor.decode import DecodeStats
+from editllm.editor.edit import finish_edit
+from editllm.editor.elision import fill
 from editllm.editor.errors import EditError
 from editllm.editor.focus import copy_view
-from editllm.editor.source import decode_bytes, split_lines
+from editllm.editor.prose import guard
+from editllm.editor.source import SourceFile, decode_bytes, split_lines
 from editllm.grammar.program import ProgramError, oracle, render
 from editllm.training import wording
 from editllm.training.mutate import mutation_sites, rename_identifier
@@ -350,19 +354,20 @@ def eval_fingerprints(cases_dir: Path = CASES_DIR) -> list[Fingerprint]:
 
 
 def lossy(example: Example) -> bool:
-    """Whether the example's after-text lost what the instruction did not ask to lose: a placeholder for code
-    the model left out (`# ... existing code ...`), or a statement dropped beside a changed one (an import
-    swapped for a logging line). Rewrite mode's outputs from before the editor caught those (`editor.elision`,
-    `wholefile.is_fragment`) may hold them, and copy mode must not learn to write them."""
-    from editllm.editor.elision import fill
-    from editllm.editor.wholefile import is_fragment
-
+    """Whether the editor would not write the example's after-text as it stands, were the model to write it:
+    refused (a function, comment or last line dropped unasked, a file that no longer parses, ...), merged
+    with the original as a fragment, its placeholders for left-out code filled, or its layout put back.
+    Rewrite mode's outputs from before the editor caught those may hold them, and copy mode must not learn to
+    write what the editor would refuse: the editor's own checks (`edit.finish_edit`) judge, so a rule the
+    editor gains filters the training data too."""
     try:
-        if fill(example.before, example.after, example.instruction, example.path)[1]:
-            return True
+        text, filled = fill(example.before, example.after, example.instruction, example.path)
+        text = guard(example.path, example.before, text, example.instruction)
+        result = finish_edit(SourceFile(example.path, example.before), text, example.instruction,
+                             DecodeStats("rewrite"), "", filled=filled)
     except EditError:
         return True
-    return is_fragment(split_lines(example.before), split_lines(example.after), example.instruction)
+    return result.new_text != example.after
 
 
 def overlaps_eval(example: Example, prints: list[Fingerprint]) -> bool:
