@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from editllm.editor import goimports
 from editllm.editor.asks import asks_removal, mentioned
 from editllm.editor.blocks import Block, is_blank, joined, notes_above, split_blocks
 from editllm.editor.errors import EditError
@@ -65,7 +66,8 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     content = sum(1 for line in lines if not is_blank(line))
     if sum(len(b.lines) for b in named) > MAX_SHARE * content:
         return None
-    kept = [b for b in blocks if is_named(b, instruction) or is_import(b)]
+    go = goimports.is_go(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
+    kept = [b for b in blocks if is_named(b, instruction) or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
     return Focus(body if body.endswith("\n") else body + "\n", tuple(b.name for b in named))
 
@@ -87,9 +89,10 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
-    drop = {i for i, b in enumerate(blocks)
-            if (is_named(b, instruction) and asks_removal(b.name, instruction)) or (allow_deletions and is_import(b))}
-    new_lines = split_lines(edited)
+    go = goimports.is_go(lines)
+    drop = {i for i, b in enumerate(blocks) if (is_named(b, instruction) and asks_removal(b.name, instruction))
+            or (allow_deletions and is_import(b) and not (go and goimports.is_header(b)))}
+    new_lines, imports = goimports.split_output(split_lines(edited)) if go else (split_lines(edited), None)
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
     asked = {i for i in named if asks_removal(blocks[i].name, instruction)}
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
@@ -100,7 +103,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
-    return "".join(merged)
+    return "".join(goimports.merge_imports(lines, merged, imports) if imports else merged)
 
 
 def refuse_unshown(blocks: list[Block], new_lines: list[str], instruction: str) -> None:

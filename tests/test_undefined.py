@@ -108,3 +108,5 @@ def test_a_go_edit_that_uses_a_standard_package_it_does_not_import_is_noted():
     grouped = old + ("\nvar (\n\tjson = jsoniter.ConfigCompatibleWithStandardLibrary\n)\n\n"
                      "func G(x any) { json.Marshal(x) }\n")
     assert newly_unbound("a.go", old, grouped) == []  # a review: a variable of a `var (` group
+    logged = old.replace("\treturn", '\tlog.Printf("trimming %q", s)\n\treturn')  # "add logging" (not noted before)
+    assert newly_unbound("a.go", old, logged) == ["log"]

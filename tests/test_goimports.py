@@ -1,0 +1,118 @@
+"""editor/goimports.py: a focused Go edit shows the package clause and imports, and merges the imports back
+as a set (what the model adds is added; what it leaves out that other code still uses stays)."""
+
+from __future__ import annotations
+
+from editllm.editor.focus import copy_view, focus_of, merge_focus
+from editllm.editor.goimports import is_go
+
+GO = '''// Package config reads settings.
+package config
+
+import (
+	"os"
+	"strings"
+
+	yaml "gopkg.in/yaml.v3"
+)
+
+// Config holds the settings.
+type Config struct {
+	Name string
+}
+
+// Load reads the config file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Config
+	return &c, yaml.Unmarshal(data, &c)
+}
+
+func clean(s string) string {
+	return strings.TrimSpace(s)
+}
+
+func other() int {
+	return 1
+}
+
+func more() int {
+	return 2
+}
+'''
+
+ASK = "Log the path in Load with log.Printf"
+
+
+def test_go_focus_shows_the_package_clause_and_the_import_group():
+    focus = focus_of(GO, ASK)
+    assert focus is not None and focus.names == ("Load",)
+    assert focus.text.startswith('package config\n\nimport (\n\t"os"\n\t"strings"\n\n\tyaml "gopkg.in/yaml.v3"\n)\n\n'
+                                 "func Load(")
+    assert "func clean" not in focus.text and "// Package config" not in focus.text
+
+
+def test_an_import_the_model_adds_goes_into_the_group_once():
+    """Before, the group the model wrote back was read as a new statement: `import (` twice, `os` imported twice."""
+    out = focus_of(GO, ASK).text.replace('import (\n', 'import (\n\t"log"\n').replace(
+        "\tdata, err :=", '\tlog.Printf("loading %s", path)\n\tdata, err :=')
+    merged = merge_focus(GO, out, ASK)
+    assert merged == GO.replace('import (\n', 'import (\n\t"log"\n').replace(
+        "\tdata, err :=", '\tlog.Printf("loading %s", path)\n\tdata, err :=')
+
+
+def test_an_import_left_out_that_hidden_code_uses_stays_where_it_was():
+    """`strings` is used by `clean`, which the model was not shown: leaving it out of the group must not lose it.
+    `yaml`, used only by Load, which no longer uses it, goes as the model wants (an unused import does not build)."""
+    out = ('package config\n\nimport (\n\t"encoding/json"\n\t"os"\n)\n\n'
+           "func Load(path string) (*Config, error) {\n\tdata, err := os.ReadFile(path)\n\tif err != nil {\n"
+           "\t\treturn nil, err\n\t}\n\tvar c Config\n\treturn &c, json.Unmarshal(data, &c)\n}\n")
+    merged = merge_focus(GO, out, "Make Load read JSON instead of YAML")
+    assert '\nimport (\n\t"encoding/json"\n\t"os"\n\t"strings"\n)\n' in merged
+    assert "yaml" not in merged and "json.Unmarshal" in merged and "func clean" in merged
+
+
+def test_an_output_without_imports_leaves_the_files_imports_alone():
+    out = ("func Load(path string) (*Config, error) {\n\treturn nil, nil\n}\n")
+    merged = merge_focus(GO, out, "Make Load a stub")
+    assert merged.split("// Config")[0] == GO.split("// Config")[0]
+
+
+def test_a_file_without_imports_gets_a_declaration_after_its_package_clause():
+    text = "package util\n\nfunc Twice(n int) int {\n\treturn 2 * n\n}\n\nfunc a() {}\n\nfunc b() {}\n\nfunc c() {}\n"
+    focus = focus_of(text, "Log n in Twice")
+    assert focus.text == "package util\n\nfunc Twice(n int) int {\n\treturn 2 * n\n}\n"
+    out = 'package util\n\nimport "log"\n\nfunc Twice(n int) int {\n\tlog.Println(n)\n\treturn 2 * n\n}\n'
+    assert merge_focus(text, out, "Log n in Twice") == text.replace(
+        "package util\n\n", 'package util\n\nimport "log"\n\n').replace("\treturn 2", "\tlog.Println(n)\n\treturn 2")
+
+
+def test_a_single_import_line_becomes_a_group_when_the_model_adds_one():
+    text = GO.replace('import (\n\t"os"\n\t"strings"\n\n\tyaml "gopkg.in/yaml.v3"\n)\n', 'import "os"\n').replace(
+        "yaml.Unmarshal(data, &c)", "nil").replace("strings.TrimSpace(s)", "s")
+    out = focus_of(text, ASK).text.replace('import "os"\n', 'import (\n\t"log"\n\t"os"\n)\n').replace(
+        "\tdata, err :=", '\tlog.Print(path)\n\tdata, err :=')
+    merged = merge_focus(text, out, ASK)
+    assert '\nimport (\n\t"log"\n\t"os"\n)\n\n// Config' in merged and merged.count("import") == 1
+
+
+def test_blank_imports_stay_though_no_code_names_them():
+    text = GO.replace('\t"os"\n', '\t_ "embed"\n\t"os"\n')
+    out = focus_of(text, ASK).text.replace('\t_ "embed"\n', '\t"log"\n')
+    assert '\nimport (\n\t_ "embed"\n\t"log"\n\t"os"\n' in merge_focus(text, out, ASK)  # first, as it was
+
+
+def test_only_go_reads_as_go():
+    assert is_go(GO.splitlines(True)) and is_go(["//go:build linux\n", "\n", "package main\n"])
+    assert not is_go(["package com.example;\n"]) and not is_go(["import os\n"]) and not is_go([])
+
+
+def test_copy_view_of_a_go_edit_that_adds_an_import_is_focused():
+    """The selector's training pairs are focused as copy mode focuses: the group is part of what it shows."""
+    after = GO.replace('import (\n', 'import (\n\t"log"\n').replace(
+        "\tdata, err :=", '\tlog.Printf("loading %s", path)\n\tdata, err :=')
+    shown, goal, names = copy_view(GO, after, ASK)
+    assert names == ("Load",) and shown == focus_of(GO, ASK).text and '\t"log"\n' in goal
