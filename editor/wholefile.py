@@ -862,6 +862,34 @@ def _words(line: str) -> list[str]:
     return re.findall(r"[a-z]{2,}", line.lower())
 
 
+PARAGRAPH_WORDS = 12  # a paragraph of this many words, taken out whole with nothing in its place, was lost
+
+
+def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead: list[str]) -> bool:
+    """Whether old[i1:i2] holds a whole paragraph (text between blank lines) of `PARAGRAPH_WORDS` words or more that
+    the output writes nowhere: none of its lines, and in their place (`instead`) fewer words than it had, not half
+    of them its own (a rewording keeps its words, a translation or a change of tone its length). Markdown is often
+    written a paragraph to a line, and a README's paragraphs are two or three lines: `PROSE_RUN` lines never
+    counted them (session 30: an output that answered "add a sentence to the Usage section" without the section's
+    other paragraph was written, exit 0)."""
+    written_instead = [w.lower() for line in instead for w in re.findall(r"\w+", line)]
+    kept = set(written_instead)
+    k = i1
+    while k < i2:
+        if is_blank(old[k]):
+            k += 1
+            continue
+        start = k
+        while k < len(old) and not is_blank(old[k]):
+            k += 1
+        words = [w.lower() for line in old[start:k] for w in re.findall(r"\w+", line)]
+        whole = (start == 0 or is_blank(old[start - 1])) and k <= i2 and len(words) >= PARAGRAPH_WORDS
+        if whole and not any(written[line.strip()] for line in old[start:k]) \
+                and len(set(words) & kept) * 2 < len(set(words)) and len(written_instead) < len(words):
+            return True
+    return False
+
+
 def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruction: str) -> None:
     """Refuse a prose edit that takes out a run of text lines where the instruction asks for nothing of the kind:
     lines left out with nothing in their place, or a stretch rewritten into well under half its words. A line
@@ -880,7 +908,8 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
         words = sum(len(line.split()) for line in old[i1:i2])
         lost = (op == "delete" and len(gone) >= PROSE_RUN) or (
             op == "replace" and len(gone) >= PROSE_RUN and words >= 40
-            and sum(len(line.split()) for line in new[j1:j2]) < words / 2)
+            and sum(len(line.split()) for line in new[j1:j2]) < words / 2) or _whole_paragraph(old, i1, i2, written,
+                                                                                               new[j1:j2])
         if lost:
             first = i1 + next(k for k, line in enumerate(old[i1:i2]) if line.strip() == gone[0].strip())
             raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {first + 1} on "

@@ -1032,6 +1032,40 @@ def test_a_block_of_prose_the_output_skips_is_refused():
     no_unasked_prose_deletion("LICENSE", old, split_lines(three.replace("----\n\n", "")), instruction)
 
 
+README = ("# Tool\n\n## Installation\n\nInstall it with pip:\n\n    pip install tool\n\n"
+          "You need Python 3.10 or newer. On Windows, use the py launcher\n"
+          "instead of python, and make sure the Scripts folder is on PATH.\n\n"
+          "The package has no other dependencies.\n\n## Usage\n\nRun `tool --help` to see the options.\n\n"
+          "Configuration lives in `~/.toolrc`; every key there can also be set as `--key value` on the command line.\n")
+WINDOWS = ("You need Python 3.10 or newer. On Windows, use the py launcher\n"
+           "instead of python, and make sure the Scripts folder is on PATH.\n\n")
+
+
+def test_a_whole_paragraph_the_output_leaves_out_is_refused_however_short():
+    """Markdown is often written a paragraph to a line, and README paragraphs are two or three lines: a run of four
+    lines never counted them. Left out with nothing (or a shorter text about something else) in their place, they
+    are refused; a rewording, a translation or a paragraph put on one line is an edit of them."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_prose_deletion
+
+    old = split_lines(README)
+    config = "Configuration lives in `~/.toolrc`"
+    added = README[:README.index(config)].replace("options.", "options, and `--verbose` for more output.")
+    with pytest.raises(EditError, match=r"README.md: the output leaves out 1 lines from line 18 on \('Configuration"):
+        no_unasked_prose_deletion("README.md", old, split_lines(added), "add a sentence about --verbose to Usage")
+    pipx = README.replace(WINDOWS, "").replace("pip install tool\n", "pip install tool\n    pipx install tool\n")
+    with pytest.raises(EditError, match=r"leaves out 2 lines from line 9 on \('You need Python"):
+        no_unasked_prose_deletion("README.md", old, split_lines(pipx), "mention pipx in the Installation section")
+    for edit in (WINDOWS.replace("3.10", "3.11").replace("and make sure", "and check that"),  # reworded
+                 WINDOWS.replace("launcher\n", "launcher "),  # one line
+                 "Vous avez besoin de Python 3.10 ou plus. Sous Windows, utilisez le lanceur py au lieu de python,\n"
+                 "et mettez le dossier Scripts dans le PATH.\n\n"):  # translated
+        no_unasked_prose_deletion("README.md", old, split_lines(README.replace(WINDOWS, edit)), "update the paragraph")
+    no_unasked_prose_deletion("README.md", old, split_lines(README.replace(WINDOWS, "")), "remove the Windows note")
+    short = README.replace("The package has no other dependencies.\n\n", "")  # 6 words: below a paragraph's
+    no_unasked_prose_deletion("README.md", old, split_lines(short), "mention pipx")
+
+
 @pytest.mark.parametrize("opening", ['"""Deprecated helpers below; removed in 2.0."""\n',
                                      '"""Usage: run g() to get 3."""\n'])
 def test_a_fragments_opening_string_unlike_the_docstring_leaves_it(opening):
