@@ -426,6 +426,21 @@ ESM_EXPORT = re.compile(r"^export\s")
 CONTENT_WORD = re.compile(r"[a-z][a-z0-9]{3,}")  # a word of four letters or more, in lower case
 
 
+def _joined(old: list[str], i1: int, i2: int, now: str, lines: set[str]) -> set[int]:
+    """The lines of old[i1:i2] whose words `now` (the text written in their place) holds in order: joined into a
+    longer line, not lost. A line of one or two words counts with a neighbour (a paragraph's last line, `SOFTWARE.`).
+    One that `now` holds as a line of its own (`lines`, stripped) is not joined but a copy: in a file of repeated
+    lines (a test table), the other copy may be the one written (a generator's fragment, session 30)."""
+    words = f" {' '.join(WORD.findall(now))} "
+
+    def held(text: str) -> bool:
+        found = WORD.findall(text)
+        return len(found) >= 3 and f" {' '.join(found)} " in words
+
+    return {k for k in range(i1, i2) if WORD.search(old[k]) and old[k].strip() not in lines
+            and (held(old[k]) or held("".join(old[max(i1, k - 1):k + 1])) or held("".join(old[k:k + 2][:i2 - k])))}
+
+
 def accounted(old: list[str], new: list[str], instruction: str, shape: bool = True,
               ops: list[tuple] | None = None) -> set[int]:
     """Indices of the old lines that an edit of the whole file took out as part of the edit, though neither they nor
@@ -471,6 +486,7 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
                 line.strip() in inner and indent_of(line) < inner[line.strip()] for line in put):
             out |= set(range(i1, i2))  # a statement unwrapped: a `try` made the one assignment it held
         was, now = "".join(old[i1:i2]), "".join(new[j1:j2])
+        out |= _joined(old, i1, i2, now, {new[j].strip() for j in range(j1, j2)})
         if shape and DOCSTRING.match(was) and DOCSTRING.match(now) \
                 and was.count(was.lstrip()[:3]) == 2 and now.count(now.lstrip()[:3]) == 2:
             out |= set(range(i1, i2))  # a docstring rewritten whole ("a one-line docstring")
@@ -723,6 +739,10 @@ PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|cond
                            r"replace|rewrite|reword|restructure|reorgani[sz]e|clear|empty|leave out|keep just|"
                            r"keep only|discard|prune|take out|no longer|obsolete|outdated|deprecated|unused|"
                            r"less (?:verbose|wordy)|fewer (?:words|lines))\b", re.I)
+# A line's words, in order: one whose words the lines written in its place hold, in order, was joined into a longer
+# line (a paragraph put on one line, made a list), not lost. A generator (session 30): the last paragraph of a
+# LICENSE put on one line was read as the file cut short, and its old lines were added back under the new one.
+WORD = re.compile(r"\w+")
 PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, that make an unasked deletion
 
 

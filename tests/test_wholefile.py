@@ -1066,6 +1066,29 @@ def test_a_whole_paragraph_the_output_leaves_out_is_refused_however_short():
     no_unasked_prose_deletion("README.md", old, split_lines(short), "mention pipx")
 
 
+def test_a_last_paragraph_put_on_one_line_is_the_whole_file():
+    """A generator (session 30): the MIT licence's last paragraph put on one line ("on one line", "as a list") read as
+    the file cut short at its end, and the merge added the old lines back under the new one, exit 0."""
+    from editllm.editor.wholefile import ensure_whole
+
+    last = ("THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR\n"
+            "IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,\n"
+            "FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE\n"
+            "AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER\n"
+            "LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,\n"
+            "OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE\n"
+            "SOFTWARE.\n")
+    old = MIT.split("----")[0].replace("THE SOFTWARE IS PROVIDED \"AS IS\",\nWITHOUT WARRANTY OF ANY KIND.\n", last)
+    one = old.replace(last, " ".join(last.split()) + "\n")
+    listed = old.replace(last, "- " + last.replace("OR\nIMPLIED", "OR IMPLIED").replace(". IN", ".\n- IN"))
+    for new, instruction in ((one, "put the warranty paragraph on one line"),
+                             (listed, "make the warranty paragraph a list of its sentences")):
+        whole = ensure_whole(old, new, instruction, path="LICENSE")
+        assert whole.text == new and not whole.merged
+    cut = old[:old.index("LIABILITY, WHETHER")]  # cut short: still merged
+    assert ensure_whole(old, cut, "fix the year", path="LICENSE").merged
+
+
 @pytest.mark.parametrize("opening", ['"""Deprecated helpers below; removed in 2.0."""\n',
                                      '"""Usage: run g() to get 3."""\n'])
 def test_a_fragments_opening_string_unlike_the_docstring_leaves_it(opening):
