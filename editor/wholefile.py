@@ -276,10 +276,11 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
     count, whole = 0, False
     needed = dangling(new)
     heads = {word for nb in new_blocks for word in headed(nb)}  # `.a, .b {`: rules the output writes
+    documents = _documents_asked_away(blocks, instruction) if not prose else set()
     named = [named_by(b, instruction) or  # a block is named by its own name, or by what owns it
              (asks_removal(blocks[owner[k]].name, instruction) if owner[k] > k and blocks[owner[k]].name
               else named_by(blocks[owner[k]], instruction))  # a definition's comment goes only with it, asked away
-             or _merged_into(b, heads, instruction) for k, b in enumerate(blocks)]
+             or _merged_into(b, heads, instruction) or k in documents for k, b in enumerate(blocks)]
     # a copy of a line the file has twice (`// A different case of f.` above two tests) that went with a named
     # block: the alignment may call the other copy lost (a generator, session 29: "remove the function f" refused)
     asked = Counter(b.text for k, b in enumerate(blocks) if named[k])
@@ -294,6 +295,25 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
         whole = whole or (b.name is None and content[0] in sunk and all(n in lost | loose | sunk for n in content))
         whole = whole or _lost_declaration(b, start, lost, instruction)
     return count, whole or bool(_unbound_go_imports(old, new)) or _lost_decorator(blocks, new_blocks, instruction)
+
+
+YAML_DOCUMENT = re.compile(r"^---(?:\s|$)")  # a YAML document's start (`---`, `--- !tag`)
+YAML_NAMES = re.compile(r"^(?:kind|  name|name):\s*[\"']?([\w.-]+)", re.M)  # a Kubernetes object's kind and name
+
+
+def _documents_asked_away(blocks: list[Block], instruction: str) -> set[int]:
+    """The blocks of the YAML documents (between `---` lines) the instruction asks to remove by their kind or name
+    ("remove the Deployment", "drop the web-canary document"): a document's lines are top-level statements that no
+    other rule names. A name two documents share names neither (a Service and a Deployment both called `web`)."""
+    starts = [k for k, b in enumerate(blocks) if b.lines and YAML_DOCUMENT.match(b.lines[0])]
+    if len(starts) < 2 and not (starts and starts[0] > 0):
+        return set()
+    bounds = ([0] if starts[0] > 0 else []) + starts + [len(blocks)]
+    spans = list(zip(bounds[:-1], bounds[1:], strict=True))
+    words = [set(YAML_NAMES.findall("".join(line for b in blocks[i:j] for line in b.lines))) for i, j in spans]
+    seen = Counter(w for ws in words for w in ws)
+    return {k for (i, j), ws in zip(spans, words, strict=True)
+            if any(seen[w] == 1 and asks_removal(w, instruction) for w in ws) for k in range(i, j)}
 
 
 def _merged_into(block: Block, heads: set[str], instruction: str) -> bool:

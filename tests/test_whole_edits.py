@@ -440,3 +440,27 @@ def test_a_rule_written_under_a_shared_head_is_no_rule_left_out():
               .replace(".type {\n  color: #111111;", ".type, .string {\n  color: #111111;"))
     assert not is_fragment(split_lines(CSS), split_lines(shared), "Style `.type` and `.string` with a single rule",
                            "desert.css")
+
+
+MANIFESTS = ("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n---\napiVersion: apps/v1\nkind: Deployment\n"
+             "metadata:\n  name: web\nspec:\n  replicas: 2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+             "  name: web-config\ndata:\n  level: debug\n")
+
+
+@pytest.mark.parametrize("kept, instruction", [((0, 1), "Remove the ConfigMap"),
+                                                 ((0, 1), "drop the web-config document"),
+                                                 ((1, 2), "remove the Service"), ((0, 2), "delete the Deployment")])
+def test_a_yaml_document_asked_away_by_its_kind_or_name_goes(kept, instruction):
+    """A document of a multi-document YAML file has no name the block rules read (its lines are top-level keys
+    that other documents repeat): asked away by its kind or name, the first or last one's removal read as the file
+    cut short and was merged back ("no change proposed")."""
+    documents = ["---" + d for d in MANIFESTS.split("---")[1:]]
+    removed = "".join(documents[k] for k in kept)
+    src = SourceFile("k8s.yaml", MANIFESTS)
+    assert finish_edit(src, removed, instruction, DecodeStats("rewrite"), "").new_text == removed
+    try:  # not asked: merged back or refused
+        assert finish_edit(src, removed, "fix the indentation", DecodeStats("rewrite"), "").new_text == MANIFESTS
+    except EditError as e:
+        assert "leaves out" in str(e)
+    one = documents[kept[0]]  # another document went too, unasked: read as a fragment, and nothing is lost
+    assert finish_edit(src, one, instruction, DecodeStats("rewrite"), "").new_text.count("---") >= 2
