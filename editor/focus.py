@@ -66,7 +66,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     content = sum(1 for line in lines if not is_blank(line))
     if sum(len(b.lines) for b in named) > MAX_SHARE * content:
         return None
-    go = goimports.is_go(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
+    go = goimports.handled(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
     kept = [b for b in blocks if is_named(b, instruction) or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
     return Focus(body if body.endswith("\n") else body + "\n", tuple(b.name for b in named))
@@ -89,7 +89,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
-    go = goimports.is_go(lines)
+    go = goimports.handled(lines)
     drop = {i for i, b in enumerate(blocks) if (is_named(b, instruction) and asks_removal(b.name, instruction))
             or (allow_deletions and is_import(b) and not (go and goimports.is_header(b)))}
     new_lines, imports = goimports.split_output(split_lines(edited)) if go else (split_lines(edited), None)

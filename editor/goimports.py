@@ -18,6 +18,7 @@ from editllm.editor.blocks import Block, joined, split_blocks
 from editllm.editor.wholefile import GO_IMPORT, go_names
 
 PACKAGE = re.compile(r"^package\s+\w+\s*(?://.*)?$")  # Go's package clause (Java's ends in `;`, and has dots)
+CGO = re.compile(r'^import\s+"C"')
 DECLARATION = re.compile(r'^import\s*(?:\(\s*(?://.*)?$|(?:[\w.]+\s+)?")')  # `import (` or `import "fmt"`
 
 
@@ -33,6 +34,12 @@ def is_go(lines: list[str]) -> bool:
         elif s and not s.startswith("//"):
             return bool(PACKAGE.match(s))
     return False
+
+
+def handled(lines: list[str]) -> bool:
+    """Whether a focused edit of this text shows and merges its Go imports: Go without cgo (whose `import "C"` must
+    stay alone under the comment above it, which a merged group would not keep)."""
+    return is_go(lines) and not any(CGO.match(line) for line in lines)
 
 
 def is_declaration(block: Block) -> bool:
@@ -51,7 +58,7 @@ def _specs(blocks: list[Block]) -> list[tuple[tuple[str | None, str] | None, str
     library and the rest), one import on a line as a group's line."""
     out: list[tuple[tuple[str | None, str] | None, str]] = []
     for b in blocks:
-        group = b.lines[0].split("//")[0].rstrip().endswith("(")
+        group = _grouped(b)
         for line in b.lines[1:-1] if group else b.lines:
             m = GO_IMPORT.match(line)
             if group:
@@ -59,6 +66,10 @@ def _specs(blocks: list[Block]) -> list[tuple[tuple[str | None, str] | None, str
             elif m:
                 out.append(((m[1], m[2]), "\t" + line.split("import", 1)[1].strip() + "\n"))
     return out
+
+
+def _grouped(block: Block) -> bool:
+    return block.lines[0].split("//")[0].rstrip().endswith("(")
 
 
 def split_output(lines: list[str]) -> tuple[list[str], list[Block] | None]:
@@ -78,9 +89,12 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
     """`merged` (the file with the model's functions put back, its import declarations still the original's)
     with those declarations rewritten to the imports the model wrote, plus each original import it left out that
     the file still uses (or whose use cannot be seen: `_`, `.`, cgo's "C"), where it was."""
-    old_specs = [(key, line) for key, line in _specs([b for b in split_blocks(old, 0) if is_declaration(b)]) if key]
+    declared = [b for b in split_blocks(old, 0) if is_declaration(b)]
+    old_specs = [(key, line) for key, line in _specs(declared) if key]
     lines = _specs(wanted)
     blocks = split_blocks(merged, 0)
+    if {key for key, _ in lines if key} == {key for key, _ in old_specs}:
+        return merged  # the same imports, however the output wrote them: the file's declarations stay as they are
     code = "".join(joined([b for b in blocks if not is_declaration(b)]))
     have = {key for key, _ in lines if key}
     for k, (key, line) in enumerate(old_specs):
@@ -94,9 +108,9 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
         have.add(key)
     if not have:
         return joined([b for b in blocks if not is_declaration(b)])
-    grouped = any(b.lines[0].split("//")[0].rstrip().endswith("(") for b in wanted) or len(have) > 1
+    grouped = any(_grouped(b) for b in wanted + declared)  # else one import a line, as the file and output write them
     text = ["import (\n", *(line for _, line in lines), ")\n"] if grouped else \
-        ["import " + next(line for key, line in lines if key).strip() + "\n"]
+        ["import " + line.strip() + "\n" for key, line in lines if key]
     out: list[Block] = []
     placed = False
     for b in blocks:

@@ -116,3 +116,22 @@ def test_copy_view_of_a_go_edit_that_adds_an_import_is_focused():
         "\tdata, err :=", '\tlog.Printf("loading %s", path)\n\tdata, err :=')
     shown, goal, names = copy_view(GO, after, ASK)
     assert names == ("Load",) and shown == focus_of(GO, ASK).text and '\t"log"\n' in goal
+
+
+def test_the_same_imports_written_otherwise_leave_the_declarations_alone():
+    text = GO.replace('import (\n\t"os"\n\t"strings"\n\n\tyaml "gopkg.in/yaml.v3"\n)\n',
+                      'import "os"\nimport "strings"\nimport yaml "gopkg.in/yaml.v3"\n')
+    out = ('import (\n\t"os"\n\t"strings"\n\tyaml "gopkg.in/yaml.v3"\n)\n\n'
+           + focus_of(text, ASK).text.split("\n\nfunc ", 1)[1].join(["func ", ""]))
+    assert merge_focus(text, out, "Make Load a stub").split("// Config")[0] == text.split("// Config")[0]
+    added = out.replace('\t"os"\n', '\t"log"\n\t"os"\n')
+    assert '\nimport (\n\t"log"\n\t"os"\n' in merge_focus(text, added, ASK)  # the output's group, as it wrote it
+    singles = 'import "log"\nimport "os"\nimport "strings"\nimport yaml "gopkg.in/yaml.v3"\n'
+    assert "\n" + singles in merge_focus(text, singles + "\n" + out.split(")\n\n", 1)[1], ASK)  # one a line, as both
+
+
+def test_cgo_files_keep_the_focus_of_before():
+    """`import "C"` must stay alone right under its preamble comment: a merged group would break the build."""
+    text = GO.replace("import (\n", '// #include <stdio.h>\nimport "C"\n\nimport (\n')
+    focus = focus_of(text, ASK)
+    assert focus is not None and "import (" not in focus.text and "package" not in focus.text
