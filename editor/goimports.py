@@ -72,6 +72,15 @@ def _grouped(block: Block) -> bool:
     return block.lines[0].split("//")[0].rstrip().endswith("(")
 
 
+def _tidy(lines: list[str]) -> list[str]:
+    """A group's lines without a blank line at either end or two together (where an import the edit dropped was)."""
+    out: list[str] = []
+    for line in lines:
+        if line.strip() or (out and out[-1].strip()):
+            out.append(line)
+    return out[:-1] if out and not out[-1].strip() else out
+
+
 def split_output(lines: list[str]) -> tuple[list[str], list[Block] | None]:
     """The output without its package clause and import declarations, and those declarations (None when it
     wrote none: the file's imports then stay as they are)."""
@@ -88,14 +97,19 @@ def _used(name: str, code: str) -> bool:
 def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> list[str]:
     """`merged` (the file with the model's functions put back, its import declarations still the original's)
     with those declarations rewritten to the imports the model wrote, plus each original import it left out that
-    the file still uses (or whose use cannot be seen: `_`, `.`, cgo's "C"), where it was."""
+    the file still uses (or whose use cannot be seen: `_`, `.`), where it was, less each one the edit made unused."""
     declared = [b for b in split_blocks(old, 0) if is_declaration(b)]
     old_specs = [(key, line) for key, line in _specs(declared) if key]
-    lines = _specs(wanted)
     blocks = split_blocks(merged, 0)
+    code = "".join(joined([b for b in blocks if not is_declaration(b)]))
+    before = "".join(joined([b for b in split_blocks(old, 0) if not is_declaration(b)]))
+    # an import of the file whose last use the edit took out goes, though the output kept it (Go does not build
+    # with it); judged only by a name the file used it by, so a package named unlike its path is never dropped
+    stale = {key for key, _ in old_specs if key[0] not in ("_", ".")
+             and any(_used(n, before) and not _used(n, code) for n in go_names(*key))}
+    lines = [(key, line) for key, line in _specs(wanted) if key not in stale]
     if {key for key, _ in lines if key} == {key for key, _ in old_specs}:
         return merged  # the same imports, however the output wrote them: the file's declarations stay as they are
-    code = "".join(joined([b for b in blocks if not is_declaration(b)]))
     have = {key for key, _ in lines if key}
     for k, (key, line) in enumerate(old_specs):
         alias, path = key
@@ -109,19 +123,14 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
     if not have:
         return joined([b for b in blocks if not is_declaration(b)])
     grouped = any(_grouped(b) for b in wanted + declared)  # else one import a line, as the file and output write them
-    text = ["import (\n", *(line for _, line in lines), ")\n"] if grouped else \
+    text = ["import (\n", *_tidy([line for _, line in lines]), ")\n"] if grouped else \
         ["import " + line.strip() + "\n" for key, line in lines if key]
-    out: list[Block] = []
-    placed = False
-    for b in blocks:
-        if is_declaration(b):
-            if not placed:
-                out.append(Block(None, text, b.blank))
-                placed = True
-            continue
-        out.append(b)
-        if not placed and PACKAGE.match(b.lines[0].strip() if b.lines else ""):  # the file imported nothing
-            out[-1] = Block(b.name, b.lines, b.blank or ["\n"])
-            out.append(Block(None, text, ["\n"]))
-            placed = True
+    first = next((k for k, b in enumerate(blocks) if is_declaration(b)), None)
+    if first is None:  # the file imported nothing: after its package clause
+        clause = next(k for k, b in enumerate(blocks) if b.lines and PACKAGE.match(b.lines[0].strip()))
+        package = blocks[clause]
+        return joined(blocks[:clause] + [Block(package.name, package.lines, package.blank or ["\n"]),
+                                         Block(None, text, ["\n"])] + blocks[clause + 1:])
+    out = [b for k, b in enumerate(blocks) if k == first or not is_declaration(b)]  # in the first one's place
+    out[first] = Block(None, text, blocks[first].blank)
     return joined(out)

@@ -135,3 +135,24 @@ def test_cgo_files_keep_the_focus_of_before():
     text = GO.replace("import (\n", '// #include <stdio.h>\nimport "C"\n\nimport (\n')
     focus = focus_of(text, ASK)
     assert focus is not None and "import (" not in focus.text and "package" not in focus.text
+
+
+def test_a_comment_between_the_package_clause_and_the_imports_stays_there():
+    """A real-model probe (session 30): the rewritten group went right after the package clause, above the TODO
+    comment that stood between them."""
+    text = GO.replace("package config\n\n", "package config\n\n// TODO: read TOML too.\n\n")
+    out = focus_of(text, ASK).text.replace('import (\n', 'import (\n\t"log"\n').replace(
+        "\tdata, err :=", '\tlog.Print(path)\n\tdata, err :=')
+    merged = merge_focus(text, out, ASK)
+    assert 'package config\n\n// TODO: read TOML too.\n\nimport (\n\t"log"\n\t"os"\n' in merged
+
+
+def test_an_import_whose_last_use_the_edit_took_out_goes():
+    """Shown the group, the model took `yaml.Unmarshal` out of Load and kept the import: unused, it does not build.
+    One used elsewhere (`strings`, by clean) stays, as does a blank import."""
+    text = GO.replace('\t"os"\n', '\t_ "embed"\n\t"os"\n')
+    out = focus_of(text, ASK).text.replace("yaml.Unmarshal(data, &c)", "nil").replace("\tdata, err :=",
+                                                                                 '\tlog.Print(path)\n\tdata, err :=')
+    out = out.replace('import (\n', 'import (\n\t"log"\n')
+    merged = merge_focus(text, out, ASK)
+    assert '\nimport (\n\t"log"\n\t_ "embed"\n\t"os"\n\t"strings"\n)\n' in merged and "yaml" not in merged
