@@ -68,9 +68,27 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
     """Top-level definitions of `old` that `new` lacks and the instruction does not ask to remove (`removal`:
     "make main call stop" names `stop` without asking for that); a name defined several times (`@overload`
     stubs, a getter and a setter) counts each time."""
-    have = Counter(names(split_blocks(new, 0)))
-    want = Counter(names(split_blocks(old, 0)))
-    return [n for n in want if have[n] < want[n] and not asks_removal(n, instruction)]
+    new_blocks, old_blocks = split_blocks(new, 0), split_blocks(old, 0)
+    have = Counter(names(new_blocks))
+    want = Counter(names(old_blocks))
+    dissolved = _dissolved(old_blocks, set(want), set(have))
+    return [n for n in want if have[n] < want[n] and not asks_removal(n, instruction) and n not in dissolved]
+
+
+def _dissolved(blocks: list[Block], old_top: set[str], new_top: set[str]) -> set[str]:
+    """The classes whose methods the output defines at the top level, where the file defined none of them: at least
+    two, and half the class's members. The class was taken apart ("convert these tests to pytest style": a
+    `unittest.TestCase` made functions), not left out; merged back, it stood beside its own functions (exit 0)."""
+    out = set()
+    for b in blocks:
+        inner = child_indent(b) if b.name and CONTAINER.match(b.lines[header_size(b) - 1]) else None
+        if inner is None:
+            continue
+        methods = set(names(members(b.lines[header_size(b):], inner, braced(b))))
+        moved = {n for n in methods if n in new_top and n not in old_top}
+        if len(moved) >= 2 and 2 * len(moved) >= len(methods):
+            out.add(b.name)
+    return out
 
 
 def missing_members(old: list[str], new: list[str], instruction: str, sparse: bool = False) -> list[str]:

@@ -464,3 +464,24 @@ def test_a_yaml_document_asked_away_by_its_kind_or_name_goes(kept, instruction):
         assert "leaves out" in str(e)
     one = documents[kept[0]]  # another document went too, unasked: read as a fragment, and nothing is lost
     assert finish_edit(src, one, instruction, DecodeStats("rewrite"), "").new_text.count("---") >= 2
+
+
+UNITTEST = ("import unittest\n\nfrom calc import add, div\n\n\nclass TestCalc(unittest.TestCase):\n"
+            "    def setUp(self):\n        self.a = 6\n\n    def test_add(self):\n"
+            "        self.assertEqual(add(self.a, 2), 8)\n\n    def test_div(self):\n"
+            "        self.assertEqual(div(self.a, 2), 3)\n\n    def test_div_zero(self):\n"
+            "        with self.assertRaises(ZeroDivisionError):\n            div(self.a, 0)\n\n\n"
+            "if __name__ == \"__main__\":\n    unittest.main()\n")
+PYTEST = ("import pytest\n\nfrom calc import add, div\n\n\n@pytest.fixture\ndef a():\n    return 6\n\n\n"
+          "def test_add(a):\n    assert add(a, 2) == 8\n\n\ndef test_div(a):\n    assert div(a, 2) == 3\n\n\n"
+          "def test_div_zero(a):\n    with pytest.raises(ZeroDivisionError):\n        div(a, 0)\n")
+
+
+def test_a_class_taken_apart_into_functions_is_the_whole_file():
+    """"Convert these tests to pytest style": the `unittest.TestCase` made functions read as the class left out, and
+    the merge put the class back beside its own functions (every test twice, exit 0)."""
+    src = SourceFile("test_calc.py", UNITTEST)
+    assert finish_edit(src, PYTEST, "Convert these tests to pytest style", DecodeStats("rewrite"), "").new_text \
+        == PYTEST
+    one = PYTEST[:PYTEST.index("\n\ndef test_div(a)")] + "\n"  # one method dedented: a fragment, merged
+    assert "class TestCalc" in finish_edit(src, one, "fix test_add", DecodeStats("rewrite"), "").new_text
