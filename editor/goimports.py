@@ -98,11 +98,11 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
     """`merged` (the file with the model's functions put back, its import declarations still the original's)
     with those declarations rewritten to the imports the model wrote, plus each original import it left out that
     the file still uses (or whose use cannot be seen: `_`, `.`), where it was, less each one the edit made unused."""
-    declared = [b for b in split_blocks(old, 0) if is_declaration(b)]
+    old_blocks, blocks = split_blocks(old, 0), split_blocks(merged, 0)
+    declared = [b for b in old_blocks if is_declaration(b)]
     old_specs = [(key, line) for key, line in _specs(declared) if key]
-    blocks = split_blocks(merged, 0)
     code = "".join(joined([b for b in blocks if not is_declaration(b)]))
-    before = "".join(joined([b for b in split_blocks(old, 0) if not is_declaration(b)]))
+    before = "".join(joined([b for b in old_blocks if not is_declaration(b)]))
     # an import of the file whose last use the edit took out goes, though the output kept it (Go does not build
     # with it); judged only by a name the file used it by, so a package named unlike its path is never dropped
     stale = {key for key, _ in old_specs if key[0] not in ("_", ".")

@@ -464,6 +464,12 @@ ESM_EXPORT = re.compile(r"^export\s")
 CONTENT_WORD = re.compile(r"[a-z][a-z0-9]{3,}")  # a word of four letters or more, in lower case
 
 
+# A line's words, in order: one whose words the lines written in its place hold, in order, was joined into a longer
+# line (a paragraph put on one line, made a list), not lost. A generator (session 30): the last paragraph of a
+# LICENSE put on one line was read as the file cut short, and its old lines were added back under the new one.
+WORD = re.compile(r"\w+")
+
+
 def _joined(old: list[str], i1: int, i2: int, now: str, lines: set[str]) -> set[int]:
     """The lines of old[i1:i2] whose words `now` (the text written in their place) holds in order: joined into a
     longer line, not lost. A line of one or two words counts with a neighbour (a paragraph's last line, `SOFTWARE.`).
@@ -777,10 +783,6 @@ PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|cond
                            r"replace|rewrite|reword|restructure|reorgani[sz]e|clear|empty|leave out|keep just|"
                            r"keep only|discard|prune|take out|no longer|obsolete|outdated|deprecated|unused|"
                            r"less (?:verbose|wordy)|fewer (?:words|lines))\b", re.I)
-# A line's words, in order: one whose words the lines written in its place hold, in order, was joined into a longer
-# line (a paragraph put on one line, made a list), not lost. A generator (session 30): the last paragraph of a
-# LICENSE put on one line was read as the file cut short, and its old lines were added back under the new one.
-WORD = re.compile(r"\w+")
 PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
@@ -930,7 +932,7 @@ def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead
     written a paragraph to a line, and a README's paragraphs are two or three lines: `PROSE_RUN` lines never
     counted them (session 30: an output that answered "add a sentence to the Usage section" without the section's
     other paragraph was written, exit 0)."""
-    written_instead = [w.lower() for line in instead for w in re.findall(r"\w+", line)]
+    written_instead = [w.lower() for line in instead for w in WORD.findall(line)]
     kept = set(written_instead)
     k = i1
     while k < i2:
@@ -940,7 +942,7 @@ def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead
         start = k
         while k < len(old) and not is_blank(old[k]):
             k += 1
-        words = [w.lower() for line in old[start:k] for w in re.findall(r"\w+", line)]
+        words = [w.lower() for line in old[start:k] for w in WORD.findall(line)]
         whole = (start == 0 or is_blank(old[start - 1])) and k <= i2 and len(words) >= PARAGRAPH_WORDS
         if whole and not any(written[line.strip()] for line in old[start:k]) \
                 and len(set(words) & kept) * 2 < len(set(words)) and len(written_instead) < len(words):
