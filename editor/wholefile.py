@@ -783,6 +783,16 @@ PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|cond
                            r"replace|rewrite|reword|restructure|reorgani[sz]e|clear|empty|leave out|keep just|"
                            r"keep only|discard|prune|take out|no longer|obsolete|outdated|deprecated|unused|"
                            r"less (?:verbose|wordy)|fewer (?:words|lines))\b", re.I)
+# A quoted name is not an ask: "swap the "Merge Requests" and "Patches" sections" asks for no merge (a real-model
+# probe, session 30: the model dropped the Merge Requests paragraph, and the word in its title let it pass)
+QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|`[^`\n]*`')
+
+
+def asks_shrinking(instruction: str) -> bool:
+    """Whether the instruction, outside its quoted names, asks for something to go, shrink or be rewritten."""
+    return PROSE_REMOVAL.search(QUOTED.sub(" ", instruction)) is not None
+
+
 PROSE_RUN = 4  # text lines taken out in one place, with nothing written there, that make an unasked deletion
 
 
@@ -821,7 +831,7 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
     whole file while it lost up to a tenth of it (the fragment checks' tolerance; a generator over real files,
     session 27: 76 of 182 Python files cut after a line like their last one, 25 of 300 YAML files).
     Nothing is judged when the instruction asks for anything to go, shrink, move or be rewritten."""
-    if is_prose(path) or PROSE_REMOVAL.search(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I) \
+    if is_prose(path) or asks_shrinking(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I) \
             or NOT_NEEDED.search(instruction):
         return
     ops, lost_by_op = lost_lines(old, new)
@@ -958,7 +968,7 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
     (2026-11), a LICENSE holding two copies of the MIT text, asked to change a year; the model jumped from the
     first copy to the second, and 24 lines (the rest of the first licence, the Joyent attribution) went, exit 0."""
 
-    if not is_prose(path) or PROSE_REMOVAL.search(instruction):
+    if not is_prose(path) or asks_shrinking(instruction):
         return
     written = Counter(line.strip() for line in new if line.strip())
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():

@@ -1064,6 +1064,9 @@ def test_a_whole_paragraph_the_output_leaves_out_is_refused_however_short():
     no_unasked_prose_deletion("README.md", old, split_lines(README.replace(WINDOWS, "")), "remove the Windows note")
     short = README.replace("The package has no other dependencies.\n\n", "")  # 6 words: below a paragraph's
     no_unasked_prose_deletion("README.md", old, split_lines(short), "mention pipx")
+    # a quoted name is not an ask (a real-model probe: "swap the "Merge Requests" and ..." dropped a paragraph)
+    with pytest.raises(EditError, match="leaves out 2 lines"):
+        no_unasked_prose_deletion("README.md", old, split_lines(pipx), 'fix the "Remove old versions" link')
 
 
 def test_a_last_paragraph_put_on_one_line_is_the_whole_file():
