@@ -1323,3 +1323,16 @@ def test_common_refactors_are_not_taken_for_losses():
                        "    return x\n")
     no_unasked_code_deletion("t.py", todo, split_lines("def f(x):\n    if x is None:\n        raise ValueError\n"
                                                        "    return x\n"), "do the TODO in f")
+
+
+def test_long_lines_are_compared_by_their_shared_characters():
+    """A line longer than LONG_LINE (minified code) is compared by the bound on its shared characters: difflib's
+    ratio costs the square of the length (a 100 KB one-line file took 217 s of checks). Near copies stay alike,
+    different lines stay apart, and short lines keep the exact ratio."""
+    from editllm.editor.blocks import LONG_LINE, line_likeness
+
+    code = "".join(f"function f{k}(a){{return a+{k}}};" for k in range(LONG_LINE // 10))
+    assert len(code) > LONG_LINE
+    assert line_likeness(code, code.replace("f7(a){return a+7}", "f7(a){return a*7}")) > 0.99
+    assert line_likeness(code, "x" * len(code)) == 0.0
+    assert line_likeness("return total(items)", "return sum(items)") == pytest.approx(0.777, abs=0.01)
