@@ -7,11 +7,11 @@ Every diff is parsed back with unidiff and applied in memory before anyone sees 
 
 from __future__ import annotations
 
-import difflib
 import os
 import tempfile
 from pathlib import Path
 
+from editllm.editor.align import grouped_opcodes, line_opcodes
 from editllm.editor.errors import EditError
 from editllm.editor.signals import uninterrupted
 from editllm.editor.source import SourceFile, split_lines
@@ -49,8 +49,7 @@ def file_diff(path: str, old: str, new: str, context: int = 3, new_file: bool = 
     else:
         out.append(f"--- a/{path}{tab}\n")
     out.append(f"+++ b/{path}{tab}\n")
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for group in matcher.get_grouped_opcodes(context):
+    for group in grouped_opcodes(line_opcodes(a, b), context):
         i1, i2 = group[0][1], group[-1][2]
         j1, j2 = group[0][3], group[-1][4]
         out.append(f"@@ -{_range(i1 + 1, i2 - i1)} +{_range(j1 + 1, j2 - j1)} @@\n")

@@ -21,9 +21,9 @@ instruction that asks for stubs, placeholders or ellipses turns them off.
 
 from __future__ import annotations
 
-import difflib
 import re
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.asks import mentioned
 from editllm.editor.blocks import CLOSER, CONTAINER, DEF, METHOD, PAIRING_LIMIT, indent_of, line_likeness, paired
 from editllm.editor.blocks import members as members_of
@@ -121,7 +121,7 @@ def fill(shown: str, edited: str, instruction: str, path: str) -> tuple[str, boo
     out: list[str] = []
     filled = False
     taken = 0  # lines of the next (equal) stretch a placement already took
-    ops = difflib.SequenceMatcher(_blank, old, new, autojunk=False).get_opcodes()
+    ops = line_opcodes(old, new, _blank)
     for n, (tag, i1, i2, j1, j2) in enumerate(ops):
         if taken:
             i1, j1, taken = i1 + taken, j1 + taken, 0

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from editllm.editor import prose
+from editllm.editor.align import line_opcodes
 from editllm.editor.blocks import blank_tail
 from editllm.editor.languages import PROSE, language
 
@@ -366,7 +367,7 @@ def trailing_chatter(text: str, shown: str, code: bool, instruction: str = "") -
         return None
     new, old = text.split("\n"), shown.split("\n")
     new, old = new[:len(new) - blank_tail(new)], old[:len(old) - blank_tail(old)]
-    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    ops = line_opcodes(old, new)
     if not ops or ops[-1][0] not in ("insert", "replace"):
         return None
 

@@ -18,6 +18,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.languages import is_prose
 
 
@@ -122,7 +123,7 @@ def spelling_only(shown: str, edited: str, instruction: str) -> str:
         return edited
     old, new = shown.splitlines(keepends=True), edited.splitlines(keepends=True)
     out: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag == "equal":
             out += new[j1:j2]
         elif tag == "replace" and i2 - i1 == j2 - j1:

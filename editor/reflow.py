@@ -13,11 +13,11 @@ comments (their markers are words: turning `//` into `/* */` is an edit), headin
 
 from __future__ import annotations
 
-import difflib
 import io
 import re
 import tokenize
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.languages import PYTHON, language
 from editllm.editor.prosefocus import in_block
 
@@ -47,7 +47,7 @@ def keep_layout(path: str, old: list[str], new: list[str], instruction: str) -> 
         return new
     old_notes, new_notes = commentary(path, old), commentary(path, new)
     out: list[str] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag != "replace":
             out += new[j1:j2]
             continue

@@ -8,12 +8,12 @@ a request (focus, the whole-file check, copy mode's resolver, restoring line end
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.errors import EditError
 from editllm.grammar.program import split_lines  # the grammar defines a line (re-exported from here)
 
@@ -134,8 +134,7 @@ def restore_line_endings(src: SourceFile, new_text: str, new_lines: list[str] | 
         old = old[:-1] + [old[-1] + "\n"]  # a copy: src.lines is shared
     new = split_lines(new_text) if new_lines is None else new_lines
     pieces: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old, new):
         if tag == "equal":
             pieces.extend(old_raw[i1:i2])
         else:

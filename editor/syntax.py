@@ -23,7 +23,6 @@ installed (`bash -n`, `rustfmt`, `gofmt`), it decides. A reader that is missing 
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import json
 import re
@@ -35,6 +34,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.errors import EditError
 from editllm.editor.languages import PYTHON, language
 from editllm.editor.source import parsed
@@ -160,7 +160,7 @@ def _unexplained(old_text: str, new_text: str, old_faults: list[Any], new_faults
     old_rows = {node.start_point[0] for node in old_faults}
     own = {_shape(old_lines[row]) for row in old_rows if row < len(old_lines)}
     explained: set[int] = set()  # rows of the new text whose faults the old text explains
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if op == "equal":
             explained.update(j1 + k for k in range(i2 - i1) if i1 + k in old_rows)
         elif old_rows.intersection(range(i1, i2)):

@@ -19,9 +19,9 @@ The edit stands either way: a name kept on purpose, an alias for old callers, is
 
 from __future__ import annotations
 
-import difflib
 import re
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.asks import removal
 from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
 
@@ -170,7 +170,7 @@ def _untouched(old_text: str, new_text: str, word: re.Pattern) -> bool:
     """Whether every line of the file holding `word` is still where it was, unchanged: a line the edit moved or
     rewrote was acted on ("remove pytest-cov from the runtime dependencies and add it to the dev extra")."""
     old, new = old_text.split("\n"), new_text.split("\n")
-    equal = {k for op, i1, i2, _, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    equal = {k for op, i1, i2, _, _ in line_opcodes(old, new)
              if op == "equal" for k in range(i1, i2)}
     return all(k in equal for k, line in enumerate(old) if word.search(line))
 

@@ -18,12 +18,12 @@ fragment would delete everything else, so every regenerated text is checked here
 from __future__ import annotations
 
 import ast
-import difflib
 import keyword
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.asks import AWAY, GONE, NEEDLESS, RENAMING, asks_removal, mentioned
 from editllm.editor.blocks import (
     CONTAINER,
@@ -267,7 +267,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
     # output from hiding what it cut off; without them, two imports cannot pass for a rewrite of the
     # `def answer():` and its body that the output opens with (it matched the blank lines after them).
     for junk in (None, is_blank):
-        ops = difflib.SequenceMatcher(junk, old, new, autojunk=False).get_opcodes()
+        ops = line_opcodes(old, new, junk)
         aligned = ops if junk is None else aligned
         for n, (tag, i1, i2, j1, j2) in enumerate(ops):
             if tag in ("delete", "replace") and (j2 - j1) * 3 < (i2 - i1):
@@ -507,7 +507,7 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
     a docstring rewritten); whether such a rewrite was asked, and how long a run it leaves out, is
     `no_unasked_code_deletion`'s to judge. `ops`: the two texts' line alignment, where the caller has it."""
     if ops is None:
-        ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        ops = line_opcodes(old, new)
     unchanged = sum(1 for op, i1, i2, _, _ in ops if op == "equal" for k in range(i1, i2) if not is_blank(old[k]))
     if 3 * unchanged < sum(1 for line in old if not is_blank(line)):
         return set()  # most of the file is not there: the model wrote part of it, whatever it replaced
@@ -870,7 +870,7 @@ def lost_lines(old: list[str], new: list[str]) -> tuple[list[tuple], dict[int, l
     line in the file than in the output (a line the output writes elsewhere was moved; a `}` or `return false;`
     written for another block still leaves this one's lost), and for a rewritten stretch none edited into a line
     of the output there (`unmatched`)."""
-    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    ops = line_opcodes(old, new)
     missing = Counter(line.strip() for line in old) - Counter(line.strip() for line in new)
     lost: dict[int, list[int]] = {}
     for n, (op, i1, i2, j1, j2) in enumerate(ops):
@@ -971,7 +971,7 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
     if not is_prose(path) or asks_shrinking(instruction):
         return
     written = Counter(line.strip() for line in new if line.strip())
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(old, new):
         if op not in ("delete", "replace"):
             continue
         gone = [line for line in old[i1:i2] if line.strip() and not written[line.strip()]]
