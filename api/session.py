@@ -523,6 +523,12 @@ class EditSession:
             raise EditError(f"{src.path}: {exc}") from exc
         if result.fallback:
             self.log(f"{src.path}: copy mode fell back to spec mode ({result.fallback})")
+        if result.imports_added:
+            self.log(f"{src.path}: note: the edit uses {', '.join(result.imports_added)} without importing "
+                     f"{'it' if len(result.imports_added) == 1 else 'them'}; added to the imports")
+        if result.imports_dropped:
+            self.log(f"{src.path}: note: the edit no longer uses {', '.join(result.imports_dropped)}; dropped from "
+                     "the imports (Go does not build with an unused import)")
         if result.filled or (result.merged and result.new_text != result.unmerged_text):  # not when nothing came back
             self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
         for why in result.focused:  # a typo on a line the spell checker flags nothing on is never read (a probe)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from editllm.editor import elision, prose
+from editllm.editor import elision, goimports, prose
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
@@ -100,11 +100,14 @@ class EditResult:
     unmerged_text: str | None = None  # what a diff against the raw output would have produced
     focused: tuple[str, ...] = ()  # the definitions the model was shown alone (editor.focus)
     filled: bool = False  # it wrote placeholders for code it left out, filled from the original (editor.elision)
+    imports_added: tuple[str, ...] = ()  # Go packages the edit used unimported, added (`goimports.fix_imports`)
+    imports_dropped: tuple[str, ...] = ()  # and those whose every use it took out, dropped
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
                                        "merged": self.merged, "fallback": self.fallback,
-                                       "focused": list(self.focused)}
+                                       "focused": list(self.focused), "imports_added": list(self.imports_added),
+                                       "imports_dropped": list(self.imports_dropped)}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -296,7 +299,8 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,
                 allow_deletions: bool = False, filled: bool = False) -> EditResult:
-    """Whole-file check (merge fragments), the layout it did not ask for put back (`editor.reflow`), then the
+    """Whole-file check (merge fragments), a Go file's imports mended to what the edit uses
+    (`goimports.fix_imports`), the layout it did not ask for put back (`editor.reflow`), then the
     file's own line endings. The original's lines come
     from `src`; the new text is split here, once, and its lines go on to both stages. `filled`: the model
     wrote placeholders for code it left out (`editor.elision`), so it wrote part of the file: a merge too."""
@@ -305,6 +309,9 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
                         "nothing written")
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
+    mended, added, dropped = goimports.fix_imports(src.path, src.text, whole.lines)
+    if mended is not whole.lines:
+        whole = replace(whole, text="".join(mended), lines=mended)
     still_parses(src.path, src.text, whole.text)
     still_balanced(src.path, src.lines, whole.lines)
     no_second_definition(src.path, src.text, whole.text)
@@ -316,7 +323,8 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
         restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
-                      unmerged_text=unmerged, filled=filled)
+                      unmerged_text=unmerged, filled=filled, imports_added=tuple(added),
+                      imports_dropped=tuple(dropped))
 
 
 def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:

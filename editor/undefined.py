@@ -113,17 +113,23 @@ def unbound(text: str) -> set[str] | None:
 
 # Go's standard packages whose names a file seldom gives a variable (not `path`, `bytes`, `url`, `rand`); `log`, the
 # package "add logging" uses, is declared as a variable (`log := zap.S()`, `var log = ...`, a parameter) where a file
-# has one, which the rule reads (no note over 2,098 Go files on the machine, golang/tools among them: session 30)
-GO_PACKAGES = {"fmt", "errors", "strings", "strconv", "os", "io", "ioutil", "sync", "atomic", "context", "http",
-               "json", "filepath", "regexp", "bufio", "reflect", "utf8", "unicode", "math", "time", "exec", "signal",
-               "log", "slog", "sort", "slices", "maps", "hex", "base64", "binary", "sha256", "cmp", "csv", "gzip"}
+# has one, which the rule reads (no note over 2,098 Go files on the machine, golang/tools among them: session 30).
+# Each with the import path `goimports.add_standard` adds for it, as goimports does.
+GO_PACKAGES = {"fmt": "fmt", "errors": "errors", "strings": "strings", "strconv": "strconv", "os": "os", "io": "io",
+               "ioutil": "io/ioutil", "sync": "sync", "atomic": "sync/atomic", "context": "context", "http": "net/http",
+               "json": "encoding/json", "filepath": "path/filepath", "regexp": "regexp", "bufio": "bufio",
+               "reflect": "reflect", "utf8": "unicode/utf8", "unicode": "unicode", "math": "math", "time": "time",
+               "exec": "os/exec", "signal": "os/signal", "log": "log", "slog": "log/slog", "sort": "sort",
+               "slices": "slices", "maps": "maps", "hex": "encoding/hex", "base64": "encoding/base64",
+               "binary": "encoding/binary", "sha256": "crypto/sha256", "cmp": "cmp", "csv": "encoding/csv",
+               "gzip": "compress/gzip"}
 
 
 def _go_unimported(text: str) -> set[str]:
     """The standard packages a Go file uses (`fmt.Errorf`) without importing them by that name."""
     named = {name for alias, path in go_imports(text.splitlines(keepends=True)) for name in go_names(alias, path)}
     code = GO_NOT_CODE.sub(" ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))  # a package doc's examples aside
-    used = set(re.findall(r"(?<![\w.])([a-z][a-z0-9]*)\.[A-Z]", code)) & GO_PACKAGES
+    used = set(re.findall(r"(?<![\w.])([a-z][a-z0-9]*)\.[A-Z]", code)) & GO_PACKAGES.keys()
     return {name for name in used - named  # declared as a variable: `json :=`, `var json`, a parameter, `var (` lines
             if not re.search(rf"\b{name}\s*(?::=|,[\w\s,]*:=)|\b(?:var|const)\s+{name}\b|[(,]\s*{name}\s+[*\w\[]"
                              rf"|^[ \t]*{name}[ \t]*(?:=|[ \t]+[\w.*\[])", code, re.M)}

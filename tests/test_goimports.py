@@ -156,3 +156,66 @@ def test_an_import_whose_last_use_the_edit_took_out_goes():
     out = out.replace('import (\n', 'import (\n\t"log"\n')
     merged = merge_focus(text, out, ASK)
     assert '\nimport (\n\t"log"\n\t_ "embed"\n\t"os"\n\t"strings"\n)\n' in merged and "yaml" not in merged
+
+
+def _added(old: str, new: str) -> tuple[str, list[str]]:
+    from editllm.editor.goimports import fix_imports
+    from editllm.editor.source import split_lines
+
+    lines, paths, dropped = fix_imports("x.go", old, split_lines(new))
+    assert not dropped
+    return "".join(lines), paths
+
+
+def test_a_standard_package_the_edit_uses_unimported_is_sorted_into_the_standard_section() -> None:
+    """A real-model probe's edits wrote `log.Printf`, `sort.Strings` and `fmt.Errorf` into files that did not import
+    them (7 of 47, session 30): the file does not build. Added as goimports adds it, where gofmt keeps it."""
+    new = GO.replace("\tdata, err :=", '\tlog.Printf("loading %s", path)\n\tdata, err :=')
+    text, paths = _added(GO, new)
+    assert paths == ["log"]
+    assert text == new.replace('import (\n\t"os"', 'import (\n\t"log"\n\t"os"')
+    two = new.replace("return strings.TrimSpace(s)", 'return strings.TrimSpace(fmt.Sprint(s, time.Now()))')
+    text, paths = _added(GO, two)
+    assert paths == ["fmt", "log", "time"]
+    assert 'import (\n\t"fmt"\n\t"log"\n\t"os"\n\t"strings"\n\t"time"\n\n\tyaml "gopkg.in/yaml.v3"\n)' in text
+
+
+def test_standard_imports_go_into_a_section_of_their_own_a_line_or_a_declaration_after_the_package_clause() -> None:
+    only_third = GO.replace('\t"os"\n\t"strings"\n\n', "")
+    text, _ = _added(only_third, only_third.replace("return 1", "return int(math.Abs(-1))"))
+    assert 'import (\n\t"math"\n\n\tyaml "gopkg.in/yaml.v3"\n)' in text
+    singles = 'package main\n\nimport "os"\n\nfunc main() {\n\tos.Exit(0)\n}\n'
+    text, _ = _added(singles, singles.replace("\tos.Exit(0)", '\tfmt.Println("hi")\n\tos.Exit(0)'))
+    assert text.startswith('package main\n\nimport "os"\nimport "fmt"\n\nfunc main() {\n\tfmt.Println("hi")')
+    bare = "package main\n\nfunc main() {\n}\n"
+    text, _ = _added(bare, bare.replace("{\n}", '{\n\tfmt.Println("hi")\n}'))
+    assert text.startswith('package main\n\nimport "fmt"\n\nfunc main() {\n')
+    text, _ = _added(bare, bare.replace("{\n}", '{\n\tfmt.Println(strings.ToUpper("hi"))\n}'))
+    assert text.startswith('package main\n\nimport (\n\t"fmt"\n\t"strings"\n)\n\nfunc main() {\n')
+
+
+def test_nothing_is_added_for_a_name_the_file_declares_or_an_unimported_use_it_had_before() -> None:
+    """`log := zap.S()` is a variable, not the package; a use the file already made unimported (it did not build
+    before the edit, or a name read otherwise) is the file's own; and other languages are not read."""
+    declared = GO.replace("\tdata, err := os.ReadFile(path)", "\tlog := zap.S()\n\tlog.Infof(path)\n\tdata, err := "
+                          "os.ReadFile(path)")
+    assert _added(GO, declared) == (declared, [])
+    had = GO.replace("return 1", "return sort.Len()")
+    assert _added(had, had.replace("func clean", "// clean trims.\nfunc clean")) == (had.replace(
+        "func clean", "// clean trims.\nfunc clean"), [])
+    from editllm.editor.goimports import fix_imports
+
+    assert fix_imports("x.py", "", ["log.Printf(x)\n"]) == (["log.Printf(x)\n"], [], [])
+
+
+def test_finish_edit_adds_the_import_and_says_so() -> None:
+    """The whole edit (rewrite, spec and copy all finish here): the file written builds, and the result names what
+    was added, for the note on stderr."""
+    from editllm.editor.decode import DecodeStats
+    from editllm.editor.edit import finish_edit
+    from editllm.editor.source import SourceFile
+
+    new = GO.replace("\tdata, err :=", '\tlog.Printf("loading %s", path)\n\tdata, err :=')
+    result = finish_edit(SourceFile("config.go", GO), new, "log the path in Load", DecodeStats("rewrite"), new)
+    assert result.imports_added == ("log",) and result.imports_dropped == ()
+    assert '\t"log"\n\t"os"\n' in result.new_text and result.new_text.count("log.Printf") == 1
