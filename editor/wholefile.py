@@ -71,23 +71,33 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
     new_blocks, old_blocks = split_blocks(new, 0), split_blocks(old, 0)
     have = Counter(names(new_blocks))
     want = Counter(names(old_blocks))
-    dissolved = _dissolved(old_blocks, set(want), set(have))
+    dissolved = {name for name, left in taken_apart(old_blocks, new_blocks).items()
+                 if all(asks_removal(m, instruction) for m in left)}
     return [n for n in want if have[n] < want[n] and not asks_removal(n, instruction) and n not in dissolved]
 
 
-def _dissolved(blocks: list[Block], old_top: set[str], new_top: set[str]) -> set[str]:
-    """The classes whose methods the output defines at the top level, where the file defined none of them: at least
-    two, and half the class's members. The class was taken apart ("convert these tests to pytest style": a
-    `unittest.TestCase` made functions), not left out; merged back, it stood beside its own functions (exit 0)."""
-    out = set()
-    for b in blocks:
+# A TestCase's methods that pytest style writes as fixtures, under names of their own
+LIFECYCLE = {"setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule", "__init__"}
+SELF = re.compile(r"\(\s*(?:self|cls)\b")  # a method's first parameter
+
+
+def taken_apart(old: list[Block], new: list[Block]) -> dict[str, set[str]]:
+    """The classes the output took apart into top-level functions ("convert these tests to pytest style": a
+    `unittest.TestCase` made functions), each with its methods the output has nowhere (`setUp` and the like become
+    fixtures under names of their own). Taken apart: at least two methods and half of them now top-level
+    functions that the file did not define, none still taking `self` (two methods written without their class
+    are a fragment). Merged back, such a class stood beside its own functions (exit 0, session 30)."""
+    old_top, top = set(names(old)), {b.name: b for b in new if b.name}
+    out: dict[str, set[str]] = {}
+    for b in old:
         inner = child_indent(b) if b.name and CONTAINER.match(b.lines[header_size(b) - 1]) else None
         if inner is None:
             continue
-        methods = set(names(members(b.lines[header_size(b):], inner, braced(b))))
-        moved = {n for n in methods if n in new_top and n not in old_top}
-        if len(moved) >= 2 and 2 * len(moved) >= len(methods):
-            out.add(b.name)
+        methods = set(names(members(b.lines[header_size(b):], inner, braced(b)))) - LIFECYCLE
+        moved = {n for n in methods if n in top and n not in old_top}
+        if len(moved) >= 2 and 2 * len(moved) >= len(methods) and \
+                not any(SELF.search("".join(top[n].lines[:header_size(top[n])])) for n in moved):
+            out[b.name] = methods - moved
     return out
 
 
@@ -676,6 +686,11 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     new = split_lines(new_text) if new_lines is None else new_lines
     if allow_deletions:
         return WholeFile(new_text, complete=True, merged=False, lines=new)
+    for name, left in taken_apart(split_blocks(old, 0), split_blocks(new, 0)).items():
+        if left := sorted(m for m in left if not asks_removal(m, instruction)):
+            raise EditError(f"{path + ': ' if path else ''}the output takes class {name} apart into functions but "
+                            f"leaves out {', '.join(left[:3])}{' and more' if len(left) > 3 else ''}, which the "
+                            "instruction does not ask to remove; nothing written (ask for it, or --allow-deletions)")
     if not is_fragment(old, new, instruction, path):
         gone = missing_members(old, new, instruction)
         if gone:  # a merge would put them back and may undo the edit (a class made a dataclass): say so instead

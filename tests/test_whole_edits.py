@@ -485,3 +485,24 @@ def test_a_class_taken_apart_into_functions_is_the_whole_file():
         == PYTEST
     one = PYTEST[:PYTEST.index("\n\ndef test_div(a)")] + "\n"  # one method dedented: a fragment, merged
     assert "class TestCalc" in finish_edit(src, one, "fix test_add", DecodeStats("rewrite"), "").new_text
+
+
+def test_a_class_taken_apart_with_a_method_left_out_is_refused():
+    """A review: the conversion that drops `test_div_zero` was written (half the methods moved was enough), and two
+    methods written without their class for "make save return 22" replaced a four-method class."""
+    src = SourceFile("test_calc.py", UNITTEST)
+    lossy = PYTEST[:PYTEST.index("\n\ndef test_div_zero")] + "\n"
+    with pytest.raises(EditError, match="takes class TestCalc apart into functions but leaves out test_div_zero"):
+        finish_edit(src, lossy, "Convert these tests to pytest style", DecodeStats("rewrite"), "")
+    asked = finish_edit(src, lossy, "Convert these tests to pytest style and drop test_div_zero",
+                        DecodeStats("rewrite"), "")
+    assert asked.new_text == lossy
+    store = ("class Store:\n    def load(self):\n        return 1\n\n    def save(self):\n        return 2\n\n"
+             "    def close(self):\n        return 3\n\n    def flush(self):\n        return 4\n")
+    fragment = "def load(self):\n    return 1\n\n\ndef save(self):\n    return 22\n"
+    try:
+        kept = finish_edit(SourceFile("store.py", store), fragment, "make save return 22", DecodeStats("rewrite"),
+                           "").new_text
+    except EditError:
+        return  # refused: nothing lost
+    assert "def close(self)" in kept and "def flush(self)" in kept
