@@ -92,7 +92,10 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     go = goimports.handled(lines)
     drop = {i for i, b in enumerate(blocks) if (is_named(b, instruction) and asks_removal(b.name, instruction))
             or (allow_deletions and is_import(b) and not (go and goimports.is_header(b)))}
-    new_lines, imports = goimports.split_output(split_lines(edited)) if go else (split_lines(edited), None)
+    # a cgo file's imports are not shown (`handled`), and any the model writes anyway are left out, not pasted in as a
+    # second declaration: `goimports.fix_imports` adds a standard package its code then uses
+    new_lines, imports = goimports.split_output(split_lines(edited)) if goimports.is_go(lines) else \
+        (split_lines(edited), None)
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
     asked = {i for i in named if asks_removal(blocks[i].name, instruction)}
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
@@ -103,7 +106,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
-    return "".join(goimports.merge_imports(lines, merged, imports) if imports else merged)
+    return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
 
 
 def refuse_unshown(blocks: list[Block], new_lines: list[str], instruction: str) -> None:

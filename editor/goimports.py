@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from editllm.editor.blocks import Block, joined, split_blocks
-from editllm.editor.wholefile import GO_IMPORT, GO_NOT_CODE, go_names
+from editllm.editor.wholefile import GO_IMPORT, GO_NOT_CODE, go_imports, go_names
 
 PACKAGE = re.compile(r"^package\s+\w+\s*(?://.*)?$")  # Go's package clause (Java's ends in `;`, and has dots)
 CGO = re.compile(r'^import\s+"C"')
@@ -38,8 +38,8 @@ def is_go(lines: list[str]) -> bool:
 
 def handled(lines: list[str]) -> bool:
     """Whether a focused edit of this text shows and merges its Go imports: Go without cgo (whose `import "C"` must
-    stay alone under the comment above it, which a merged group would not keep)."""
-    return is_go(lines) and not any(CGO.match(line) for line in lines)
+    stay under the comment above it, alone or in a group, which a merged group would not keep)."""
+    return is_go(lines) and not any(path == "C" for _, path in go_imports(lines))
 
 
 def is_declaration(block: Block) -> bool:
@@ -96,30 +96,31 @@ def _used(name: str, code: str) -> bool:
 
 def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> list[str]:
     """`merged` (the file with the model's functions put back, its import declarations still the original's)
-    with those declarations rewritten to the imports the model wrote, plus each original import it left out that
-    the file still uses (or whose use cannot be seen: `_`, `.`), where it was, less each one the edit made unused."""
+    with those declarations rewritten to the imports the model wrote (each package once), plus each original import
+    it left out that the file still uses (or whose use cannot be seen: `_`, `.`), where it was. One the edit made
+    unused goes after the merge, with those of edits that wrote no imports (`fix_imports`)."""
     old_blocks, blocks = split_blocks(old, 0), split_blocks(merged, 0)
     declared = [b for b in old_blocks if is_declaration(b)]
     old_specs = [(key, line) for key, line in _specs(declared) if key]
-    code = "".join(joined([b for b in blocks if not is_declaration(b)]))
-    before = "".join(joined([b for b in old_blocks if not is_declaration(b)]))
-    # an import of the file whose last use the edit took out goes, though the output kept it (Go does not build
-    # with it); judged only by a name the file used it by, so a package named unlike its path is never dropped
-    stale = {key for key, _ in old_specs if key[0] not in ("_", ".")
-             and any(_used(n, before) and not _used(n, code) for n in go_names(*key))}
-    lines = [(key, line) for key, line in _specs(wanted) if key not in stale]
+    code = _code("".join(joined([b for b in blocks if not is_declaration(b)])))
+    lines: list[tuple[tuple[str | None, str] | None, str]] = []
+    have: set[str] = set()  # the paths imported: a package written twice, or under another alias, once
+    for key, line in _specs(wanted):
+        if key and key[1] in have:
+            continue
+        have |= {key[1]} if key else set()
+        lines.append((key, line))
     if {key for key, _ in lines if key} == {key for key, _ in old_specs}:
         return merged  # the same imports, however the output wrote them: the file's declarations stay as they are
-    have = {key for key, _ in lines if key}
     for k, (key, line) in enumerate(old_specs):
         alias, path = key
         unseen = alias in ("_", ".") or path == "C"  # used for what importing does, or without a name
-        if key in have or not (unseen or any(_used(n, code) for n in go_names(alias, path))):
+        if path in have or not (unseen or any(_used(n, code) for n in go_names(alias, path))):
             continue
-        kept = [old_specs[i][0] for i in range(k - 1, -1, -1) if old_specs[i][0] in have]  # after its old neighbour
-        at = next((i + 1 for i, (spec, _) in enumerate(lines) if kept and spec == kept[0]), 0)
+        kept = [old_specs[i][0][1] for i in range(k - 1, -1, -1) if old_specs[i][0][1] in have]  # its old neighbour
+        at = next((i + 1 for i, (spec, _) in enumerate(lines) if kept and spec and spec[1] == kept[0]), 0)
         lines.insert(at, (key, line))
-        have.add(key)
+        have.add(path)
     if not have:
         return joined([b for b in blocks if not is_declaration(b)])
     grouped = any(_grouped(b) for b in wanted + declared)  # else one import a line, as the file and output write them

@@ -428,7 +428,8 @@ def go_names(alias: str | None, path: str) -> set[str]:
         return {alias}
     parts = [p for p in path.split("/") if not re.fullmatch(r"v\d+", p)] or [""]
     last = parts[-1]
-    return {last.replace("-", "_"), last.split("-")[-1], last.removesuffix("-go"), last.split(".")[0]} - {""}
+    return {last.replace("-", "_"), last.split("-")[-1], last.removesuffix("-go"), last.split(".")[0],
+            path.split("/")[-1]} - {""}  # and `k8s.io/api/core/v1`, which is `v1`
 
 
 def dangling(new: list[str]):

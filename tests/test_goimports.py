@@ -154,8 +154,58 @@ def test_an_import_whose_last_use_the_edit_took_out_goes():
     out = focus_of(text, ASK).text.replace("yaml.Unmarshal(data, &c)", "nil").replace("\tdata, err :=",
                                                                                  '\tlog.Print(path)\n\tdata, err :=')
     out = out.replace('import (\n', 'import (\n\t"log"\n')
-    merged = merge_focus(text, out, ASK)
+    merged = _finished(text, merge_focus(text, out, ASK))
     assert '\nimport (\n\t"log"\n\t_ "embed"\n\t"os"\n\t"strings"\n)\n' in merged and "yaml" not in merged
+    # a review: the model wrote no imports, or removed the function that used one, and the import stayed
+    asked = "Remove the body of Load and return nil, nil"
+    stub = "func Load(path string) (*Config, error) {\n\treturn nil, nil\n}\n"
+    assert '"os"' not in _finished(GO, merge_focus(GO, stub, asked), asked)
+    asked = "Remove the Load function"
+    gone = _finished(GO, merge_focus(GO, 'package config\n\nimport (\n\t"strings"\n)\n', asked), asked)
+    assert 'import (\n\t"strings"\n)\n\n// Config' in gone and "func Load" not in gone
+
+
+def _finished(old: str, new: str, instruction: str = ASK) -> str:
+    """The edit as written: the whole-file check, then the imports mended (`fix_imports`)."""
+    from editllm.editor.decode import DecodeStats
+    from editllm.editor.edit import finish_edit
+    from editllm.editor.source import SourceFile
+
+    return finish_edit(SourceFile("config.go", old), new, instruction, DecodeStats("rewrite"), new).new_text
+
+
+def _logged(text: str) -> str:
+    """The focused Load of `text` as the model writes it asked ASK, without its imports."""
+    shown = focus_of(text, ASK).text
+    return shown[shown.index("func Load"):].replace("\tdata, err :=", "\tlog.Print(path)\n\tdata, err :=")
+
+
+def test_a_package_is_imported_once_whatever_the_output_wrote_and_a_comment_is_no_use():
+    """A review: a package the output wrote twice, or without the file's alias, was imported twice (does not build);
+    `strings.TrimSpace` in a comment kept `strings` imported; `k8s.io/api/core/v1` (used as `v1`) was lost."""
+    twice = ('package config\n\nimport "log"\n\nimport (\n\t"log"\n\t"os"\n\t"strings"\n\t"gopkg.in/yaml.v3"\n)\n\n'
+             + _logged(GO))
+    merged = merge_focus(GO, twice, ASK)
+    assert merged.count('"log"') == 1 and merged.count("gopkg.in/yaml.v3") == 1
+    commented = GO.replace("\treturn strings.TrimSpace(s)", "\treturn s // like strings.TrimSpace")
+    out = focus_of(commented, ASK).text.replace('\t"strings"\n', "")
+    assert '"strings"' not in merge_focus(commented, out, ASK)
+    k8s = GO.replace('\t"strings"\n', '\t"strings"\n\t"k8s.io/api/core/v1"\n').replace(
+        "func other() int", "func pod() *v1.Pod {\n\treturn nil\n}\n\nfunc other() int")
+    out = focus_of(k8s, ASK).text.replace('\t"k8s.io/api/core/v1"\n', "")
+    assert '"k8s.io/api/core/v1"' in merge_focus(k8s, out, ASK)
+
+
+def test_a_cgo_group_keeps_its_preamble_and_the_models_imports_are_not_pasted_beside_it():
+    """A review: `import "C"` in a group was not seen as cgo, and a group merged without its `#include`. Its imports
+    are not shown, and a group the model writes anyway is left out: the standard package it uses is added."""
+    cgo = GO.replace('import (\n', 'import (\n\t// #include <stdlib.h>\n\t"C"\n').replace(
+        "func other() int {\n\treturn 1", "func other() int {\n\treturn int(C.rand())")
+    assert "import" not in focus_of(cgo, ASK).text
+    out = 'package config\n\nimport (\n\t"log"\n\t"os"\n)\n\n' + _logged(cgo)
+    merged = _finished(cgo, merge_focus(cgo, out, ASK))
+    assert merged.count("import (") == 1 and '\t// #include <stdlib.h>\n\t"C"\n' in merged
+    assert merged.count('"os"') == 1 and merged.count('"log"') == 1 and "\tlog.Print(path)" in merged
 
 
 def _added(old: str, new: str) -> tuple[str, list[str]]:
