@@ -205,6 +205,9 @@ def test_pack_refuses_distilled_examples_that_lost_code(tokenizer, tokenizer_dir
     broken = Example("stats.py", "Add a docstring to `mean`.", ORIGINAL,
                      good.after.replace("return result", "return (result"), "distill:docstring:pkg/stats.py")
     assert lossy(broken)
+    crlf = Example("stats.py", good.instruction, ORIGINAL.replace("\n", "\r\n"), good.after.replace("\n", "\r\n"),
+                   good.source)
+    assert not lossy(crlf)  # a review: CRLF text went to the editor as the model's, which writes `\n` lines
     write_jsonl([good], tmp_path / "syn.jsonl.gz", tokenizer)
     write_jsonl([good, cut, dropped], tmp_path / "earlier.jsonl.gz", tokenizer)
     pack(tmp_path / "syn.jsonl.gz", 1, 0, tokenizer_dir, tmp_path / "pack", [tmp_path / "earlier.jsonl.gz"])

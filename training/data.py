@@ -360,11 +360,11 @@ def lossy(example: Example) -> bool:
     Rewrite mode's outputs from before the editor caught those may hold them, and copy mode must not learn to
     write what the editor would refuse: the editor's own checks (`edit.finish_edit`) judge, so a rule the
     editor gains filters the training data too."""
+    src = SourceFile(example.path, example.before)  # the model reads and writes `\n` lines: CRLF is put back
     try:
-        text, filled = fill(example.before, example.after, example.instruction, example.path)
-        text = guard(example.path, example.before, text, example.instruction)
-        result = finish_edit(SourceFile(example.path, example.before), text, example.instruction,
-                             DecodeStats("rewrite"), "", filled=filled)
+        text, filled = fill(src.text, example.after.replace("\r\n", "\n"), example.instruction, example.path)
+        text = guard(example.path, src.text, text, example.instruction)
+        result = finish_edit(src, text, example.instruction, DecodeStats("rewrite"), "", filled=filled)
     except EditError:
         return True
     return result.new_text != example.after
