@@ -78,6 +78,13 @@ def _words(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+def _called_a_section(title: str, said: str) -> bool:
+    """Whether the instruction's words (`_words`) call `title` a section: "the Install section", "under Usage"."""
+    t = re.escape(title)
+    return re.search(rf"\b{t} (?:section|heading|chapter|part)\b|\b(?:section|heading|chapter|under) {t}\b",
+                     said) is not None
+
+
 def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], str] | None:
     """The one section whose heading the instruction names, as a line range; None when it names none,
     names several, or does not speak of a section."""
@@ -86,6 +93,8 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
     said = f" {_words(instruction)} "
     marks = headings(lines)
     hits = [i for i, (_, _, title) in enumerate(marks) if _words(title) and f" {_words(title)} " in said]
+    if len(hits) > 1:  # "update the Install section: we now recommend uv tool install" in a README titled Tool
+        hits = [i for i in hits if _called_a_section(_words(marks[i][2]), said)]
     if len(hits) != 1:
         return None
     k, level, title = marks[hits[0]]

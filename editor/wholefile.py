@@ -951,14 +951,30 @@ def _words(line: str) -> list[str]:
 PARAGRAPH_WORDS = 12  # a paragraph of this many words, taken out whole with nothing in its place, was lost
 
 
-def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead: list[str]) -> bool:
+# Characters of scripts written without spaces between words (Chinese, Japanese), each counted as a word: a
+# paragraph translated into Chinese is a few `\w+` runs, and read as one cut short (a review, session 31)
+UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+# An instruction that has a named section's text revised ("update the Install section: we now recommend uv"), not
+# added to ("add a sentence to the Usage section", which a model answered without the section's other paragraph)
+REVISES = re.compile(r"\b(update|revise|rework|rewrite|change|switch|instead|now|modernize|refresh)\b", re.I)
+
+
+def _words_of(lines: list[str]) -> list[str]:
+    """The lower-cased words of `lines`, each character of an unspaced script one word."""
+    text = "".join(lines)
+    return [w.lower() for w in WORD.findall(UNSPACED.sub(" ", text))] + UNSPACED.findall(text)
+
+
+def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead: list[str],
+                     revised: tuple[int, int] | None = None) -> bool:
     """Whether old[i1:i2] holds a whole paragraph (text between blank lines) of `PARAGRAPH_WORDS` words or more that
     the output writes nowhere: none of its lines, and in their place (`instead`) fewer words than it had, not half
     of them its own (a rewording keeps its words, a translation or a change of tone its length). Markdown is often
     written a paragraph to a line, and a README's paragraphs are two or three lines: `PROSE_RUN` lines never
     counted them (session 30: an output that answered "add a sentence to the Usage section" without the section's
-    other paragraph was written, exit 0)."""
-    written_instead = [w.lower() for line in instead for w in WORD.findall(line)]
+    other paragraph was written, exit 0). `revised`: the lines of the section the instruction has revised, whose
+    paragraphs may shrink."""
+    written_instead = _words_of(instead)
     kept = set(written_instead)
     k = i1
     while k < i2:
@@ -968,8 +984,9 @@ def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead
         start = k
         while k < len(old) and not is_blank(old[k]):
             k += 1
-        words = [w.lower() for line in old[start:k] for w in WORD.findall(line)]
-        whole = (start == 0 or is_blank(old[start - 1])) and k <= i2 and len(words) >= PARAGRAPH_WORDS
+        words = _words_of(old[start:k])
+        whole = (start == 0 or is_blank(old[start - 1])) and k <= i2 and len(words) >= PARAGRAPH_WORDS \
+            and not (revised and revised[0] <= start and k <= revised[1])
         if whole and not any(written[line.strip()] for line in old[start:k]) \
                 and len(set(words) & kept) * 2 < len(set(words)) and len(written_instead) < len(words):
             return True
@@ -986,7 +1003,10 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
 
     if not is_prose(path) or asks_shrinking(instruction):
         return
+    from editllm.editor.prosefocus import named_section  # prosefocus reads the prompt, which reads this module
+
     written = Counter(line.strip() for line in new if line.strip())
+    section = named_section(old, instruction) if REVISES.search(QUOTED.sub(" ", instruction)) else None
     for op, i1, i2, j1, j2 in line_opcodes(old, new):
         if op not in ("delete", "replace"):
             continue
@@ -994,8 +1014,8 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
         words = sum(len(line.split()) for line in old[i1:i2])
         lost = (op == "delete" and len(gone) >= PROSE_RUN) or (
             op == "replace" and len(gone) >= PROSE_RUN and words >= 40
-            and sum(len(line.split()) for line in new[j1:j2]) < words / 2) or _whole_paragraph(old, i1, i2, written,
-                                                                                               new[j1:j2])
+            and sum(len(line.split()) for line in new[j1:j2]) < words / 2) or _whole_paragraph(
+                old, i1, i2, written, new[j1:j2], section and section[0])
         if lost:
             first = i1 + next(k for k, line in enumerate(old[i1:i2]) if line.strip() == gone[0].strip())
             raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {first + 1} on "

@@ -1069,6 +1069,28 @@ def test_a_whole_paragraph_the_output_leaves_out_is_refused_however_short():
         no_unasked_prose_deletion("README.md", old, split_lines(pipx), 'fix the "Remove old versions" link')
 
 
+def test_a_paragraph_translated_into_chinese_or_revised_where_asked_is_an_edit():
+    """A review: a paragraph put into Chinese is a few `\\w+` runs, and "update the Install section: we now recommend
+    uv tool install" shortens its paragraph, in a README titled Tool (two headings named): both were refused. A
+    revision asked of one section lets its paragraphs shrink; a paragraph of another section still counts."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_prose_deletion
+
+    old = split_lines(README)
+    chinese = ("你需要 Python 3.10 或更高版本。在 Windows 上，请使用 py 启动器代替 python，\n"
+               "并确保 Scripts 文件夹在 PATH 中。\n\n")
+    no_unasked_prose_deletion("README.md", old, split_lines(README.replace(WINDOWS, chinese)),
+                              "translate the Windows note into Chinese")
+    uv = README.replace(WINDOWS, "We now recommend uv: uv tool install tool.\n\n")
+    no_unasked_prose_deletion("README.md", old, split_lines(uv),
+                              "Update the Installation section: we now recommend uv tool install")
+    config = "Configuration lives in `~/.toolrc`"
+    elsewhere = uv[:uv.index(config)]
+    with pytest.raises(EditError, match="leaves out 1 lines from line 18 on"):
+        no_unasked_prose_deletion("README.md", old, split_lines(elsewhere),
+                                  "Update the Installation section: we now recommend uv tool install")
+
+
 def test_a_last_paragraph_put_on_one_line_is_the_whole_file():
     """A generator (session 30): the MIT licence's last paragraph put on one line ("on one line", "as a list") read as
     the file cut short at its end, and the merge added the old lines back under the new one, exit 0."""
