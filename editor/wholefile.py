@@ -329,19 +329,29 @@ YAML_DOCUMENT = re.compile(r"^---(?:\s|$)")  # a YAML document's start (`---`, `
 YAML_NAMES = re.compile(r"^(?:kind|  name|name):\s*[\"']?([\w.-]+)", re.M)  # a Kubernetes object's kind and name
 
 
+YAML_KIND = re.compile(r"^kind:[ \t]*['\"]?([\w.-]+)", re.M)  # a Kubernetes-style document's kind and its name
+YAML_NAME = re.compile(r"^metadata:[ \t]*\n(?:[ \t]+.*\n)*?[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
+
+
 def _documents_asked_away(blocks: list[Block], instruction: str) -> set[int]:
     """The blocks of the YAML documents (between `---` lines) the instruction asks to remove by their kind or name
     ("remove the Deployment", "drop the web-canary document"): a document's lines are top-level statements that no
-    other rule names. A name two documents share names neither (a Service and a Deployment both called `web`)."""
+    other rule names. A name two documents share names neither (a Service and a Deployment both called `web`), but
+    a kind and a name together may ("remove the web Deployment")."""
     starts = [k for k, b in enumerate(blocks) if b.lines and YAML_DOCUMENT.match(b.lines[0])]
     if len(starts) < 2 and not (starts and starts[0] > 0):
         return set()
     bounds = ([0] if starts[0] > 0 else []) + starts + [len(blocks)]
     spans = list(zip(bounds[:-1], bounds[1:], strict=True))
-    words = [set(YAML_NAMES.findall("".join(line for b in blocks[i:j] for line in b.lines))) for i, j in spans]
+    texts = ["".join(line for b in blocks[i:j] for line in b.lines) for i, j in spans]
+    words = [set(YAML_NAMES.findall(text)) for text in texts]
     seen = Counter(w for ws in words for w in ws)
-    return {k for (i, j), ws in zip(spans, words, strict=True)
-            if any(seen[w] == 1 and asks_removal(w, instruction) for w in ws) for k in range(i, j)}
+    pairs = [(kind[1], name[1]) if (kind := YAML_KIND.search(text)) and (name := YAML_NAME.search(text)) else None
+             for text in texts]  # "remove the api Deployment", where a Service is called api too
+    twice = Counter(pairs)
+    return {k for (i, j), ws, pair in zip(spans, words, pairs, strict=True)
+            if any(seen[w] == 1 and asks_removal(w, instruction) for w in ws)
+            or (pair and twice[pair] == 1 and all(asks_removal(w, instruction) for w in pair)) for k in range(i, j)}
 
 
 def _merged_into(block: Block, heads: set[str], instruction: str) -> bool:

@@ -466,6 +466,24 @@ def test_a_yaml_document_asked_away_by_its_kind_or_name_goes(kept, instruction):
     assert finish_edit(src, one, instruction, DecodeStats("rewrite"), "").new_text.count("---") >= 2
 
 
+def test_a_yaml_document_asked_away_by_kind_and_name_together_goes():
+    """A review: "remove the api Deployment" where a Service is called api and another Deployment runs the worker
+    (neither word names one document) was put back ("no change proposed"). The kind and name together name it."""
+    docs = ["---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 2\n",
+            "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: api\n",
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: worker\n"]
+    src = SourceFile("k8s.yaml", "".join(docs))
+    for instruction, gone in (("Remove the api Deployment", 0), ("delete the worker deployment", 2),
+                              ("drop the Service called api", 1)):
+        left = "".join(d for k, d in enumerate(docs) if k != gone)
+        assert finish_edit(src, left, instruction, DecodeStats("rewrite"), "").new_text == left
+    try:  # the pair names one document: another one's removal is not asked
+        assert finish_edit(src, docs[1] + docs[2], "Remove the api Service", DecodeStats("rewrite"), "").new_text \
+            == "".join(docs)
+    except EditError as e:
+        assert "leaves out" in str(e)
+
+
 UNITTEST = ("import unittest\n\nfrom calc import add, div\n\n\nclass TestCalc(unittest.TestCase):\n"
             "    def setUp(self):\n        self.a = 6\n\n    def test_add(self):\n"
             "        self.assertEqual(add(self.a, 2), 8)\n\n    def test_div(self):\n"
