@@ -1347,14 +1347,20 @@ def test_common_refactors_are_not_taken_for_losses():
                                                        "    return x\n"), "do the TODO in f")
 
 
-def test_long_lines_are_compared_by_their_shared_characters():
-    """A line longer than LONG_LINE (minified code) is compared by the bound on its shared characters: difflib's
-    ratio costs the square of the length (a 100 KB one-line file took 217 s of checks). Near copies stay alike,
-    different lines stay apart, and short lines keep the exact ratio."""
+def test_long_lines_are_compared_by_their_shared_pieces():
+    """A line longer than LONG_LINE (minified code) is compared by its four-character pieces: difflib's ratio costs
+    the square of the length (a 100 KB one-line file took 217 s of checks). Near copies stay alike, different lines
+    stay apart (two unrelated hex lines too, which the bound on shared characters called alike: a review), and
+    short lines keep the exact ratio."""
+    import random
+
     from editllm.editor.blocks import LONG_LINE, line_likeness
 
     code = "".join(f"function f{k}(a){{return a+{k}}};" for k in range(LONG_LINE // 10))
     assert len(code) > LONG_LINE
     assert line_likeness(code, code.replace("f7(a){return a+7}", "f7(a){return a*7}")) > 0.99
     assert line_likeness(code, "x" * len(code)) == 0.0
+    rng = random.Random(0)
+    one, other = ("".join(rng.choice("0123456789abcdef") for _ in range(LONG_LINE + 500)) for _ in range(2))
+    assert line_likeness(one, other) < 0.2 and line_likeness(one, one[:100] + "0" + one[101:]) > 0.99
     assert line_likeness("return total(items)", "return sum(items)") == pytest.approx(0.777, abs=0.01)
