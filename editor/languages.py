@@ -21,7 +21,8 @@ LANGUAGES = {
 }
 
 
-# Files that are prose by name alone ("README", "LICENSE-MIT", "CHANGES_1.x"; capitalised): text, as a .txt file is
+# Files that are prose by name alone ("README", "LICENSE-MIT", "CHANGES_1.x", "LICENSE.APACHE"; capitalised): text,
+# as a .txt file is
 PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
                "INSTALL", "LICENSE", "LICENCE", "COPYING", "NOTICE", "TODO", "THANKS"}
 
@@ -29,10 +30,9 @@ PROSE_NAMES = {"README", "CHANGELOG", "CHANGES", "HISTORY", "NEWS", "AUTHORS", "
 def language(path: str) -> str:
     """The fence language tag for a path; empty when unknown."""
     name = PurePosixPath(path)
-    stem = re.split(r"[-_]", name.name)[0]  # LICENSE-MIT, CHANGES_1.x
-    if (not name.suffix or "-" in name.name or "_" in name.name) and stem.upper() in PROSE_NAMES \
-            and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:  # not a script `install`, nor README.py
-        return "text"
+    stem = re.split(r"[-_.]", name.name)[0]  # LICENSE-MIT, CHANGES_1.x, LICENSE.APACHE, COPYING.LIB
+    if stem.upper() in PROSE_NAMES and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:
+        return "text"  # not a script `install`, nor README.py (README.md is Markdown, below)
     return LANGUAGES.get(name.suffix.lower(), "")
 
 

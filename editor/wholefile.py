@@ -976,14 +976,16 @@ def _words_of(lines: list[str]) -> list[str]:
 
 
 def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead: list[str],
-                     revised: tuple[int, int] | None = None) -> bool:
+                     revised: tuple[int, int] | None = None, had: Counter | None = None) -> bool:
     """Whether old[i1:i2] holds a whole paragraph (text between blank lines) of `PARAGRAPH_WORDS` words or more that
     the output writes nowhere: none of its lines, and in their place (`instead`) fewer words than it had, not half
     of them its own (a rewording keeps its words, a translation or a change of tone its length). Markdown is often
     written a paragraph to a line, and a README's paragraphs are two or three lines: `PROSE_RUN` lines never
     counted them (session 30: an output that answered "add a sentence to the Usage section" without the section's
     other paragraph was written, exit 0). `revised`: the lines of the section the instruction has revised, whose
-    paragraphs may shrink."""
+    paragraphs may shrink. `had`: the old lines' counts; a line the output writes fewer times than the file did is
+    written nowhere (a generator, session 31: a paragraph ending "delegated to the Foundation Staff.", as the next
+    section's did, was dropped and passed as written elsewhere)."""
     written_instead = _words_of(instead)
     kept = set(written_instead)
     k = i1
@@ -997,7 +999,7 @@ def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead
         words = _words_of(old[start:k])
         whole = (start == 0 or is_blank(old[start - 1])) and k <= i2 and len(words) >= PARAGRAPH_WORDS \
             and not (revised and revised[0] <= start and k <= revised[1])
-        if whole and not any(written[line.strip()] for line in old[start:k]) \
+        if whole and all(written[line.strip()] < (had[line.strip()] if had else 1) for line in old[start:k]) \
                 and len(set(words) & kept) * 2 < len(set(words)) and len(written_instead) < len(words):
             return True
     return False
@@ -1016,16 +1018,17 @@ def no_unasked_prose_deletion(path: str, old: list[str], new: list[str], instruc
     from editllm.editor.prosefocus import named_section  # prosefocus reads the prompt, which reads this module
 
     written = Counter(line.strip() for line in new if line.strip())
+    had = Counter(line.strip() for line in old if line.strip())
     section = named_section(old, instruction) if REVISES.search(QUOTED.sub(" ", instruction)) else None
     for op, i1, i2, j1, j2 in line_opcodes(old, new):
         if op not in ("delete", "replace"):
             continue
-        gone = [line for line in old[i1:i2] if line.strip() and not written[line.strip()]]
+        gone = [line for line in old[i1:i2] if line.strip() and written[line.strip()] < had[line.strip()]]
         words = sum(len(line.split()) for line in old[i1:i2])
         lost = (op == "delete" and len(gone) >= PROSE_RUN) or (
             op == "replace" and len(gone) >= PROSE_RUN and words >= 40
             and sum(len(line.split()) for line in new[j1:j2]) < words / 2) or _whole_paragraph(
-                old, i1, i2, written, new[j1:j2], section and section[0])
+                old, i1, i2, written, new[j1:j2], section and section[0], had)
         if lost:
             first = i1 + next(k for k, line in enumerate(old[i1:i2]) if line.strip() == gone[0].strip())
             raise EditError(f"{path}: the output leaves out {len(gone)} lines from line {first + 1} on "

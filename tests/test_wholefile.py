@@ -1091,6 +1091,26 @@ def test_a_paragraph_translated_into_chinese_or_revised_where_asked_is_an_edit()
                                   "Update the Installation section: we now recommend uv tool install")
 
 
+def test_a_paragraph_whose_lines_the_file_repeats_elsewhere_is_still_lost():
+    """A generator (session 31): a paragraph ending "delegated to the Foundation Staff.", as the next section's did,
+    was dropped with a sentence added elsewhere, and passed as written elsewhere (its last line still was, once).
+    A line the output writes fewer times than the file did is written nowhere; a moved paragraph is still moved."""
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_prose_deletion
+
+    text = ("# Accounts\n\n## Twitter/X\n\nDay to day management of the Twitter/X account has been\n"
+            "delegated to the Foundation Staff.\n\n## Mastodon\n\nThe Mastodon account posts release news, and its\n"
+            "management has been\ndelegated to the Foundation Staff.\n")
+    old = split_lines(text)
+    dropped = text.replace("Day to day management of the Twitter/X account has been\n"
+                           "delegated to the Foundation Staff.\n\n", "").replace("news,", "news and security notes,")
+    with pytest.raises(EditError, match="leaves out 2 lines from line 5 on"):
+        no_unasked_prose_deletion("ACCOUNTS.md", old, split_lines(dropped), "mention security notes for Mastodon")
+    twitter = "Day to day management of the Twitter/X account has been\ndelegated to the Foundation Staff.\n\n"
+    moved = text.replace(twitter, "") + "\n" + twitter.rstrip("\n") + "\n"
+    no_unasked_prose_deletion("ACCOUNTS.md", old, split_lines(moved), "move the Twitter paragraph to the end")
+
+
 def test_a_last_paragraph_put_on_one_line_is_the_whole_file():
     """A generator (session 30): the MIT licence's last paragraph put on one line ("on one line", "as a list") read as
     the file cut short at its end, and the merge added the old lines back under the new one, exit 0."""
