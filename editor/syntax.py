@@ -176,7 +176,7 @@ def _yaml_fault(text: str) -> str | None:
     except ImportError:
         return None
     try:
-        for _ in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        for _ in yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: 10x
             pass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
