@@ -255,23 +255,34 @@ def _reason(err: str) -> str:
     return f"line {where}: {why}" if where.isdigit() else why
 
 
+def _written_as_module(text: str) -> bool:
+    return re.search(r"^\s*(?:import\s|import\{|export\s)", text, re.M) is not None
+
+
+def _likely_first(text: str, kinds: list[bool]) -> list[bool]:
+    """The kinds to try, the one the text is written as first: Node runs once a text where it parses, not twice
+    (four runs an edit of an ES module were 0.22 s of a 0.26 s check, session 30)."""
+    return sorted(kinds, key=lambda module: module != _written_as_module(text))
+
+
 def still_parses_js(path: str, old_text: str, new_text: str) -> bool:
     """Refuse an edit that turns a JavaScript file Node parses (as a module or a script) into one it parses as
-    neither. The two kinds are both tried so that a file converted to ES modules, as asked, passes; Node runs once
+    neither. The two kinds are tried so that a file converted to ES modules, as asked, passes; Node runs at most once
     per text and kind, and its complaint about the edited text is the message. True when Node judged the edit
     (and passed it), False when it could not (tree-sitter's grammar is asked then)."""
     if not path.endswith(JAVASCRIPT) or BEYOND_NODE.search(new_text):
         return False
     kinds = [True] if path.endswith(".mjs") else [False] if path.endswith(".cjs") else [False, True]
-    if not any(_check(old_text, module) == "" for module in kinds):
+    if not any(_check(old_text, module) == "" for module in _likely_first(old_text, kinds)):
         return False  # no Node, or the file did not parse to begin with
-    errors = {module: _check(new_text, module) for module in kinds}
-    if "" in errors.values():
-        return True  # it parses as one of them
+    errors: dict[bool, str | None] = {}
+    for module in _likely_first(new_text, kinds):
+        errors[module] = _check(new_text, module)
+        if errors[module] == "":
+            return True  # it parses as one of them
     if None in errors.values():
         return False  # Node could not say
-    esm = re.search(r"^\s*(?:import\s|import\{|export\s)", new_text, re.M) is not None
-    module = esm if len(kinds) > 1 else kinds[0]  # the kind the text is written as tells the error that matters
+    module = _written_as_module(new_text) if len(kinds) > 1 else kinds[0]  # the error that matters
     raise EditError(f"{path}: the edited file no longer parses as JavaScript ({_reason(errors[module])}, "
                     "by node --check); nothing written")
 
