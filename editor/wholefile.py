@@ -424,6 +424,9 @@ def go_imports(lines: list[str]) -> list[tuple[str | None, str]]:
     out = []
     group = False
     for line in lines:
+        if line.startswith("import (") and ")" in line.split("//")[0]:  # a group on one line: `import ("a"; "b")`
+            out += [(m[1], m[2]) for m in re.finditer(r'(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"', line)]
+            continue
         group = (group or line.startswith("import (")) and not line.startswith(")")
         m = GO_IMPORT.match(line) if group or line.startswith("import ") else None
         if m:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 
 import pytest
-from editllm.editor.align import grouped_opcodes, line_opcodes
+from editllm.editor.align import MARGIN, grouped_opcodes, line_opcodes
 from editllm.editor.decode import DecodeStats
 from editllm.editor.diff import checked_diff
 from editllm.editor.edit import finish_edit
@@ -44,8 +44,8 @@ def test_opcodes_are_an_alignment_of_the_two_texts(old: list[str], new: list[str
 
 
 def test_common_first_and_last_lines_are_matched_before_difflib(monkeypatch: pytest.MonkeyPatch) -> None:
-    """difflib aligns only the lines between those both texts open and close with: an 18,000-line JSON file of
-    repeated `},` lines took 1.5 s an alignment with difflib over the whole file (session 31)."""
+    """difflib aligns only the lines between those both texts open and close with, and `MARGIN` of them: an
+    18,000-line JSON file of repeated `},` lines took 1.5 s an alignment with difflib over the whole file."""
     seen: list[int] = []
     real = difflib.SequenceMatcher
 
@@ -61,7 +61,7 @@ def test_common_first_and_last_lines_are_matched_before_difflib(monkeypatch: pyt
     new = old[:3003] + ['    "tags": ["new"]\n'] + old[3004:]  # record 750's tags
     assert line_opcodes(old, new) == [("equal", 0, 3003, 0, 3003), ("replace", 3003, 3004, 3003, 3004),
                                       ("equal", 3004, 6002, 3004, 6002)]
-    assert seen == [1]
+    assert seen == [2 * MARGIN + 1]
     seen.clear()
     text, edited = "".join(old), "".join(new)
     src = SourceFile("data.json", text)
@@ -69,7 +69,7 @@ def test_common_first_and_last_lines_are_matched_before_difflib(monkeypatch: pyt
     assert result.new_text == edited
     diff = checked_diff([(src, result.new_text)])
     assert diff.count("\n+") == 2  # the `+++` line and the one changed line
-    assert seen and max(seen) <= 2, seen  # every alignment of the whole file saw the changed line alone
+    assert seen and max(seen) <= 2 * MARGIN + 1, seen  # every alignment saw the changed line and its margins
 
 
 def test_grouped_opcodes_give_difflibs_hunks() -> None:
@@ -81,3 +81,13 @@ def test_grouped_opcodes_give_difflibs_hunks() -> None:
     assert grouped_opcodes(ops, 3) == list(difflib.SequenceMatcher(None, old, new, autojunk=False)
                                            .get_grouped_opcodes(3))
     assert len(grouped_opcodes(ops, 3)) == 2 and len(grouped_opcodes(ops, 20)) == 1
+
+
+def test_a_last_line_both_texts_end_with_matches_where_difflib_matches_it() -> None:
+    """A generator (session 31): a JavaScript file cut short after its second-last function ends, as the file does,
+    with `}`; matched to the file's last line, the 12 lines cut off were no longer at the end of the file, and the
+    fragment was taken for the whole file (12 lines lost, exit 0). Within `MARGIN`, difflib decides."""
+    old = ["a = 1\n", "function f() {\n", "  return 1\n", "}\n", "\n", "function g() {\n", "  return 2\n", "}\n"]
+    new = ["a = 2\n", *old[1:4]]
+    assert line_opcodes(old, new) == difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    assert line_opcodes(old, new)[-1] == ("delete", 4, 8, 4, 4)  # prefix and suffix alone: the first `}` cut
