@@ -309,7 +309,8 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
                         "nothing written")
     lines = split_lines(text)
     whole = ensure_whole(src.text, text, instruction, allow_deletions, src.lines, lines, path=src.path)
-    mended, added, dropped = goimports.fix_imports(src.path, src.text, whole.lines)
+    mended, added, dropped = goimports.fix_imports(src.path, src.text, whole.lines,
+                                                   src.disk_path.parent if src.disk_path else None)
     if mended is not whole.lines:
         whole = replace(whole, text="".join(mended), lines=mended)
     still_parses(src.path, src.text, whole.text)

@@ -13,6 +13,7 @@ back, as are blank (`_`) and dot imports, whose uses cannot be seen: nothing the
 from __future__ import annotations
 
 import re
+from pathlib import Path, PurePosixPath
 
 from editllm.editor.blocks import Block, joined, split_blocks
 from editllm.editor.wholefile import GO_IMPORT, GO_NOT_CODE, go_imports, go_names
@@ -90,6 +91,12 @@ def split_output(lines: list[str]) -> tuple[list[str], list[Block] | None]:
     return joined(rest), decls or None
 
 
+def _same_name(a: tuple[str | None, str], b: tuple[str | None, str]) -> bool:
+    """Whether two imports bring the same package in under the same name (which Go refuses): the same path, and
+    names that may agree (`yaml "gopkg.in/yaml.v3"` and `"gopkg.in/yaml.v3"`), not `y` and `yaml`."""
+    return a[1] == b[1] and bool(go_names(*a) & go_names(*b))
+
+
 def _used(name: str, code: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}\.", code) is not None
 
@@ -104,24 +111,23 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
     old_specs = [(key, line) for key, line in _specs(declared) if key]
     code = _code("".join(joined([b for b in blocks if not is_declaration(b)])))
     lines: list[tuple[tuple[str | None, str] | None, str]] = []
-    have: set[str] = set()  # the paths imported: a package written twice, or under another alias, once
     for key, line in _specs(wanted):
-        if key and key[1] in have:
-            continue
-        have |= {key[1]} if key else set()
+        if key and any(_same_name(key, k) for k, _ in lines if k):
+            continue  # a package written twice, or under its name as the file's alias: imported once
         lines.append((key, line))
     if {key for key, _ in lines if key} == {key for key, _ in old_specs}:
         return merged  # the same imports, however the output wrote them: the file's declarations stay as they are
     for k, (key, line) in enumerate(old_specs):
         alias, path = key
         unseen = alias in ("_", ".") or path == "C"  # used for what importing does, or without a name
-        if path in have or not (unseen or any(_used(n, code) for n in go_names(alias, path))):
-            continue
-        kept = [old_specs[i][0][1] for i in range(k - 1, -1, -1) if old_specs[i][0][1] in have]  # its old neighbour
-        at = next((i + 1 for i, (spec, _) in enumerate(lines) if kept and spec and spec[1] == kept[0]), 0)
+        have = [spec for spec, _ in lines if spec]
+        if any(_same_name(key, spec) for spec in have) or \
+                not (unseen or any(_used(n, code) for n in go_names(alias, path))):
+            continue  # the file's `y "gopkg.in/yaml.v3"`, still used as `y.`, stays beside the model's `yaml`
+        kept = [old_specs[i][0] for i in range(k - 1, -1, -1) if old_specs[i][0] in have]  # its old neighbour
+        at = next((i + 1 for i, (spec, _) in enumerate(lines) if kept and spec == kept[0]), 0)
         lines.insert(at, (key, line))
-        have.add(path)
-    if not have:
+    if not any(spec for spec, _ in lines):
         return joined([b for b in blocks if not is_declaration(b)])
     grouped = any(_grouped(b) for b in wanted + declared)  # else one import a line, as the file and output write them
     text = ["import (\n", *_tidy([line for _, line in lines]), ")\n"] if grouped else \
@@ -141,28 +147,54 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
 def _code(text: str) -> str:
     """Go code without its comments, strings and runes: where a package's use counts (a use the edit commented
     out is none, and Go does not build with the import that served it)."""
-    return GO_NOT_CODE.sub(" ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))
+    return GO_NOT_CODE.sub(" ", text)
 
 
 def _is_standard(path: str) -> bool:
     return "." not in path.split("/")[0]  # as goimports sorts them: a standard package's path has no domain
 
 
-def fix_imports(path: str, old: str, new: list[str]) -> tuple[list[str], list[str], list[str]]:
+def fix_imports(path: str, old: str, new: list[str], folder: Path | None = None) -> tuple[list[str], list[str],
+                                                                                          list[str]]:
     """`new` (the edited Go file's lines) with its imports mended as goimports mends them on save, and the import
     paths added and dropped: an import whose every use the edit took out goes, and a standard package the edit
     newly uses without importing it is added. Go builds neither: asked to "remove the log.Println call", the model
     commented it out and left `"log"` imported; asked to "log the path in Load", it wrote `log.Printf` and left the
-    group alone (9 of 47 real-model Go edits, session 30). Other files come back as they are."""
+    group alone (9 of 47 real-model Go edits, session 30). `folder`: where the file lives, whose other Go files
+    (the rest of its package) may declare the name (`var json = jsoniter.Config...`): then nothing is added, as
+    goimports reads the package too. Other files come back as they are."""
     if not path.endswith(".go") or not is_go(new):
         return new, [], []
-    lines, dropped = _drop_unused(old, new)
-    lines, added = _add_standard(old, lines)
-    return lines, added, dropped
+    end = _header_end(new)  # only the file's own declarations: an import line in a template string is text
+    head, dropped = _drop_unused(old, new, new[:end])
+    lines, added = _add_standard(old, head + new[end:], len(head), folder, PurePosixPath(path).name)
+    return (lines, added, dropped) if added or dropped else (new, [], [])
 
 
-def _drop_unused(old: str, new: list[str]) -> tuple[list[str], list[str]]:
-    """`new` without each import the file used by one of its names (`go_names`) and the edit no longer uses: a
+def _header_end(lines: list[str]) -> int:
+    """Where the package clause and the import declarations after it end (their comments and blank lines with
+    them): Go allows imports nowhere else, and a line of code generator's template may read `import "fmt"`."""
+    first = next(k for k, line in enumerate(lines) if PACKAGE.match(line.strip())) + 1
+    end, group, comment = first, False, False
+    for k in range(first, len(lines)):
+        line, s = lines[k], lines[k].strip()
+        if group or comment:
+            group = group and not s.startswith(")")
+            comment = comment and "*/" not in s
+            end = k + 1 if not (group or comment) and s.startswith(")") else end
+        elif line.startswith("import"):
+            group = s.split("//")[0].rstrip().endswith("(")
+            end = k + 1
+        elif s.startswith("/*"):
+            comment = "*/" not in s
+        elif s and not s.startswith("//"):
+            break
+    return end
+
+
+def _drop_unused(old: str, new: list[str], head: list[str]) -> tuple[list[str], list[str]]:
+    """`head` (the package clause and imports of `new`) without each import the file used by one of its names
+    (`go_names`) and the edit no longer uses: a
     blank (`_`) or dot import, or cgo's "C", whose uses cannot be seen, stays, as does one the file never used by
     a name we can tell (a package named unlike its path). A group left empty goes, with the blank line after it."""
     before, after = _code(old), _code("".join(new))
@@ -171,7 +203,7 @@ def _drop_unused(old: str, new: list[str]) -> tuple[list[str], list[str]]:
     group = None  # where the group being read starts in `out`
     gone = 0  # imports dropped from it
     blank = False  # a declaration went from between two blank lines: the second one goes too
-    for line in new:
+    for line in head:
         if blank and not line.strip():
             blank = False
             continue
@@ -194,30 +226,53 @@ def _drop_unused(old: str, new: list[str]) -> tuple[list[str], list[str]]:
                 continue
             group = None
         out.append(line)
-    return (out, dropped) if dropped else (new, [])
+    return out, dropped
 
 
-def _add_standard(old: str, new: list[str]) -> tuple[list[str], list[str]]:
-    """`new` with an import of each standard package the edit newly uses without importing it, and their paths.
+def _declared_beside(folder: Path, names: list[str], own: str) -> set[str]:
+    """The names a Go file of `folder` other than `own` declares at its top level (`var log = logrus.New()`, a
+    `var (...)` group's line, `func json()`): a package's files share those names."""
+    out: set[str] = set()
+    for other in sorted(folder.glob("*.go"))[:200] if folder.is_dir() else []:
+        if other.name == own:
+            continue
+        try:
+            text = other.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out |= {name for name in names  # `var log`, `func json(`, or `\tlog = ...` in a `var (` group
+                if re.search(rf"^(?:(?:var|const|type|func)\s+{name}\b|\t{name}(?:[ \t]*=[^=]|[ \t]+[\w*\[]))", text,
+                             re.M)}
+    return out
+
+
+def _add_standard(old: str, new: list[str], end: int, folder: Path | None = None,
+                  own: str = "") -> tuple[list[str], list[str]]:
+    """`new` with an import of each standard package the edit newly uses without importing it, and their paths;
+    its declarations are read in `new[:end]` alone.
     Only the packages `undefined.GO_PACKAGES` names (a file seldom gives one of those names to anything else, and
     declaring it is read), each put where gofmt keeps it: sorted into the group's section of standard packages (a
     new section at the group's top when it has none), beside the file's one-import-a-line declarations, or after
     the package clause of a file without imports."""
     from editllm.editor.undefined import GO_PACKAGES, newly_unbound  # undefined reads wholefile, as this module does
 
-    paths = sorted(GO_PACKAGES[name] for name in newly_unbound("x.go", old, "".join(new)))
+    names = newly_unbound("x.go", old, "".join(new))
+    if names and folder is not None:
+        names = sorted(set(names) - _declared_beside(folder, names, own))
+    paths = sorted(GO_PACKAGES[name] for name in names)
     if not paths:
         return new, []
     out = list(new)
-    start = next((k for k, line in enumerate(out) if line.startswith("import (")), None)
+    start = next((k for k, line in enumerate(out[:end]) if line.startswith("import (")
+                  and not line.split("//")[0].rstrip().endswith(")")), None)  # not `import ()`
     if start is not None:
-        end = next((k for k in range(start + 1, len(out)) if out[k].startswith(")")), None)
-        if end is None:
+        close = next((k for k in range(start + 1, end) if out[k].startswith(")")), None)
+        if close is None:
             return new, []
-        specs = [(k, m[2]) for k in range(start + 1, end) if (m := GO_IMPORT.match(out[k]))]
+        specs = [(k, m[2]) for k in range(start + 1, close) if (m := GO_IMPORT.match(out[k]))]
         indent = re.match(r"[ \t]*", out[specs[0][0]])[0] if specs else "\t"
         sections: list[list[tuple[int, str]]] = [[]]  # the group's imports, in runs a blank line ends
-        for k in range(start + 1, end):
+        for k in range(start + 1, close):
             if not out[k].strip():
                 sections.append([])
             sections[-1] += [(j, p) for j, p in specs if j == k]
@@ -229,7 +284,7 @@ def _add_standard(old: str, new: list[str]) -> tuple[list[str], list[str]]:
         else:  # no standard section: one of its own, first (goimports' order)
             out[start + 1:start + 1] = [f'{indent}"{p}"\n' for p in paths] + (["\n"] if specs else [])
         return out, paths
-    singles = [k for k, line in enumerate(out) if DECLARATION.match(line) and not CGO.match(line)]
+    singles = [k for k, line in enumerate(out[:end]) if DECLARATION.match(line) and not CGO.match(line)]
     if singles:
         out[singles[-1] + 1:singles[-1] + 1] = [f'import "{p}"\n' for p in paths]
         return out, paths

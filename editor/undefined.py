@@ -128,10 +128,11 @@ GO_PACKAGES = {"fmt": "fmt", "errors": "errors", "strings": "strings", "strconv"
 def _go_unimported(text: str) -> set[str]:
     """The standard packages a Go file uses (`fmt.Errorf`) without importing them by that name."""
     named = {name for alias, path in go_imports(text.splitlines(keepends=True)) for name in go_names(alias, path)}
-    code = GO_NOT_CODE.sub(" ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))  # a package doc's examples aside
+    code = GO_NOT_CODE.sub(" ", text)  # a package doc's examples aside
     used = set(re.findall(r"(?<![\w.])([a-z][a-z0-9]*)\.[A-Z]", code)) & GO_PACKAGES.keys()
     return {name for name in used - named  # declared as a variable: `json :=`, `var json`, a parameter, `var (` lines
             if not re.search(rf"\b{name}\s*(?::=|,[\w\s,]*:=)|\b(?:var|const)\s+{name}\b|[(,]\s*{name}\s+[*\w\[]"
+                             rf"|[(,]\s*{name}\s*[,)]"  # `func handle(log, audit *zap.Logger)`, passed as a value
                              rf"|^[ \t]*{name}[ \t]*(?:=|[ \t]+[\w.*\[])", code, re.M)}
 
 

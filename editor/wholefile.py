@@ -393,7 +393,8 @@ def _lost_decorator(blocks: list[Block], new_blocks: list[Block], instruction: s
     return False
 
 
-GO_NOT_CODE = re.compile(r'//.*|"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'')  # comments, strings, runes
+# comments (line and block), strings, raw strings and runes, in one pass: a `/*` inside a string opens no comment
+GO_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'', re.S)
 GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"\s*(?://.*)?$')
 
 

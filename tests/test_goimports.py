@@ -269,3 +269,57 @@ def test_finish_edit_adds_the_import_and_says_so() -> None:
     result = finish_edit(SourceFile("config.go", GO), new, "log the path in Load", DecodeStats("rewrite"), new)
     assert result.imports_added == ("log",) and result.imports_dropped == ()
     assert '\t"log"\n\t"os"\n' in result.new_text and result.new_text.count("log.Printf") == 1
+
+
+def _fixed(old: str, new: str, folder=None) -> tuple[str, list[str], list[str]]:
+    from editllm.editor.goimports import fix_imports
+    from editllm.editor.source import split_lines
+
+    lines, added, dropped = fix_imports("x.go", old, split_lines(new), folder)
+    return "".join(lines), added, dropped
+
+
+def test_imports_are_read_where_go_has_them_and_uses_in_code_only():
+    """A review (session 31): `"/static/*"` opened a block comment that hid `fmt.Println`, and `fmt` was dropped
+    though used; an `import` line of a template string was taken out or written into; `import ()` read as a group
+    that the next `)` closed (a syntax error written)."""
+    old = ('package x\n\nimport (\n\t"fmt"\n\t"net/http"\n)\n\nfunc start() { fmt.Println("start") }\n\n'
+           'func routes() { http.Handle("/static/*", nil); fmt.Println("routes") }\n\n/* end */\n')
+    assert _fixed(old, old.replace('fmt.Println("start")', ""))[2] == []
+    tmpl = ('package x\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nconst tmpl = `package main\n\nimport "fmt"\n\n'
+            'import (\n\t"os"\n)\n`\n\nfunc Write() {\n\tfmt.Println("writing")\n\tos.Stdout.WriteString(tmpl)\n}\n')
+    text, added, dropped = _fixed(tmpl, tmpl.replace('\tfmt.Println("writing")\n', "").replace(
+        "WriteString(tmpl)", "WriteString(strings.ToUpper(tmpl))"))
+    assert (added, dropped) == (["strings"], ["fmt"])
+    assert text.startswith('package x\n\nimport (\n\t"os"\n\t"strings"\n)\n\nconst tmpl = `package main\n\nimport "fmt"'
+                           '\n\nimport (\n\t"os"\n)\n`')
+    empty = "package x\n\nimport ()\n\nconst (\n\tA = 1\n)\n\nfunc f() {}\n"
+    text, added, _ = _fixed(empty, empty.replace("func f() {}", "func f() { fmt.Println(A) }"))
+    assert added == ["fmt"] and "const (\n\tA = 1\n)\n" in text and 'import "fmt"\n' in text
+
+
+def test_a_name_the_package_or_a_parameter_list_declares_gets_no_import(tmp_path):
+    """A review: `func handle(log, audit *zap.Logger)` got `"log"`; and `var json = jsoniter.Config...` in another
+    file of the package would clash with an added `"encoding/json"` (goimports reads the package too)."""
+    old = "package api\n\nfunc handle(log, audit *zap.Logger) {\n\taudit.Info(\"x\")\n}\n"
+    assert _fixed(old, old.replace('audit.Info("x")', 'log.Info("x")'))[1] == []
+    (tmp_path / "json.go").write_text("package api\n\nimport jsoniter \"github.com/json-iterator/go\"\n\n"
+                                      "var json = jsoniter.ConfigCompatibleWithStandardLibrary\n")
+    (tmp_path / "other.go").write_text("package api\n\nfunc other() {\n\tlog.Println(1)\n}\n")
+    uses = "package api\n\nfunc encode(v any) ([]byte, error) {\n\treturn nil, nil\n}\n"
+    new = uses.replace("return nil, nil", "return json.Marshal(v)")
+    assert _fixed(uses, new, tmp_path)[1] == []
+    logged = uses.replace("\treturn nil, nil", '\tlog.Println("encoding")\n\treturn nil, nil')
+    assert _fixed(uses, logged, tmp_path)[1] == ["log"]  # a sibling's `\tlog.Println` declares nothing
+
+
+def test_the_files_alias_stays_while_code_not_shown_uses_it():
+    """A review: the file's `y "gopkg.in/yaml.v3"`, used by Save, which the model was not shown, was dropped when the
+    model wrote the package unaliased (Save then did not build). Two names for one path are legal Go."""
+    save = "func Save(c *Config) ([]byte, error) {\n\treturn y.Marshal(c)\n}"
+    text = GO.replace('yaml "gopkg.in/yaml.v3"', 'y "gopkg.in/yaml.v3"').replace("yaml.Unmarshal", "y.Unmarshal") \
+        .replace("func other() int {\n\treturn 1\n}", save)
+    shown = focus_of(text, ASK).text
+    out = shown.replace('y "gopkg.in/yaml.v3"', '"gopkg.in/yaml.v3"').replace("y.Unmarshal", "yaml.Unmarshal")
+    merged = merge_focus(text, out, ASK)
+    assert '\ty "gopkg.in/yaml.v3"\n' in merged and '\t"gopkg.in/yaml.v3"\n' in merged
