@@ -31,7 +31,10 @@ def language(path: str) -> str:
     """The fence language tag for a path; empty when unknown."""
     name = PurePosixPath(path)
     stem = re.split(r"[-_.]", name.name)[0]  # LICENSE-MIT, CHANGES_1.x, LICENSE.APACHE, COPYING.LIB
-    if stem.upper() in PROSE_NAMES and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:
+    suffix = name.suffix[1:]
+    named = not suffix or "-" in name.name or "_" in name.name or (stem.isupper() and suffix.isalpha() and (
+        suffix.isupper() or suffix.istitle()))  # a suffix that names, not a language: not Todo.vue, INSTALL.ps1
+    if named and stem.upper() in PROSE_NAMES and stem[0].isupper() and name.suffix.lower() not in LANGUAGES:
         return "text"  # not a script `install`, nor README.py (README.md is Markdown, below)
     return LANGUAGES.get(name.suffix.lower(), "")
 

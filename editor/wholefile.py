@@ -77,7 +77,8 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
 
 
 # A TestCase's methods that pytest style writes as fixtures, under names of their own
-LIFECYCLE = {"setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule", "__init__"}
+LIFECYCLE = {"setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule", "tearDownModule", "__init__",
+             "asyncSetUp", "asyncTearDown"}
 SELF = re.compile(r"\(\s*(?:self|cls)\b")  # a method's first parameter
 
 
@@ -97,7 +98,9 @@ def taken_apart(old: list[Block], new: list[Block]) -> dict[str, set[str]]:
         moved = {n for n in methods if n in top and n not in old_top}
         if len(moved) >= 2 and 2 * len(moved) >= len(methods) and \
                 not any(SELF.search("".join(top[n].lines[:header_size(top[n])])) for n in moved):
-            out[b.name] = methods - moved
+            left = methods - moved  # a test class's helper may become a fixture under another name: its tests count
+            out[b.name] = {n for n in left if n.startswith("test")} if any(n.startswith("test") for n in methods) \
+                else left
     return out
 
 
@@ -809,7 +812,8 @@ def no_second_definition(path: str, old_text: str, new_text: str) -> None:
 
 # Words that ask a prose edit to take text out (or to rewrite it, which may leave out lines)
 PROSE_REMOVAL = re.compile(r"\b(remove|delete|drop|cut|trim|shorten|shorter|condense|concise|brief\w*|terse|"
-                           r"summari[sz]e|simplify|strip|omit|get rid|eliminate|clean ?up|de-?dup\w*|merge|combine|"
+                           r"summari[sz]e|simplify|strip|omit|get rid|eliminate|clean ?up|de-?dup\w*|duplicat\w*|"
+                           r"pasted twice|merge|combine|"
                            r"replace|rewrite|reword|restructure|reorgani[sz]e|clear|empty|leave out|keep just|"
                            r"keep only|discard|prune|take out|no longer|obsolete|outdated|deprecated|unused|"
                            r"less (?:verbose|wordy)|fewer (?:words|lines))\b", re.I)
@@ -970,7 +974,8 @@ PARAGRAPH_WORDS = 12  # a paragraph of this many words, taken out whole with not
 UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # An instruction that has a named section's text revised ("update the Install section: we now recommend uv"), not
 # added to ("add a sentence to the Usage section", which a model answered without the section's other paragraph)
-REVISES = re.compile(r"\b(update|revise|rework|rewrite|change|switch|instead|now|modernize|refresh)\b", re.I)
+# (the instruction starts with the verb: "add a sentence ... saying it now supports --json" is no revision, a review)
+REVISES = re.compile(r"^\W*(update|revise|rework|rewrite|change|switch|modernize|refresh)\b", re.I)
 
 
 def _words_of(lines: list[str]) -> list[str]:
@@ -1003,8 +1008,10 @@ def _whole_paragraph(old: list[str], i1: int, i2: int, written: Counter, instead
         words = _words_of(old[start:k])
         whole = (start == 0 or is_blank(old[start - 1])) and k <= i2 and len(words) >= PARAGRAPH_WORDS \
             and not (revised and revised[0] <= start and k <= revised[1])
+        translated = bool(UNSPACED.search("".join(old[start:k]))) != bool(UNSPACED.search("".join(instead)))
         if whole and all(written[line.strip()] < (had[line.strip()] if had else 1) for line in old[start:k]) \
-                and len(set(words) & kept) * 2 < len(set(words)) and len(written_instead) < len(words):
+                and len(set(words) & kept) * 2 < len(set(words)) and len(written_instead) < len(words) \
+                and not translated:  # into or out of an unspaced script: its length says nothing
             return True
     return False
 

@@ -718,7 +718,8 @@ def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_b
                                        ("scripts/install", ""), ("bin/news", ""),  # scripts by those names
                                        ("LICENSE-MIT", "text"), ("docs.markdown", "markdown"), ("a.adoc", "asciidoc"),
                                        # a generator (session 31): a 4-line paragraph of LICENSE.APACHE went unchecked
-                                       ("LICENSE.APACHE", "text"), ("COPYING.LIB", "text"), ("TODO.sh", "bash")])
+                                       ("LICENSE.APACHE", "text"), ("COPYING.LIB", "text"), ("TODO.sh", "bash"),
+                                       ("Todo.vue", ""), ("INSTALL.ps1", "")])  # a review: a language's suffix
 def test_prose_files_known_by_name_alone_are_prose(path, lang):
     """An extension-less README used to get none of prose's handling (its fence, wording, spelling help)."""
     from editllm.editor.prompt import language

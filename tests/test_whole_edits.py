@@ -515,6 +515,16 @@ def test_a_class_taken_apart_with_a_method_left_out_is_refused():
     asked = finish_edit(src, lossy, "Convert these tests to pytest style and drop test_div_zero",
                         DecodeStats("rewrite"), "")
     assert asked.new_text == lossy
+    async_case = UNITTEST.replace("unittest.TestCase", "unittest.IsolatedAsyncioTestCase").replace(
+        "def setUp(self)", "async def asyncSetUp(self)")
+    helper = PYTEST.replace("@pytest.fixture\ndef a():", "@pytest.fixture\ndef six():").replace("(a)", "(six)") \
+        .replace("(a,", "(six,")  # a review: asyncSetUp, or a helper made a fixture under its own name
+    assert finish_edit(SourceFile("test_calc.py", async_case), PYTEST, "Convert these tests to pytest style",
+                       DecodeStats("rewrite"), "").new_text == PYTEST
+    with_helper = UNITTEST.replace("    def test_add(self):", "    def make_six(self):\n        return 6\n\n"
+                                   "    def test_add(self):")
+    assert finish_edit(SourceFile("test_calc.py", with_helper), helper, "Convert these tests to pytest style",
+                       DecodeStats("rewrite"), "").new_text == helper
     store = ("class Store:\n    def load(self):\n        return 1\n\n    def save(self):\n        return 2\n\n"
              "    def close(self):\n        return 3\n\n    def flush(self):\n        return 4\n")
     fragment = "def load(self):\n    return 1\n\n\ndef save(self):\n    return 22\n"

@@ -1084,11 +1084,20 @@ def test_a_paragraph_translated_into_chinese_or_revised_where_asked_is_an_edit()
     uv = README.replace(WINDOWS, "We now recommend uv: uv tool install tool.\n\n")
     no_unasked_prose_deletion("README.md", old, split_lines(uv),
                               "Update the Installation section: we now recommend uv tool install")
+    english = "# Tool\n\nA command line tool that edits files with a local language model and prints a diff.\n"
+    chinese_readme = "# 工具\n\n这是一个用于编辑文件的命令行工具，\n它使用本地语言模型并打印统一差异。\n"
+    no_unasked_prose_deletion("README.md", split_lines(chinese_readme), split_lines(english),
+                              "Translate the README into English")  # a review: out of Chinese
+    twice = README.replace(WINDOWS, WINDOWS + WINDOWS)
+    no_unasked_prose_deletion("README.md", split_lines(twice), old, "The Windows paragraph is duplicated; fix that")
     config = "Configuration lives in `~/.toolrc`"
     elsewhere = uv[:uv.index(config)]
     with pytest.raises(EditError, match="leaves out 1 lines from line 18 on"):
         no_unasked_prose_deletion("README.md", old, split_lines(elsewhere),
                                   "Update the Installation section: we now recommend uv tool install")
+    with pytest.raises(EditError, match="leaves out 2 lines from line 9 on"):  # an addition that says "now"
+        no_unasked_prose_deletion("README.md", old, split_lines(uv), "Add a sentence to the Installation section "
+                                  "saying we now recommend uv")
 
 
 def test_a_paragraph_whose_lines_the_file_repeats_elsewhere_is_still_lost():
