@@ -143,7 +143,6 @@ def merge_imports(old: list[str], merged: list[str], wanted: list[Block]) -> lis
     return joined(out)
 
 
-
 def _code(text: str) -> str:
     """Go code without its comments, strings and runes: where a package's use counts (a use the edit commented
     out is none, and Go does not build with the import that served it)."""
@@ -154,8 +153,10 @@ def _is_standard(path: str) -> bool:
     return "." not in path.split("/")[0]  # as goimports sorts them: a standard package's path has no domain
 
 
-def fix_imports(path: str, old: str, new: list[str], folder: Path | None = None) -> tuple[list[str], list[str],
-                                                                                          list[str]]:
+Mended = tuple[list[str], list[str], list[str]]  # the file's lines, the import paths added, those dropped
+
+
+def fix_imports(path: str, old: str, new: list[str], folder: Path | None = None) -> Mended:
     """`new` (the edited Go file's lines) with its imports mended as goimports mends them on save, and the import
     paths added and dropped: an import whose every use the edit took out goes, and a standard package the edit
     newly uses without importing it is added. Go builds neither: asked to "remove the log.Println call", the model
@@ -173,7 +174,7 @@ def fix_imports(path: str, old: str, new: list[str], folder: Path | None = None)
 
 def _header_end(lines: list[str]) -> int:
     """Where the package clause and the import declarations after it end (their comments and blank lines with
-    them): Go allows imports nowhere else, and a line of code generator's template may read `import "fmt"`."""
+    them): Go allows imports nowhere else, and a line of a code generator's template may read `import "fmt"`."""
     first = next(k for k, line in enumerate(lines) if PACKAGE.match(line.strip())) + 1
     end, group, comment = first, False, False
     for k in range(first, len(lines)):
@@ -194,9 +195,9 @@ def _header_end(lines: list[str]) -> int:
 
 def _drop_unused(old: str, new: list[str], head: list[str]) -> tuple[list[str], list[str]]:
     """`head` (the package clause and imports of `new`) without each import the file used by one of its names
-    (`go_names`) and the edit no longer uses: a
-    blank (`_`) or dot import, or cgo's "C", whose uses cannot be seen, stays, as does one the file never used by
-    a name we can tell (a package named unlike its path). A group left empty goes, with the blank line after it."""
+    (`go_names`) and the edit no longer uses: a blank (`_`) or dot import, or cgo's "C", whose uses cannot be seen,
+    stays, as does one the file never used by a name we can tell (a package named unlike its path). A group left
+    empty goes, with the blank line after it."""
     before, after = _code(old), _code("".join(new))
     out: list[str] = []
     dropped: list[str] = []
