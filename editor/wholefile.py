@@ -85,7 +85,7 @@ SELF = re.compile(r"\(\s*(?:self|cls)\b")  # a method's first parameter
 def taken_apart(old: list[Block], new: list[Block]) -> dict[str, set[str]]:
     """The classes the output took apart into top-level functions ("convert these tests to pytest style": a
     `unittest.TestCase` made functions), each with its methods the output has nowhere (`setUp` and the like become
-    fixtures under names of their own). Taken apart: at least two methods and half of them now top-level
+    fixtures under names of their own; of a class with tests, only its tests count: a helper may be a fixture now). Taken apart: at least two methods and half of them now top-level
     functions that the file did not define, none still taking `self` (two methods written without their class
     are a fragment). Merged back, such a class stood beside its own functions (exit 0, session 30)."""
     old_top, top = set(names(old)), {b.name: b for b in new if b.name}
@@ -98,7 +98,7 @@ def taken_apart(old: list[Block], new: list[Block]) -> dict[str, set[str]]:
         moved = {n for n in methods if n in top and n not in old_top}
         if len(moved) >= 2 and 2 * len(moved) >= len(methods) and \
                 not any(SELF.search("".join(top[n].lines[:header_size(top[n])])) for n in moved):
-            left = methods - moved  # a test class's helper may become a fixture under another name: its tests count
+            left = methods - moved
             out[b.name] = {n for n in left if n.startswith("test")} if any(n.startswith("test") for n in methods) \
                 else left
     return out
@@ -972,9 +972,9 @@ PARAGRAPH_WORDS = 12  # a paragraph of this many words, taken out whole with not
 # Characters of scripts written without spaces between words (Chinese, Japanese), each counted as a word: a
 # paragraph translated into Chinese is a few `\w+` runs, and read as one cut short (a review, session 31)
 UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-# An instruction that has a named section's text revised ("update the Install section: we now recommend uv"), not
-# added to ("add a sentence to the Usage section", which a model answered without the section's other paragraph)
-# (the instruction starts with the verb: "add a sentence ... saying it now supports --json" is no revision, a review)
+# An instruction that starts by having a named section's text revised ("update the Install section: we now recommend
+# uv"), not added to ("add a sentence to the Usage section", which a model answered without the section's other
+# paragraph; "... saying it now supports --json" is no revision either: a review)
 REVISES = re.compile(r"^\W*(update|revise|rework|rewrite|change|switch|modernize|refresh)\b", re.I)
 
 
