@@ -85,9 +85,10 @@ SELF = re.compile(r"\(\s*(?:self|cls)\b")  # a method's first parameter
 def taken_apart(old: list[Block], new: list[Block]) -> dict[str, set[str]]:
     """The classes the output took apart into top-level functions ("convert these tests to pytest style": a
     `unittest.TestCase` made functions), each with its methods the output has nowhere (`setUp` and the like become
-    fixtures under names of their own; of a class with tests, only its tests count: a helper may be a fixture now). Taken apart: at least two methods and half of them now top-level
-    functions that the file did not define, none still taking `self` (two methods written without their class
-    are a fragment). Merged back, such a class stood beside its own functions (exit 0, session 30)."""
+    fixtures under names of their own; of a class with tests, only its tests count: a helper may be a fixture
+    now). Taken apart: at least two methods and half of them now top-level functions that the file did not define,
+    none still taking `self` (two methods written without their class are a fragment). Merged back, such a class
+    stood beside its own functions (exit 0, session 30)."""
     old_top, top = set(names(old)), {b.name: b for b in new if b.name}
     out: dict[str, set[str]] = {}
     for b in old:
