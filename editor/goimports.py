@@ -168,8 +168,10 @@ def fix_imports(path: str, old: str, new: list[str], folder: Path | None = None)
         return new, [], []
     end = _header_end(new)  # only the file's own declarations: an import line in a template string is text
     head, dropped = _drop_unused(old, new, new[:end])
+    if head != new[:end] and head and not head[-1].strip() and end < len(new) and not new[end].strip():
+        head = head[:-1]  # the last declaration went from between two blank lines
     lines, added = _add_standard(old, head + new[end:], len(head), folder, PurePosixPath(path).name)
-    return (lines, added, dropped) if added or dropped else (new, [], [])
+    return (lines, added, dropped) if lines != new else (new, [], [])
 
 
 def _header_end(lines: list[str]) -> int:
@@ -197,25 +199,30 @@ def _drop_unused(old: str, new: list[str], head: list[str]) -> tuple[list[str], 
     """`head` (the package clause and imports of `new`) without each import the file used by one of its names
     (`go_names`) and the edit no longer uses: a blank (`_`) or dot import, or cgo's "C", whose uses cannot be seen,
     stays, as does one the file never used by a name we can tell (a package named unlike its path). A group left
-    empty goes, with the blank line after it."""
+    empty goes, with the blank line after it. So does an import that repeats one above it under the same name
+    (Go refuses both): a fragment's pasted group (a real-model probe, session 31: six of its imports twice)."""
     before, after = _code(old), _code("".join(new))
     out: list[str] = []
     dropped: list[str] = []
     group = None  # where the group being read starts in `out`
     gone = 0  # imports dropped from it
     blank = False  # a declaration went from between two blank lines: the second one goes too
+    seen: list[tuple[str | None, str]] = []  # the imports kept so far
     for line in head:
         if blank and not line.strip():
             blank = False
             continue
         blank = False
         m = GO_IMPORT.match(line) if group is not None or line.startswith("import ") else None
-        if m and m[1] not in ("_", ".") and m[2] != "C" and any(_used(n, before) for n in go_names(m[1], m[2])) \
-                and not any(_used(n, after) for n in go_names(m[1], m[2])):
-            dropped.append(m[2])
+        unused = m and m[1] not in ("_", ".") and m[2] != "C" and any(_used(n, before) for n in go_names(m[1], m[2])) \
+            and not any(_used(n, after) for n in go_names(m[1], m[2]))
+        again = m and m[2] != "C" and any(_same_name((m[1], m[2]), key) for key in seen)  # a second group pasted
+        if unused or again:
+            dropped += [m[2]] if unused and not again and m[2] not in dropped else []
             gone += group is not None
             blank = group is None and bool(out) and not out[-1].strip()
             continue
+        seen += [(m[1], m[2])] if m else []
         if line.startswith("import (") and not line.split("//")[0].rstrip().endswith(")"):
             group, gone = len(out), 0
         elif group is not None and line.startswith(")"):

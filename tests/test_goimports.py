@@ -323,3 +323,15 @@ def test_the_files_alias_stays_while_code_not_shown_uses_it():
     out = shown.replace('y "gopkg.in/yaml.v3"', '"gopkg.in/yaml.v3"').replace("y.Unmarshal", "yaml.Unmarshal")
     merged = merge_focus(text, out, ASK)
     assert '\ty "gopkg.in/yaml.v3"\n' in merged and '\t"gopkg.in/yaml.v3"\n' in merged
+
+
+def test_a_group_pasted_beside_the_files_loses_the_imports_it_repeats():
+    """A real-model probe (session 31): an unfocused fragment merged into place wrote a second `import (...)` group
+    repeating six of the file's imports (Go refuses a name imported twice). What it repeats goes; what is new stays."""
+    old = ('package main\n\nimport (\n\t"fmt"\n\t"log"\n\n\t"golang.org/x/tools/go/packages"\n)\n\nfunc main() {\n'
+           '\tpkgs, err := packages.Load(nil)\n\tlog.Print(err)\n\tfmt.Println(pkgs)\n}\n')
+    new = old.replace("\n)\n\nfunc", '\n)\n\nimport (\n\t"fmt"\n\t"log"\n\t"time"\n)\n\nfunc').replace(
+        "\tpkgs, err", "\tstart := time.Now()\n\tpkgs, err").replace("(pkgs)", "(pkgs, time.Since(start))")
+    text, added, dropped = _fixed(old, new)
+    assert (added, dropped) == ([], [])
+    assert text.count('"fmt"') == 1 and text.count('"log"') == 1 and 'import (\n\t"time"\n)\n\nfunc main' in text
