@@ -114,7 +114,7 @@ def unbound(text: str) -> set[str] | None:
 # Go's standard packages whose names a file seldom gives a variable (not `path`, `bytes`, `url`, `rand`); `log`, the
 # package "add logging" uses, is declared as a variable (`log := zap.S()`, `var log = ...`, a parameter) where a file
 # has one, which the rule reads (no note over 2,098 Go files on the machine, golang/tools among them: session 30).
-# Each with the import path `goimports.add_standard` adds for it, as goimports does.
+# Each with the import path `goimports.fix_imports` adds for it, as goimports does.
 GO_PACKAGES = {"fmt": "fmt", "errors": "errors", "strings": "strings", "strconv": "strconv", "os": "os", "io": "io",
                "ioutil": "io/ioutil", "sync": "sync", "atomic": "sync/atomic", "context": "context", "http": "net/http",
                "json": "encoding/json", "filepath": "path/filepath", "regexp": "regexp", "bufio": "bufio",

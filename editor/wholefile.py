@@ -399,7 +399,8 @@ def _lost_decorator(blocks: list[Block], new_blocks: list[Block], instruction: s
 
 # comments (line and block), strings, raw strings and runes, in one pass: a `/*` inside a string opens no comment
 GO_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|`[^`]*`|\'(?:[^\'\\\n]|\\.)*\'', re.S)
-GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"\s*(?://.*)?$')
+GO_SPEC = r'(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"'  # one import: an alias (or `.`, `_`) and the path
+GO_IMPORT = re.compile(rf'^\s*(?:import\s+)?{GO_SPEC}\s*(?://.*)?$')
 
 
 def _unbound_go_imports(old: list[str], new: list[str]) -> list[str]:
@@ -430,7 +431,7 @@ def go_imports(lines: list[str]) -> list[tuple[str | None, str]]:
     group = False
     for line in lines:
         if line.startswith("import (") and ")" in line.split("//")[0]:  # a group on one line: `import ("a"; "b")`
-            out += [(m[1], m[2]) for m in re.finditer(r'(?:([A-Za-z_]\w*|\.)\s+)?"([^"\s]+)"', line)]
+            out += [(m[1], m[2]) for m in re.finditer(GO_SPEC, line)]
             continue
         group = (group or line.startswith("import (")) and not line.startswith(")")
         m = GO_IMPORT.match(line) if group or line.startswith("import ") else None
