@@ -67,6 +67,9 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
     return interior and difflib.SequenceMatcher(None, old.text, new.text).ratio() >= 0.6
 
 
+ALIGN_WORK = 4_000_000  # pairs of blocks `identical` compares one by one (a few seconds of Python)
+
+
 def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int]:
     """Pairs of identical blocks (new index → old index): the in-order matching that keeps the
     most lines (a weighted longest common subsequence), each at its earliest old place, or its
@@ -75,6 +78,16 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     n, m = len(old), len(new)
     if latest:
         return {m - 1 - j: n - 1 - i for j, i in identical(old[::-1], new[::-1], False).items()}
+    # Blocks both open with pair with each other, at their earliest places: exactly what the matching below does.
+    # Only the rest is matched cell by cell, which for two texts of thousands of blocks would be minutes and
+    # gigabytes (a block cut from a script of 20,000 one-line statements).
+    same = next((k for k, (a, b) in enumerate(zip(old, new, strict=False)) if a.text != b.text), min(n, m))
+    if same:
+        return {j: j for j in range(same)} | {
+            same + j: same + i for j, i in identical(old[same:], new[same:], False).items()}
+    if n * m > ALIGN_WORK:
+        raise EditError(f"cannot place the model's partial output: {n} blocks of the file and {m} of the output are "
+                        "too many to align; nothing written")
     best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: lines matched within old[i:], new[j:]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):
@@ -595,11 +608,12 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
 
     The earliest and the latest alignment with the whole file settle most fragments at once; only
     when they disagree is each place the fragment could go scored by text similarity."""
+    counts, theirs = Counter(old), Counter(new)
+    if sum(n * theirs[line] for line, n in counts.items()) > PLACES_WORK:  # the pairs difflib's alignment visits
+        raise EditError(REPEATED)
     found = regions(old, new, None)
     if len({(s, e) for _, s, e in found}) > 1:
-        offsets = sorted({a - b for b, line in enumerate(new) if not is_blank(line)
-                          for a, other in enumerate(old) if other == line})
-        found = regions(old, new, offsets)
+        found = regions(old, new, candidate_places(old, new))
     if not found:
         raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
     best = max(score for score, _, _ in found)
@@ -620,6 +634,39 @@ def merge_region(old: list[str], new: list[str]) -> list[str]:
         raise EditError(f"cannot place the model's partial output: where it matches best it would delete "
                         f"{lost[0].strip()!r}, which it does not show; nothing written")
     return list(results.pop())
+
+
+# Pairs of equal lines one alignment of the fragment with the file visits, and candidate places times their length
+# that `merge_region` scores: each about 10 s of difflib at most
+PLACES_WORK = 4_000_000
+REPEATED = ("cannot place the model's partial output: its lines repeat in too many places of the file to tell where it "
+            "goes; nothing written")
+
+
+def candidate_places(old: list[str], new: list[str]) -> list[int]:
+    """The places the fragment `new` could go (old line - fragment line of a line both have), from its lines rarest
+    in `old` first, as many as `PLACES_WORK` allows: a file of thousands of `},` or identical lines gave a fragment
+    tens of thousands of places, each aligned with difflib (a block cut from 20,000 identical lines ran for minutes).
+    A line `old` holds once pins the place alone; where even the rarest line allows too many, the fragment says
+    nothing of where it goes and is refused."""
+    where: dict[str, list[int]] = {}
+    for a, line in enumerate(old):
+        where.setdefault(line, []).append(a)
+    mine: dict[str, list[int]] = {}
+    for b, line in enumerate(new):
+        if not is_blank(line) and line in where:
+            mine.setdefault(line, []).append(b)
+    found: set[int] = set()
+    for line in sorted(mine, key=lambda line: len(where[line])):
+        if len(where[line]) * len(new) > PLACES_WORK:  # each of its places is at least one more
+            break
+        more = {a - b for b in mine[line] for a in where[line]}
+        if len(found | more) * len(new) > PLACES_WORK:
+            break
+        found |= more
+    if mine and not found:
+        raise EditError(REPEATED)
+    return sorted(found)
 
 
 def dropped(old: list[str], new: list[str]) -> list[str]:

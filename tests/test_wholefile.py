@@ -1393,3 +1393,64 @@ def test_long_lines_are_compared_by_their_shared_pieces():
     one, other = ("".join(rng.choice("0123456789abcdef") for _ in range(LONG_LINE + 500)) for _ in range(2))
     assert line_likeness(one, other) < 0.2 and line_likeness(one, one[:100] + "0" + one[101:]) > 0.99
     assert line_likeness("return total(items)", "return sum(items)") == pytest.approx(0.777, abs=0.01)
+
+
+def test_a_fragment_of_a_file_of_identical_lines_is_refused_at_once():
+    """A block cut from 20,000 identical lines: every line of the output could go anywhere, and aligning each place
+    with difflib ran for minutes (session 31's sweep). The alignment's work is counted first and the output refused."""
+    text = "x = 1\n" * 20_000
+    cut = "x = 1\n" * 19_000
+    with pytest.raises(EditError, match="cannot place the model's partial output"):
+        ensure_whole(text + "def f():\n    return 1\n", cut, "fix f")
+    with pytest.raises(EditError, match="repeat in too many places"):  # no definitions: placed by its text
+        ensure_whole(text + "y = 2\n", cut, "fix y")
+
+
+def test_blocks_both_texts_open_with_pair_as_the_full_matching_pairs_them():
+    """`identical` pairs the blocks both texts open with at once and matches only the rest cell by cell: on random
+    block lists (a few distinct texts, so repeats abound) it pairs exactly as the full matching does."""
+    import random
+
+    from editllm.editor.blocks import Block
+    from editllm.editor.merge import identical
+
+    def full(old, new):  # the matching as it was, cell by cell from the first blocks
+        n, m = len(old), len(new)
+        best = [[0] * (m + 1) for _ in range(n + 1)]
+        for i in range(n - 1, -1, -1):
+            for j in range(m - 1, -1, -1):
+                best[i][j] = max(best[i + 1][j], best[i][j + 1])
+                if old[i].text == new[j].text:
+                    best[i][j] = max(best[i][j], len(old[i].lines) + best[i + 1][j + 1])
+        pairs, i, j = {}, 0, 0
+        while i < n and j < m:
+            if old[i].text == new[j].text and best[i][j] == len(old[i].lines) + best[i + 1][j + 1]:
+                pairs[j] = i
+                i, j = i + 1, j + 1
+            elif best[i + 1][j] == best[i][j]:
+                i += 1
+            else:
+                j += 1
+        return pairs
+
+    rng = random.Random(7)
+    texts = [["a\n"], ["b\n", "b\n"], ["c\n"]]
+    for _ in range(300):
+        old = [Block(None, list(rng.choice(texts)), []) for _ in range(rng.randint(0, 9))]
+        new = [Block(None, list(rng.choice(texts)), []) for _ in range(rng.randint(0, 9))]
+        assert identical(old, new, False) == full(old, new)
+        assert identical(old, new, True) == {len(new) - 1 - j: len(old) - 1 - i
+                                             for j, i in full(old[::-1], new[::-1]).items()}
+
+
+def test_a_fragments_places_come_from_its_rarest_lines_first(monkeypatch):
+    """Candidate places are taken from the fragment's lines the file holds least often, as many as the budget allows:
+    the one line the file holds once pins the place, whatever the 2,000 `},` lines would add."""
+    from editllm.editor import merge
+
+    old = ["{\n", "  },\n"] * 1_000 + ["  name: 'only',\n", "  },\n"] + ["{\n", "  },\n"] * 1_000
+    new = ["  name: 'only',\n", "  },\n"]
+    monkeypatch.setattr(merge, "PLACES_WORK", 100)
+    assert merge.candidate_places(old, new) == [2_000]
+    monkeypatch.setattr(merge, "PLACES_WORK", 10_000_000)
+    assert len(merge.candidate_places(old, new)) > 1_000
