@@ -568,10 +568,12 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     return joined(old_blocks)
 
 
-def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[tuple[float, int, int]]:
+def regions(old: list[str], new: list[str], offsets: list[int] | None,
+            prose: bool = False) -> list[tuple[float, int, int]]:
     """Candidate places for a prose fragment: (similarity, start, end) of the old lines it would
     replace, from its earliest and its latest alignment with the whole file (`offsets` None) or
-    with the neighbourhood of each given offset (old line - fragment line of a shared line)."""
+    with the neighbourhood of each given offset (old line - fragment line of a shared line). In `prose`, the
+    fragment's unmatched first and last lines replace old ones only where they rewrite them (`added`)."""
     content = sum(1 for x in new if not is_blank(x))
     slack = 3 + len(new) // 4
     found: list[tuple[float, int, int]] = []
@@ -590,8 +592,16 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[t
             if not blocks or matched * 2 < content:
                 continue
             (a0, b0, _), (a1, b1, s1) = blocks[0], blocks[-1]
-            start = max(0, lo + a0 - b0)
-            end = min(len(old), lo + a1 + s1 + (len(new) - b1 - s1))
+            first, last = lo + a0, lo + a1 + s1  # the old lines the fragment's matched lines span
+            start = max(0, first - b0)
+            end = min(len(old), last + (len(new) - b1 - s1))
+            if prose:
+                while last > first and is_blank(old[last - 1]):  # from its text: blank lines it matched are spacing
+                    last -= 1
+                while first < last and is_blank(old[first]):
+                    first += 1
+                start = first if added(old[start:first][::-1], new[:b0]) else start
+                end = last if added(old[last:end], new[b1 + s1:]) else end
             found.append((0.0, start, end))
     if offsets is not None:  # several places: score each by how alike its text is to the fragment
         found = [(difflib.SequenceMatcher(None, "".join(old[s:e]), "".join(new), autojunk=False).ratio(), s, e)
@@ -599,21 +609,41 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None) -> list[t
     return found
 
 
+LONG_WORD = re.compile(r"\w{4,}")  # a word that says what a text is about (not "the", "and")
+
+
+def added(stretch: list[str], lines: list[str]) -> bool:
+    """Whether a fragment's unmatched first (or last) `lines` are text it adds beside what it matched, rather than
+    a rewrite of the `stretch` of old lines they would replace (read outward from the matched lines): so when that
+    stretch is blank lines alone (which part paragraphs), or reaches past a blank line into another paragraph whose
+    words they mostly lack. A real probe (session 32) added a bullet after a README's last paragraph, shown alone;
+    taken as a rewrite, it replaced the first of the link definitions under that paragraph, exit 0. The matched
+    paragraph's own lines are rewritten (its last sentence changed)."""
+    if all(is_blank(line) for line in lines):
+        return False
+    gap = next((k for k, line in enumerate(stretch) if is_blank(line)), len(stretch))
+    if gap and all(is_blank(line) for line in stretch[gap:]):  # the matched paragraph's lines, then spacing
+        return False
+    words = set(LONG_WORD.findall("".join(stretch).lower()))
+    return not words or len(words & set(LONG_WORD.findall("".join(lines).lower()))) * 2 < len(words)
+
+
 RUNNER_UP = 0.05  # how much better than every other place the one a fragment goes to must match it
 
 
-def merge_region(old: list[str], new: list[str]) -> list[str]:
+def merge_region(old: list[str], new: list[str], prose: bool = False) -> list[str]:
     """Replace the region of `old` that the fragment matches best; refuse when too little matches,
     or when two different places match it equally well (a repeated heading and nothing else).
 
     The earliest and the latest alignment with the whole file settle most fragments at once; only
-    when they disagree is each place the fragment could go scored by text similarity."""
+    when they disagree is each place the fragment could go scored by text similarity. `prose`: the file is
+    prose, whose paragraphs tell text the fragment adds from text it rewrites (`added`)."""
     counts, theirs = Counter(old), Counter(new)
     if sum(n * theirs[line] for line, n in counts.items()) > PLACES_WORK:  # the pairs difflib's alignment visits
         raise EditError(REPEATED)
-    found = regions(old, new, None)
+    found = regions(old, new, None, prose)
     if len({(s, e) for _, s, e in found}) > 1:
-        found = regions(old, new, candidate_places(old, new))
+        found = regions(old, new, candidate_places(old, new), prose)
     if not found:
         raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
     best = max(score for score, _, _ in found)

@@ -722,7 +722,7 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     try:
         merged = merge_code(old, new, instruction)
         if merged is None:
-            merged = merge_region(old, new)
+            merged = merge_region(old, new, path is not None and is_prose(path))
         if missing_names(old, merged, instruction):
             raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
         had = set(names(split_blocks(old, 0)))

@@ -1454,3 +1454,41 @@ def test_a_fragments_places_come_from_its_rarest_lines_first(monkeypatch):
     assert merge.candidate_places(old, new) == [2_000]
     monkeypatch.setattr(merge, "PLACES_WORK", 10_000_000)
     assert len(merge.candidate_places(old, new)) > 1_000
+
+
+BACKPORT = """# Backporting
+
+Open a pull request against the staging branch and reference the original one.
+
+Once merged, update the original PR's label to `backported-to-vN.x`.
+
+[Release Plan]: https://github.com/nodejs/Release#release-plan
+[Release Schedule]: https://github.com/nodejs/Release#release-schedule
+[`git node backport`]: https://github.com/nodejs/node-core-utils
+"""
+
+
+def test_a_prose_fragment_that_adds_a_paragraph_replaces_nothing_past_what_it_matched():
+    """A real probe (session 32): asked to add a bullet, the model wrote the paragraph it goes after, a blank line and
+    the bullet. The guessed region took the bullet for a rewrite of the line in that place, the first link
+    definition, which was lost (exit 0); the bullet is added there and every definition kept."""
+    bullet = "* Add the `backport` label to the original pull request.\n"
+    fragment = "Once merged, update the original PR's label to `backported-to-vN.x`.\n\n" + bullet
+    out = ensure_whole(BACKPORT, fragment, "add a bullet saying to add the backport label", path="backporting.md")
+    assert out.text == BACKPORT.replace("\n[Release Plan]", "\n" + bullet + "\n[Release Plan]")
+
+
+def test_a_prose_fragment_that_adds_a_line_or_a_heading_keeps_the_blank_lines_and_text_beside_it():
+    line = "It also works offline.\n"
+    intro = "Intro paragraph that explains the project in a few words.\n"
+    out = ensure_whole(PROSE, intro + line, "say it works offline", path="README.md")
+    assert out.text == PROSE.replace(intro, intro + line)
+    out = ensure_whole(PROSE, "## Offline\n\n## Use\n", "add an Offline heading before Use", path="README.md")
+    assert out.text == PROSE.replace("## Use\n", "## Offline\n\n## Use\n")
+
+
+def test_a_prose_fragment_still_rewrites_the_last_line_of_what_it_matched():
+    """The matched paragraph's own last line changed is a rewrite, not an addition: it is replaced."""
+    fragment = "Call the tool with a file and an instruction.\nIt prints a unified diff on stdout.\n"
+    out = ensure_whole(PROSE, fragment, "say where the diff goes", path="README.md")
+    assert out.text == PROSE.replace("It prints a diff.\n", "It prints a unified diff on stdout.\n")
