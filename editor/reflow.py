@@ -40,6 +40,26 @@ def speaks_of_layout(instruction: str) -> bool:
     return LAYOUT.search(NAMED_LINE.sub(" ", instruction)) is not None
 
 
+# An instruction that may ask for the blank lines at the end of a file to go
+FINAL_BLANKS = re.compile(r"\b(?:blank|empty|trailing|whitespace|white space|newlines?|eof|tidy|clean\w* ?up|"
+                          r"format\w*|lint\w*|prettier|black)\b|\bend of (?:the )?file\b", re.I)
+
+
+def keep_final_blanks(old: list[str], new: list[str], instruction: str) -> list[str]:
+    """`new` with the blank lines `old` ends with that it lost put back (`new` itself when none were lost or the
+    instruction may ask for them to go). Right before the closing fence the model drops them: a real probe
+    (session 32) asked to add an item to a README's list, and the diff also deleted the file's last, blank line,
+    a hunk nobody asked for that fails `editllm check` on a file that already does what the rule says."""
+    def blanks(lines: list[str]) -> int:
+        return next((k for k, line in enumerate(reversed(lines)) if line.strip()), len(lines))
+
+    had, has = blanks(old), blanks(new)
+    if has >= had or not new or FINAL_BLANKS.search(instruction):
+        return new
+    last = new[-1] if new[-1].endswith("\n") else new[-1] + "\n"
+    return new[:-1] + [last] + old[len(old) - had + has:]
+
+
 def keep_layout(path: str, old: list[str], new: list[str], instruction: str) -> list[str]:
     """`new` with each changed stretch that only re-wraps one comment put back as in `old` (LF lines both);
     `new` itself when nothing is put back or the instruction speaks of layout."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from editllm.editor.reflow import commentary, keep_layout
+from editllm.editor.reflow import commentary, keep_final_blanks, keep_layout
 
 ZPIPE = ["/* Compress from file source to file dest until EOF on source.\n",
          "   def() returns Z_OK on success, Z_MEM_ERROR if memory could not be\n",
@@ -110,3 +110,16 @@ def test_cosmetic_only_proposals_are_told_apart_from_the_rules_edits():
     assert cosmetic_only("LICENSE", text, wrapped, "the file must contain a Copyright line")
     assert not cosmetic_only("LICENSE", text, wrapped.replace("any", "every"), "the file must contain a Copyright line")
     assert not cosmetic_only("main.c", text, wrapped, "the file must contain a Copyright line")  # not judged
+
+
+def test_the_blank_lines_a_file_ends_with_are_kept_unless_asked_away():
+    """Right before the closing fence the model drops a file's last blank line (a real probe, session 32: a README
+    asked for one more list item also lost its final blank line, a hunk in the diff nobody asked for)."""
+    old = ["# Tools\n", "\n", "* pstree\n", "\n"]
+    new = ["# Tools\n", "\n", "* pstree\n", "* pidof\n"]
+    assert keep_final_blanks(old, new, "add pidof to the list") == new + ["\n"]
+    assert keep_final_blanks(old, new, "remove the trailing blank lines") is new
+    assert keep_final_blanks(old, new + ["\n"], "add pidof to the list") == new + ["\n"]
+    assert keep_final_blanks(old + ["  \n"], ["# Tools\n", "\n", "* pidof"], "add pidof") == \
+        ["# Tools\n", "\n", "* pidof\n", "\n", "  \n"]
+    assert keep_final_blanks(["x = 1\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n"]
