@@ -15,7 +15,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from editllm.editor.asks import OVERLOAD, REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
+from editllm.editor.align import line_opcodes
+from editllm.editor.asks import ITEM, OVERLOAD, REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
 from editllm.editor.blocks import (
     CLOSER,
     CONTAINER,
@@ -659,7 +660,7 @@ def merge_region(old: list[str], new: list[str], prose: bool = False) -> list[st
         raise EditError("cannot place the model's partial output: it matches several places in the file equally "
                         "well; nothing written")
     start, end = min(places)
-    lost = dropped(old[start:end], new)
+    lost = dropped(old[start:end], new, prose)
     if lost:
         raise EditError(f"cannot place the model's partial output: where it matches best it would delete "
                         f"{lost[0].strip()!r}, which it does not show; nothing written")
@@ -699,16 +700,20 @@ def candidate_places(old: list[str], new: list[str]) -> list[int]:
     return sorted(found)
 
 
-def dropped(old: list[str], new: list[str]) -> list[str]:
-    """The lines of `old` that open something (a definition, a method, a braced block, a Markdown heading) at the
-    fragment's own indentation or less and have no counterpart in `new`. A region is only the best guess of where
-    a fragment goes: a definition between two lines it matched, which it never showed (the next method of a class,
-    found between its first line and a later `}`), would be deleted by that guess, not by the model. Lines it
-    rewrote inside what it shows (a body simplified, a section shortened) are its edit."""
+def dropped(old: list[str], new: list[str], prose: bool = False) -> list[str]:
+    """The lines of `old` that open something (a definition, a method, a braced block, a Markdown heading; in
+    `prose`, a list item with nothing in its place) at the fragment's own indentation or less and have no
+    counterpart in `new`. A region is only the best guess of where a fragment goes: a definition between two lines
+    it matched, which it never showed (the next method of a class, found between its first line and a later `}`),
+    would be deleted by that guess, not by the model; so would a release note's bullet before one whose typo-fixed
+    first line read as that bullet's own (the same words: a generator, session 32). Lines it rewrote inside what
+    it shows (a body simplified, a section shortened, an item reworded) are its edit."""
     base = min((indent_of(line) for line in new if not is_blank(line) and not CLOSER.match(line)), default=0)
     if len(old) * len(new) > PAIRING_LIMIT:
         return []
     kept = paired(old, new, line_likeness, 0.6)
+    cut = {i for tag, i1, i2, _, _ in line_opcodes(old, new) if tag == "delete" for i in range(i1, i2)} if prose \
+        else set()  # lines with nothing in their place: a list item rewritten is the model's edit
     return [line for i, line in enumerate(old) if i not in kept and not is_blank(line) and indent_of(line) <= base
-            and (DEF.match(line) or METHOD.match(line) or HEADING.match(line)
+            and (DEF.match(line) or METHOD.match(line) or HEADING.match(line) or (i in cut and ITEM.match(line))
                  or (line.split("//")[0].rstrip().endswith("{") and not CLOSER.match(line)))]

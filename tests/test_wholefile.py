@@ -1492,3 +1492,30 @@ def test_a_prose_fragment_still_rewrites_the_last_line_of_what_it_matched():
     fragment = "Call the tool with a file and an instruction.\nIt prints a unified diff on stdout.\n"
     out = ensure_whole(PROSE, fragment, "say where the diff goes", path="README.md")
     assert out.text == PROSE.replace("It prints a diff.\n", "It prints a unified diff on stdout.\n")
+
+
+NOTES = """Release notes
+=============
+
+* The Compile Features functionality
+  is now aware of the availability of C features in MSVC.
+
+* The Compile Fetaures functionality
+  is now aware of C language standards supported by TI
+  compilers.
+
+Deprecated Features
+===================
+"""
+
+
+def test_a_prose_fragment_is_not_placed_over_a_bullet_it_never_showed():
+    """A generator (session 32): the fixed first line of a release note's bullet is word for word the bullet above's
+    first line, so the fragment matched from there; placed, it deleted that bullet, exit 0. A list item the region
+    would take out with nothing in its place is refused, as a definition or a heading is."""
+    fixed = NOTES.split("\n\n")[2].replace("Fetaures", "Features") + "\n"
+    with pytest.raises(EditError, match="would delete"):
+        ensure_whole(NOTES, fixed, "fix the typo", path="3.12.rst")
+    reworded = "* The Compile Features functionality\n  is now aware of C features in MSVC since VS 2010.\n"
+    assert ensure_whole(NOTES, reworded, "say since which VS", path="3.12.rst").text == NOTES.replace(
+        "  is now aware of the availability of C features in MSVC.\n", reworded.split("\n")[1] + "\n")
