@@ -86,6 +86,11 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     if same:
         return {j: j for j in range(same)} | {
             same + j: same + i for j, i in identical(old[same:], new[same:], False).items()}
+    # So do the blocks both close with, when no text of theirs comes earlier in either: nothing earlier can pair with
+    # them, and the rest is matched alone (a fragment that is the file's opening blocks, in the `latest` pass)
+    tail = next((k for k in range(min(n, m)) if old[n - 1 - k].text != new[m - 1 - k].text), min(n, m))
+    if tail and not {b.text for b in old[n - tail:]} & {b.text for b in old[:n - tail] + new[:m - tail]}:
+        return identical(old[:n - tail], new[:m - tail], False) | {m - tail + k: n - tail + k for k in range(tail)}
     if n * m > ALIGN_WORK:
         raise EditError(f"cannot place the model's partial output: {n} blocks of the file and {m} of the output are "
                         "too many to align; nothing written")
@@ -570,7 +575,7 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
 
 
 def regions(old: list[str], new: list[str], offsets: list[int] | None,
-            prose: bool = False) -> list[tuple[float, int, int]]:
+            prose: bool = False, instruction: str = "") -> list[tuple[float, int, int]]:
     """Candidate places for a prose fragment: (similarity, start, end) of the old lines it would
     replace, from its earliest and its latest alignment with the whole file (`offsets` None) or
     with the neighbourhood of each given offset (old line - fragment line of a shared line). In `prose`, the
@@ -601,8 +606,10 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None,
                     last -= 1
                 while first < last and is_blank(old[first]):
                     first += 1
-                start = first if added(old[start:first][::-1], new[:b0]) else start
-                end = last if added(old[last:end], new[b1 + s1:]) else end
+                start = first if added(old[start:first][::-1], new[:b0], instruction,
+                                       old[start - 1] if start else None) else start
+                end = last if added(old[last:end], new[b1 + s1:], instruction,
+                                    old[end] if end < len(old) else None) else end
             found.append((0.0, start, end))
     if offsets is not None:  # several places: score each by how alike its text is to the fragment
         found = [(difflib.SequenceMatcher(None, "".join(old[s:e]), "".join(new), autojunk=False).ratio(), s, e)
@@ -611,40 +618,67 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None,
 
 
 LONG_WORD = re.compile(r"\w{4,}")  # a word that says what a text is about (not "the", "and")
+# An instruction that asks for text to be added ("add a bullet", "insert a note", "a new section")
+ADDING = re.compile(r"\b(?:add\w*|insert\w*|append\w*|new)\b", re.I)
+# What a prose line is, by its markup: text beside another kind was not written in its place
+LINE_KINDS = (("heading", re.compile(r"^\s*#{1,6}\s")), ("link", re.compile(r"^\s*\[[^\]]+\]:\s")),
+              ("item", ITEM), ("rule", re.compile(r"^\s*([=\-~^\"'`#*+])\1{2,}\s*$")),
+              ("table", re.compile(r"^\s*\|")), ("directive", re.compile(r"^\s*\.\.\s")))
 
 
-def added(stretch: list[str], lines: list[str]) -> bool:
+def line_kind(line: str) -> str:
+    return next((name for name, pattern in LINE_KINDS if pattern.match(line)), "text")
+
+
+def added(stretch: list[str], lines: list[str], instruction: str, beyond: str | None) -> bool:
     """Whether a fragment's unmatched first (or last) `lines` are text it adds beside what it matched, rather than
-    a rewrite of the `stretch` of old lines they would replace (read outward from the matched lines): so when that
-    stretch is blank lines alone (which part paragraphs), or reaches past a blank line into another paragraph whose
-    words they mostly lack. A real probe (session 32) added a bullet after a README's last paragraph, shown alone;
-    taken as a rewrite, it replaced the first of the link definitions under that paragraph, exit 0. The matched
-    paragraph's own lines are rewritten (its last sentence changed)."""
+    a rewrite of the `stretch` of old lines they would replace (read outward from the matched lines; `beyond`: the
+    old line past it, None at the file's edge). Added: where that stretch is blank lines alone (which part
+    paragraphs), or reaches past a blank line into a paragraph it ends inside (a rewrite takes a paragraph whole).
+    Into a whole paragraph: rewritten when the lines share most of its words of four letters or more; added when
+    they are another kind of line (a bullet beside link definitions, a heading above a paragraph) or the
+    instruction asks for something new; rewritten when they share most of its short words ("Run it." made "Run it
+    with --fast."); else refused, for either guess may be wrong. A real probe (session 32) added a bullet after a
+    README's last paragraph, shown alone; taken as a rewrite, it replaced the first of the link definitions under
+    that paragraph, exit 0. The matched paragraph's own lines are rewritten (its last sentence changed)."""
     if all(is_blank(line) for line in lines):
         return False
     gap = next((k for k, line in enumerate(stretch) if is_blank(line)), len(stretch))
     if gap and all(is_blank(line) for line in stretch[gap:]):  # the matched paragraph's lines, then spacing
         return False
-    words = set(LONG_WORD.findall("".join(stretch).lower()))
-    return not words or len(words & set(LONG_WORD.findall("".join(lines).lower()))) * 2 < len(words)
+    if all(is_blank(line) for line in stretch) or (beyond is not None and not is_blank(beyond)
+                                                   and not is_blank(stretch[-1])):
+        return True
+    theirs, mine = "".join(stretch).lower(), set(re.findall(r"\w+", "".join(lines).lower()))
+    words = set(LONG_WORD.findall(theirs))
+    if words and len(words & mine) * 2 >= len(words):
+        return False
+    if line_kind(next(x for x in stretch if not is_blank(x))) != line_kind(next(x for x in lines if not is_blank(x))) \
+            or ADDING.search(instruction):
+        return True
+    short = set(re.findall(r"\w+", theirs))
+    if not words and short and len(short & mine) * 2 >= len(short):
+        return False
+    raise EditError("cannot place the model's partial output: its first or last lines may be new text or a rewrite "
+                    "of the paragraph beside what it matched; nothing written")
 
 
 RUNNER_UP = 0.05  # how much better than every other place the one a fragment goes to must match it
 
 
-def merge_region(old: list[str], new: list[str], prose: bool = False) -> list[str]:
+def merge_region(old: list[str], new: list[str], prose: bool = False, instruction: str = "") -> list[str]:
     """Replace the region of `old` that the fragment matches best; refuse when too little matches,
     or when two different places match it equally well (a repeated heading and nothing else).
 
     The earliest and the latest alignment with the whole file settle most fragments at once; only
     when they disagree is each place the fragment could go scored by text similarity. `prose`: the file is
-    prose, whose paragraphs tell text the fragment adds from text it rewrites (`added`)."""
+    prose, whose paragraphs tell text the fragment adds from text it rewrites (`added`, which reads `instruction`)."""
     counts, theirs = Counter(old), Counter(new)
-    if sum(n * theirs[line] for line, n in counts.items()) > PLACES_WORK:  # the pairs difflib's alignment visits
+    if sum(n * theirs[line] for line, n in counts.items()) > ALIGN_PAIRS:  # the pairs difflib's alignment visits
         raise EditError(REPEATED)
-    found = regions(old, new, None, prose)
+    found = regions(old, new, None, prose, instruction)
     if len({(s, e) for _, s, e in found}) > 1:
-        found = regions(old, new, candidate_places(old, new), prose)
+        found = regions(old, new, candidate_places(old, new), prose, instruction)
     if not found:
         raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
     best = max(score for score, _, _ in found)
@@ -667,9 +701,11 @@ def merge_region(old: list[str], new: list[str], prose: bool = False) -> list[st
     return list(results.pop())
 
 
-# Pairs of equal lines one alignment of the fragment with the file visits, and candidate places times their length
-# that `merge_region` scores: each about 10 s of difflib at most
-PLACES_WORK = 4_000_000
+# Pairs of equal lines one alignment of the fragment with the file visits (a few seconds of difflib at most), and
+# candidate places times the square of the fragment's length, what aligning each place with it costs at worst
+# (about 10 s: a 200-line fragment of identical lines took 16 ms a place)
+ALIGN_PAIRS = 4_000_000
+PLACES_WORK = 25_000_000
 REPEATED = ("cannot place the model's partial output: its lines repeat in too many places of the file to tell where it "
             "goes; nothing written")
 
@@ -688,11 +724,12 @@ def candidate_places(old: list[str], new: list[str]) -> list[int]:
         if not is_blank(line) and line in where:
             mine.setdefault(line, []).append(b)
     found: set[int] = set()
+    cost = len(new) ** 2  # aligning one place with the fragment
     for line in sorted(mine, key=lambda line: len(where[line])):
-        if len(where[line]) * len(new) > PLACES_WORK:  # each of its places is at least one more
+        if len(where[line]) * cost > PLACES_WORK:  # each of its places is at least one more
             break
         more = {a - b for b in mine[line] for a in where[line]}
-        if len(found | more) * len(new) > PLACES_WORK:
+        if len(found | more) * cost > PLACES_WORK:
             break
         found |= more
     if mine and not found:

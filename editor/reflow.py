@@ -41,20 +41,21 @@ def speaks_of_layout(instruction: str) -> bool:
 
 
 # An instruction that may ask for the blank lines at the end of a file to go
-FINAL_BLANKS = re.compile(r"\b(?:blank|empty|trailing|whitespace|white space|newlines?|eof|tidy|clean\w* ?up|"
-                          r"format\w*|lint\w*|prettier|black)\b|\bend of (?:the )?file\b", re.I)
+FINAL_BLANKS = re.compile(r"\b(?:blank|empty|trailing|whitespace|white space|newlines?|eof|w391|tidy|clean\w* ?up|"
+                          r"format\w*|lint\w*|prettier|black)\b", re.I)
 
 
 def keep_final_blanks(old: list[str], new: list[str], instruction: str) -> list[str]:
-    """`new` with the blank lines `old` ends with that it lost put back (`new` itself when none were lost or the
-    instruction may ask for them to go). Right before the closing fence the model drops them: a real probe
-    (session 32) asked to add an item to a README's list, and the diff also deleted the file's last, blank line,
-    a hunk nobody asked for that fails `editllm check` on a file that already does what the rule says."""
+    """`new` with the blank lines `old` ends with that it lost put back: `new` itself when none were lost, when
+    the instruction may ask for them to go, or when they are all the output changes (that was the edit: "delete
+    the last two lines"). Right before the closing fence the model drops them: a real probe (session 32) asked to
+    add an item to a README's list, and the diff also deleted the file's last, blank line, a hunk nobody asked
+    for that fails `editllm check` on a file that already does what the rule says."""
     def blanks(lines: list[str]) -> int:
         return next((k for k, line in enumerate(reversed(lines)) if line.strip()), len(lines))
 
     had, has = blanks(old), blanks(new)
-    if has >= had or not new or FINAL_BLANKS.search(instruction):
+    if has >= had or not new or FINAL_BLANKS.search(instruction) or new[:len(new) - has] == old[:len(old) - had]:
         return new
     last = new[-1] if new[-1].endswith("\n") else new[-1] + "\n"
     return new[:-1] + [last] + old[len(old) - had + has:]

@@ -123,3 +123,20 @@ def test_the_blank_lines_a_file_ends_with_are_kept_unless_asked_away():
     assert keep_final_blanks(old + ["  \n"], ["# Tools\n", "\n", "* pidof"], "add pidof") == \
         ["# Tools\n", "\n", "* pidof\n", "\n", "  \n"]
     assert keep_final_blanks(["x = 1\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n"]
+
+
+def test_blank_lines_the_output_only_drops_were_the_edit():
+    """A review (session 32): when dropping the final blank lines is all the output changes, that was the edit
+    ("delete the last two lines", "fix the W391 warning"), whatever words the instruction uses."""
+    assert keep_final_blanks(["x = 1\n", "\n", "\n"], ["x = 1\n"], "delete the last two lines") == ["x = 1\n"]
+    assert keep_final_blanks(["x = 1\n", "\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n", "\n"]
+
+
+def test_allow_deletions_takes_the_output_as_it_is_at_the_end_too():
+    from editllm.editor.decode import DecodeStats
+    from editllm.editor.edit import finish_edit
+    from editllm.editor.source import SourceFile
+
+    old, new = "# T\n\nPara one is here.\n\nPara two goes away.\n\n", "# T\n\nPara one is here.\n"
+    result = finish_edit(SourceFile("x.md", old), new, "delete the last paragraph", DecodeStats("rewrite"), new, True)
+    assert result.new_text == new

@@ -1519,3 +1519,41 @@ def test_a_prose_fragment_is_not_placed_over_a_bullet_it_never_showed():
     reworded = "* The Compile Features functionality\n  is now aware of C features in MSVC since VS 2010.\n"
     assert ensure_whole(NOTES, reworded, "say since which VS", path="3.12.rst").text == NOTES.replace(
         "  is now aware of the availability of C features in MSVC.\n", reworded.split("\n")[1] + "\n")
+
+
+def test_a_prose_fragments_lines_beside_what_it_matched_rewrite_added_or_refused():
+    """A review (session 32): lines past a blank line rewrite the paragraph there when they share its words ("Run
+    it." made "Run it with --fast."), are added when they are another kind of line or the instruction asks for
+    something new, and are refused otherwise: a heading renamed, shown with the paragraph under it, must not be
+    written beside the old heading, nor a reworded one-line paragraph beside the old one."""
+    rest = "Intro\n=====\n\nText about installation steps.\n\nUsage\n=====\n\nRun it.\n\nMore\n====\n\nOther stuff.\n"
+    fragment = "Text about installation steps.\n\nUsage\n=====\n\nRun it with --fast.\n"
+    assert ensure_whole(rest, fragment, "say to run it with --fast", path="x.rst").text == rest.replace(
+        "Run it.", "Run it with --fast.")
+    readme = ("# Tool\n\nIntro text about the tool.\n\n## Installation\n\nRun pip install tool.\n\n## Usage\n\n"
+              "Call tool with a file.\n")
+    with pytest.raises(EditError, match="cannot place"):
+        ensure_whole(readme, "## Getting started\n\nRun pip install tool.\n", "rename the Installation section to "
+                     "Getting started", path="README.md")
+    text = ("First paragraph stays as it is.\n\nThe tool reads configuration from the home directory.\n\n"
+            + "".join(f"Paragraph {k} says something else entirely.\n\n" for k in range(6)) + "The end.\n")
+    with pytest.raises(EditError, match="new text or a rewrite"):
+        ensure_whole(text, "First paragraph stays as it is.\n\nConfiguration is loaded from ~/.config at startup.\n",
+                     "say that configuration is loaded from ~/.config", path="notes.txt")
+    out = ensure_whole(text, "First paragraph stays as it is.\n\nA remark about caching.\n",
+                       "add a remark about caching", path="notes.txt")
+    assert out.text == text.replace("\n\nThe tool", "\n\nA remark about caching.\n\nThe tool")
+
+
+def test_blocks_both_texts_close_with_pair_at_once_when_nothing_earlier_shares_their_text(monkeypatch):
+    """A review (session 32): a fragment that is the file's opening blocks, edited at its end, was refused by the
+    latest pass (no common first blocks read backwards). The blocks both close with split the matching exactly
+    when no earlier block of either text has their text; the small budget shows nothing is matched cell by cell."""
+    from editllm.editor import merge
+    from editllm.editor.blocks import Block
+
+    monkeypatch.setattr(merge, "ALIGN_WORK", 10)  # the 10 last blocks of the file against the edited one
+    old = [Block(None, [f"f{k} = {k}\n"], []) for k in range(50)]
+    new = old[:40] + [Block(None, ["f40 = -1\n"], [])]
+    for latest in (False, True):
+        assert merge.identical(old, new, latest) == {k: k for k in range(40)}
