@@ -300,6 +300,7 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
                     sunk |= {k for k in unmatched(old[i1:i2], new[j1:j2], i1) if indent_of(old[k]) == 0}
     if lost or loose or sunk:
         taken = accounted(old, new, instruction, ops=aligned)  # part of the edit, not left out
+        taken |= placed_away(old, instruction) if prose else set()
         lost, loose, sunk, edge = lost - taken, loose - taken, sunk - taken, edge - taken
     blocks, new_blocks = split_blocks(old, 0), split_blocks(new, 0)
     owner = owners(blocks, prose)
@@ -327,6 +328,37 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
         whole = whole or (b.name is None and content[0] in sunk and all(n in lost | loose | sunk for n in content))
         whole = whole or _lost_declaration(b, start, lost, instruction)
     return count, whole or bool(_unbound_go_imports(old, new)) or _lost_decorator(blocks, new_blocks, instruction)
+
+
+# A part of a prose file asked away by its place: "delete the last paragraph", "drop the closing section" (not "remove
+# the typo in the last paragraph", nor "shorten the last paragraph")
+PLACED = re.compile(r"\b(?:remove|delete|drop|cut|omit|strip|eliminate|discard|get rid of|take out)\s+(?:the\s+)?"
+                    r"(last|final|closing|first|opening)\s+(paragraph|section)\b", re.I)
+UNDERLINE = re.compile(r"^([=\-~^*#])\1{2,}\s*$")  # a reST title's underline
+
+
+def placed_away(old: list[str], instruction: str) -> set[int]:
+    """The lines of the paragraph or section the instruction asks to remove by its place, first or last: none of
+    its words says which it is (a review, session 32: "delete the last paragraph" of a README was read as an
+    output cut short, its paragraph put back, and the edit undone, exit 0)."""
+    asked = PLACED.search(QUOTED.sub(" ", instruction))
+    if asked is None:
+        return set()
+    last, section = asked.group(1).lower() in ("last", "final", "closing"), asked.group(2).lower() == "section"
+    text = [k for k, line in enumerate(old) if not is_blank(line)]
+    if not text:
+        return set()
+    if section:  # the last one: from its title (a Markdown heading, or a reST title above its underline) on
+        titles = [k for k in text if HEADING.match(old[k])] + [
+            k - 1 for k in text if k and not is_blank(old[k - 1]) and UNDERLINE.match(old[k])]
+        return set(range(max(titles), len(old))) if titles and last else set()
+    k = text[-1] if last else text[0]
+    step = -1 if last else 1
+    stretch = {k}
+    while 0 <= k + step < len(old) and not is_blank(old[k + step]):
+        k += step
+        stretch.add(k)
+    return stretch
 
 
 YAML_DOCUMENT = re.compile(r"^---(?:\s|$)")  # a YAML document's start (`---`, `--- !tag`)
@@ -722,7 +754,7 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     try:
         merged = merge_code(old, new, instruction)
         if merged is None:
-            merged = merge_region(old, new, path is not None and is_prose(path))
+            merged = merge_region(old, new, path is not None and is_prose(path), instruction)
         if missing_names(old, merged, instruction):
             raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
         had = set(names(split_blocks(old, 0)))

@@ -1557,3 +1557,20 @@ def test_blocks_both_texts_close_with_pair_at_once_when_nothing_earlier_shares_t
     new = old[:40] + [Block(None, ["f40 = -1\n"], [])]
     for latest in (False, True):
         assert merge.identical(old, new, latest) == {k: k for k in range(40)}
+
+
+def test_a_prose_part_asked_away_by_its_place_goes():
+    """A review (session 32): "delete the last paragraph" was read as an output cut short; the paragraph was put back
+    and the edit undone, exit 0. A first or last paragraph, or the last section, asked away by its place goes;
+    shortened, or not asked for, it is put back as before."""
+    body = "".join(f"Paragraph {k} tells about feature number {k} of the tool.\n\n" for k in range(8))
+    old = "# Tool\n\n" + body + "## Thanks\n\nThanks to all the people who helped.\n"
+    without_last = old.rsplit("\n\n", 1)[0] + "\n"
+    assert ensure_whole(old, without_last, "delete the last paragraph", path="README.md").text == without_last
+    without_section = old.split("## Thanks")[0].rstrip("\n") + "\n"
+    assert ensure_whole(old, without_section, "drop the final section", path="README.md").text == without_section
+    assert ensure_whole(old, without_last, "shorten the last paragraph", path="README.md").text == old
+    assert ensure_whole(old, without_last, "fix the typo", path="README.md").text == old
+    assert ensure_whole(old, without_last, "remove the typo in the last paragraph", path="README.md").text == old
+    rest = old.split("\n\n", 1)[1]
+    assert ensure_whole(old, rest, "remove the first paragraph", path="README.md").text == rest
