@@ -338,9 +338,10 @@ UNDERLINE = re.compile(r"^([=\-~^*#])\1{2,}\s*$")  # a reST title's underline
 
 
 def placed_away(old: list[str], instruction: str) -> set[int]:
-    """The lines of the paragraph or section the instruction asks to remove by its place, first or last: none of
-    its words says which it is (a review, session 32: "delete the last paragraph" of a README was read as an
-    output cut short, its paragraph put back, and the edit undone, exit 0)."""
+    """The lines of the first or last paragraph, or the last section, that the instruction asks to remove by its
+    place, which none of its words names (a review, session 32: "delete the last paragraph" of a README was read as
+    an output cut short, its paragraph put back, and the edit undone, exit 0). A first section is not read: the
+    title and the introduction above it may be meant."""
     asked = PLACED.search(QUOTED.sub(" ", instruction))
     if asked is None:
         return set()
