@@ -94,6 +94,12 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     if n * m > ALIGN_WORK:
         raise EditError(f"cannot place the model's partial output: {n} blocks of the file and {m} of the output are "
                         "too many to align; nothing written")
+    return full_matching(old, new)
+
+
+def full_matching(old: list[Block], new: list[Block]) -> dict[int, int]:
+    """`identical`'s earliest matching, cell by cell over every pair of blocks: what its shortcuts must agree with."""
+    n, m = len(old), len(new)
     best = [[0] * (m + 1) for _ in range(n + 1)]  # best[i][j]: lines matched within old[i:], new[j:]
     for i in range(n - 1, -1, -1):
         for j in range(m - 1, -1, -1):

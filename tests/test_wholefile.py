@@ -1412,26 +1412,8 @@ def test_blocks_both_texts_open_with_pair_as_the_full_matching_pairs_them():
     import random
 
     from editllm.editor.blocks import Block
+    from editllm.editor.merge import full_matching as full
     from editllm.editor.merge import identical
-
-    def full(old, new):  # the matching as it was, cell by cell from the first blocks
-        n, m = len(old), len(new)
-        best = [[0] * (m + 1) for _ in range(n + 1)]
-        for i in range(n - 1, -1, -1):
-            for j in range(m - 1, -1, -1):
-                best[i][j] = max(best[i + 1][j], best[i][j + 1])
-                if old[i].text == new[j].text:
-                    best[i][j] = max(best[i][j], len(old[i].lines) + best[i + 1][j + 1])
-        pairs, i, j = {}, 0, 0
-        while i < n and j < m:
-            if old[i].text == new[j].text and best[i][j] == len(old[i].lines) + best[i + 1][j + 1]:
-                pairs[j] = i
-                i, j = i + 1, j + 1
-            elif best[i + 1][j] == best[i][j]:
-                i += 1
-            else:
-                j += 1
-        return pairs
 
     rng = random.Random(7)
     texts = [["a\n"], ["b\n", "b\n"], ["c\n"]]
