@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 
 import pytest
+from editllm.editor import align
 from editllm.editor.align import MARGIN, grouped_opcodes, line_opcodes
 from editllm.editor.decode import DecodeStats
 from editllm.editor.diff import checked_diff
@@ -22,11 +23,19 @@ def blank(line: str) -> bool:
 
 
 @settings(max_examples=400, deadline=None)
-@given(LINES, LINES, st.booleans())
-def test_opcodes_are_an_alignment_of_the_two_texts(old: list[str], new: list[str], junk: bool) -> None:
+@given(LINES, LINES, st.booleans(), st.sampled_from([align.BUDGET, 0, 3]))
+def test_opcodes_are_an_alignment_of_the_two_texts(old: list[str], new: list[str], junk: bool, budget: int) -> None:
     """Each opcode starts where the last ended, "equal" stretches are equal, and together they cover both texts:
-    replaying them on `old` gives `new`. Identical texts are one "equal" (none when both are empty), as in difflib."""
-    ops = line_opcodes(old, new, blank if junk else None)
+    replaying them on `old` gives `new`. Identical texts are one "equal" (none when both are empty), as in difflib.
+    So also where difflib's budget is spent at once and unique lines anchor the alignment (`budget` 0 or 3)."""
+    was = align.BUDGET
+    align.BUDGET = budget
+    try:
+        align._opcodes.cache_clear()
+        ops = line_opcodes(old, new, blank if junk else None)
+    finally:
+        align.BUDGET = was
+        align._opcodes.cache_clear()
     i = j = 0
     out: list[str] = []
     for tag, i1, i2, j1, j2 in ops:
@@ -47,15 +56,14 @@ def test_common_first_and_last_lines_are_matched_before_difflib(monkeypatch: pyt
     """difflib aligns only the lines between those both texts open and close with, and `MARGIN` of them: an
     18,000-line JSON file of repeated `},` lines took 1.5 s an alignment with difflib over the whole file."""
     seen: list[int] = []
-    real = difflib.SequenceMatcher
+    real = difflib.SequenceMatcher.__init__
 
-    class Counting(real):
-        def __init__(self, isjunk=None, a="", b="", autojunk=True):
-            if not isinstance(a, str):  # lines, not the characters of two lines compared
-                seen.append(max(len(a), len(b)))
-            super().__init__(isjunk, a, b, autojunk)
+    def counting(self, isjunk=None, a="", b="", autojunk=True):  # difflib's own and the budgeted subclass's
+        if not isinstance(a, str):  # lines, not the characters of two lines compared
+            seen.append(max(len(a), len(b)))
+        real(self, isjunk, a, b, autojunk)
 
-    monkeypatch.setattr(difflib, "SequenceMatcher", Counting)
+    monkeypatch.setattr(difflib.SequenceMatcher, "__init__", counting)
     records = [line for k in range(1500) for line in ("  {\n", f'    "id": {k},\n', '    "tags": []\n', "  },\n")]
     old = ["[\n", *records[:-1], "  }\n", "]\n"]
     new = old[:3003] + ['    "tags": ["new"]\n'] + old[3004:]  # record 750's tags
@@ -91,3 +99,40 @@ def test_a_last_line_both_texts_end_with_matches_where_difflib_matches_it() -> N
     new = ["a = 2\n", *old[1:4]]
     assert line_opcodes(old, new) == difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     assert line_opcodes(old, new)[-1] == ("delete", 4, 8, 4, 4)  # prefix and suffix alone: the first `}` cut
+
+
+def records(n: int, renamed: bool = False) -> list[str]:
+    """A YAML file of `n` records whose lines repeat but for a key and a value, `name` renamed in every record."""
+    key = "title" if renamed else "name"
+    return [line for k in range(n) for line in (f"key{k}:\n", f"  {key}: n{k}\n", f"  value: {k}\n", "  list:\n",
+                                                 "    - a\n", "\n")]
+
+
+@pytest.mark.parametrize("junk", [None, blank])
+def test_past_difflibs_budget_unique_lines_anchor_an_alignment_as_good(monkeypatch: pytest.MonkeyPatch, junk) -> None:
+    """Sessions 31-32: a rename in every record of a 2,500-line YAML file took 11 s of checks, a 5,000-line Markdown
+    file's 27 s an alignment: difflib visits every copy of each repeated line. Past its budget, the lines each text
+    holds once anchor the alignment; here it keeps as many lines equal as difflib does, and difflib's own search is
+    never run over the whole file (only over the stretches between anchors)."""
+    old, new = records(300), records(300, renamed=True)
+    reference = difflib.SequenceMatcher(junk, old, new, autojunk=False).get_opcodes()
+    searched: list[int] = []
+    real = align._Bounded.find_longest_match
+
+    def counting(self, alo=0, ahi=None, blo=0, bhi=None):
+        found = real(self, alo, ahi, blo, bhi)  # refused, over the budget, before it searches
+        searched.append(ahi - alo)
+        return found
+
+    monkeypatch.setattr(align._Bounded, "find_longest_match", counting)
+    monkeypatch.setattr(align, "BUDGET", 5_000)  # the 300 records' repeated lines alone visit 4 x 300^2 pairs
+    align._opcodes.cache_clear()
+    ops = line_opcodes(old, new, junk)
+    align._opcodes.cache_clear()
+
+    def equal(opcodes) -> int:
+        return sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+
+    assert equal(ops) == equal(reference) == 5 * 300
+    assert [op[0] for op in ops].count("replace") == 300  # one line each record: `name` made `title`
+    assert max(searched) < 10  # difflib searched only between anchors (every `keyN:` and `value: N` line)
