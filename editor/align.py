@@ -13,8 +13,8 @@ Between them, difflib still visits every copy of each line: a rename spread over
 lines and repeated table rows took 27 s an alignment, a 2,500-line YAML file of repeated keys 11 s an edit (sessions
 31-32). So difflib runs under a budget of the pairs of equal lines it visits (`BUDGET`); past it, the lines that
 occur once in each text and in the same order (patience diff's anchors, as git's `--patience`) are matched first and
-each stretch between two of them is aligned the same way. Where difflib finishes within the budget, its result
-stands.
+each stretch between two of them is aligned the same way (where no line is unique to both, the rarest lines, as
+many times in each, pair up in order). Where difflib finishes within the budget, its result stands.
 """
 
 from __future__ import annotations
@@ -137,11 +137,23 @@ def _aligned(a: Sequence[str], b: Sequence[str], junk: Callable[[str], bool] | N
 
 def _anchors(a: Sequence[str], b: Sequence[str], junk: Callable[[str], bool] | None) -> list[tuple[int, int]]:
     """The (i, j) pairs of lines that occur once in `a` and once in `b` (and are not junk), the most of them that
-    keep their order in both: patience sorting's longest increasing run of their places in `b`."""
+    keep their order in both: patience sorting's longest increasing run of their places in `b`. Where no line is
+    unique to both (a rename that changed every CSS selector, leaving `}` and the declarations), the lines that occur
+    the fewest times, as often in each text, pair up in order: the k-th copy in `a` with the k-th in `b`."""
     in_a, in_b = Counter(a), Counter(b)
-    where = {line: j for j, line in enumerate(b) if in_b[line] == 1}
-    pairs = [(i, where[line]) for i, line in enumerate(a)
-             if in_a[line] == 1 and line in where and not (junk and junk(line))]
+    fewest = min((n for line, n in in_a.items() if in_b[line] == n and not (junk and junk(line))), default=0)
+    if not fewest:
+        return []
+    where: dict[str, list[int]] = {}
+    for j, line in enumerate(b):
+        if in_b[line] == fewest and in_a[line] == fewest:
+            where.setdefault(line, []).append(j)
+    seen: Counter[str] = Counter()
+    pairs = []
+    for i, line in enumerate(a):
+        if line in where and not (junk and junk(line)):
+            pairs.append((i, where[line][seen[line]]))
+            seen[line] += 1
     tops: list[int] = []  # the smallest last place in `b` of an increasing run of each length
     ends: list[int] = []  # the index in `pairs` of that run's last pair
     before: list[int] = []  # each pair's predecessor in its run
