@@ -132,7 +132,7 @@ def _aligned(a: Sequence[str], b: Sequence[str], junk: Callable[[str], bool] | N
         if k < len(a):
             ops.append(("equal", k, k + 1, m, m + 1))
         i, j = k + 1, m + 1
-    return _joined(ops)
+    return _joined([op for op in ops if op[1] < op[2] or op[3] < op[4]])  # difflib gives no empty opcode
 
 
 def _anchors(a: Sequence[str], b: Sequence[str], junk: Callable[[str], bool] | None) -> list[tuple[int, int]]:

@@ -39,7 +39,7 @@ def test_opcodes_are_an_alignment_of_the_two_texts(old: list[str], new: list[str
     i = j = 0
     out: list[str] = []
     for tag, i1, i2, j1, j2 in ops:
-        assert (i1, j1) == (i, j) and i2 >= i1 and j2 >= j1
+        assert (i1, j1) == (i, j) and i2 >= i1 and j2 >= j1 and (i2 > i1 or j2 > j1)  # none empty, as difflib's
         assert tag in ("equal", "replace", "delete", "insert")
         if tag == "equal":
             assert old[i1:i2] == new[j1:j2]
