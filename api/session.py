@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
+from editllm.editor.blocks import names, split_blocks
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.datakeys import unasked_keys, unasked_keys_note
 from editllm.editor.errors import EditError
@@ -25,7 +26,7 @@ from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
 from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.reflow import cosmetic_only
-from editllm.editor.source import SourceFile, read_source, source_from_text
+from editllm.editor.source import SourceFile, read_source, source_from_text, split_lines
 from editllm.editor.undefined import missing_asked, newly_unbound
 from editllm.editor.unfinished import (
     kept_note,
@@ -304,6 +305,22 @@ def local_path(path: str | os.PathLike) -> str:
     return os.path.abspath(os.path.expanduser(path))
 
 
+def left_out(result: EditResult) -> str:
+    """The definitions a merge put back from the file, said in the note (" (it left out f and g, kept as they were)"):
+    an output that is a whole file but renamed or dropped a definition is merged as a fragment, and the old one
+    kept beside the new one (a probe, session 33: a class renamed in one of three files, the old class pasted back);
+    a bare "merged it into place" hid that."""
+    if result.unmerged_text is None:
+        return ""
+    kept = set(names(split_blocks(split_lines(result.new_text), 0)))
+    kept -= set(names(split_blocks(split_lines(result.unmerged_text), 0)))
+    if not kept:
+        return ""
+    shown = sorted(kept)
+    listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    return f" (it left out {listed}, kept as {'it was' if len(shown) == 1 else 'they were'})"
+
+
 class EditSession:
     """A model and decoding options, reused for every `edit` call.
 
@@ -530,7 +547,7 @@ class EditSession:
             self.log(f"{src.path}: note: the edit no longer uses {', '.join(result.imports_dropped)}; dropped from "
                      "the imports (Go does not build with an unused import)")
         if result.filled or (result.merged and result.new_text != result.unmerged_text):  # not when nothing came back
-            self.log(f"{src.path}: the model wrote only part of the file; merged it into place")
+            self.log(f"{src.path}: the model wrote only part of the file{left_out(result)}; merged it into place")
         for why in result.focused:  # a typo on a line the spell checker flags nothing on is never read (a probe)
             if why.startswith("spelling: "):
                 self.log(f"{src.path}: note: the model read only the {why.removeprefix('spelling: ')} holding words a "

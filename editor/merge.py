@@ -295,6 +295,10 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     shown = set(names(new))
     move = moves(old, new, pairs, instruction)
     pairs = {j: i for j, i in pairs.items() if j not in move.taken}
+    rewritten, gone = rewritten_between(old, new, pairs)
+    pairs, drop = pairs | rewritten, drop | gone
+    for j, i in pairs.items():
+        spliced(old, new, i, j, pairs, instruction, where)
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
     previous: int | None = None
     for j in range(len(new)):
@@ -348,6 +352,64 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     return spaced(out, moved, old) if moved else out
 
 
+def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int]) -> tuple[dict[int, int], set[int]]:
+    """Old statements a fragment rewrote in place: between two blocks it shows next to each other, that follow each
+    other in the file but for statements the output lacks, it wrote other statements. Inside a fragment the model
+    writes what is there, so these replace the old ones: a probe (session 33) changed a C header's `// Legacy
+    compatibility` comment, cut the `#endif` off, and the merge kept the old comment under the new one, exit 0.
+    One for one they pair (the new statement takes the old one's spacing); else the old ones go and the new ones
+    are added. Not where the new statements keep any line of the old ones: that is a copy with lines lost (a Go
+    import block with one import dropped, which the merge keeps), nor for definitions (a fragment may leave one out
+    and add another beside it)."""
+    rewritten: dict[int, int] = {}
+    gone: set[int] = set()
+    shown = sorted(pairs)
+    for a, b in zip(shown, shown[1:], strict=False):
+        olds, news = range(pairs[a] + 1, pairs[b]), range(a + 1, b)
+        if not (olds and news) or any(old[i].name or old[i].text.isspace() for i in olds) \
+                or any(new[j].name or new[j].text.isspace() for j in news):
+            continue
+        was = {line.strip() for i in olds for line in old[i].lines if not is_blank(line)}
+        if not any(line.strip() in was for j in news for line in new[j].lines):  # else a copy with lines lost
+            if len(olds) == len(news) == 1:
+                rewritten[news[0]] = olds[0]
+            else:
+                gone.update(olds)
+    return rewritten, gone
+
+
+# A line that says something of its own (not `}`, `return 0;`, `end`): a run of them tells where text came from
+TELLING = 12
+
+
+def spliced(old: list[Block], new: list[Block], i: int, j: int, pairs: dict[int, int], instruction: str,
+            where: str) -> None:
+    """Refuse a definition that runs into another one the output leaves out: the new block `j` (the old `i`'s new
+    version) ends with the last lines of a later old definition, three or more of them telling, which the old one
+    does not end with. The model skipped from the middle of one function to the same lines in another (a probe,
+    session 33: a C file's `work_queue_sizeof` ended in `work_queue_init`'s body, both opening with the same two
+    lines; the merge put the skipped definitions back and kept the fused one, exit 0). Not where the instruction
+    names the other definition ("inline init into sizeof")."""
+    if not old[i].name or not new[j].name:
+        return
+    mine = [line.strip() for line in new[j].lines if not is_blank(line)]
+    was = [line.strip() for line in old[i].lines if not is_blank(line)]
+    shown = set(pairs.values())
+    for k, other in enumerate(old):
+        if k == i or k in shown or not other.name or mentioned(other.name, instruction):
+            continue
+        theirs = [line.strip() for line in other.lines if not is_blank(line)]
+        run = 0
+        while run < min(len(mine), len(theirs)) and mine[-1 - run] == theirs[-1 - run]:
+            run += 1
+        tail = mine[len(mine) - run:]
+        if sum(len(line) >= TELLING for line in tail) >= 3 and sum(
+                line in was for line in tail if len(line) >= TELLING) * 2 < len(tail):
+            raise EditError(f"cannot place the model's partial output in {where}: its {new[j].name} ends with the "
+                            f"last {run} lines of {other.name}, which it leaves out (the model skipped from one "
+                            "to the other); nothing written")
+
+
 def spaced(out: list[Block], moved: dict[int, bool], old: list[Block]) -> list[Block]:
     """`out` with the blank lines around moved definitions put right: a definition that ended the file (no blank
     lines after it) and one now followed by a moved definition get the file's usual gap between definitions, and
@@ -388,8 +450,12 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     if early != late and joined(result) != joined(build(old, new, late, instruction, where, drop)):
         j = next(j for j in range(len(new)) if early.get(j) != late.get(j))
         same = sum(1 for b in old if b.text == new[j].text or (new[j].name and b.name == new[j].name))
+        written = sum(1 for b in new if b.text == new[j].text or (new[j].name and b.name == new[j].name))
         what = new[j].name or "a statement"
-        times = f" occurs {same} times in {where}" if same > 1 else f" matches several places in {where}"
+        # the file may hold one and the output two (a probe, session 33: "matches several places" sent the user
+        # looking for a second definition in a file that has one)
+        times = (f" occurs {same} times in {where}" if same > 1 else f" occurs {written} times in the output"
+                 if written > 1 else f" matches several places in {where}")
         raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
                         "on which one is meant; nothing written")
     return result

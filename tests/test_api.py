@@ -75,7 +75,8 @@ def test_notes_go_to_the_log_callback(tmp_path, monkeypatch, scripted_lm):
     notes: list[str] = []
     session = EditSession(scripted_lm(FIXED + "```\n"), mode="spec", focus=False, log=notes.append)
     [edit] = session.edit(["m.py"], "fix average")
-    assert edit.merged and notes == ["m.py: the model wrote only part of the file; merged it into place"]
+    assert edit.merged and notes == ["m.py: the model wrote only part of the file (it left out total, kept as it was); "
+                                     "merged it into place"]
 
 
 def test_cli_flags_reach_the_edit_options(tmp_path, monkeypatch, scripted_lm):

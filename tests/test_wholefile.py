@@ -1556,3 +1556,58 @@ def test_a_prose_part_asked_away_by_its_place_goes():
     assert ensure_whole(old, without_last, "remove the typo in the last paragraph", path="README.md").text == old
     rest = old.split("\n\n", 1)[1]
     assert ensure_whole(old, rest, "remove the first paragraph", path="README.md").text == rest
+
+
+HEADER = ("#ifndef Q_H\n#define Q_H\n\n#include <stddef.h>\n\nsize_t q_sizeof(unsigned n);\n\n"
+          "static inline int q_run(int n) {\n    return n + 1;\n}\n\n"
+          "// Legacy compatibility\n#define pool_run q_run\n#define pool q\n\n#endif  // Q_H\n")
+
+
+def test_a_statement_a_fragment_rewrote_between_two_it_shows_replaces_the_old_one():
+    """A probe (session 33): a C header's comment changed, the output stopped before its last lines (`#endif`), and
+    the merge kept the old comment under the new one, exit 0. Between two blocks shown next to each other, a
+    statement that shares no line with the one the output left out there is its rewrite."""
+    out = HEADER.replace("// Legacy compatibility", "// Deprecated aliases, kept for old callers")
+    cut = out[:out.index("\n#endif")]
+    assert ensure_whole(HEADER, cut, "change the Legacy compatibility comment", path="q.h").text == out
+    # a copy of the old statement with a line lost is not a rewrite: the lost line is put back
+    text = 'package p\n\nimport (\n\t"fmt"\n\t"strings"\n)\n\nfunc A() {\n\tfmt.Println(strings.ToUpper("a"))\n}\n\n' \
+           'func B() int {\n\treturn 1\n}\n'
+    edited = text.replace('\t"strings"\n', "").replace("return 1", "return 2")
+    assert ensure_whole(text, edited[:edited.index("func B")], "make A print", path="p.go").text.count('"strings"') == 1
+
+
+def test_a_definition_that_runs_into_another_the_output_leaves_out_is_refused():
+    """A probe (session 33): in a C file two functions open with the same two lines; the model, renaming a macro
+    elsewhere, went on from the first's second line with the second's body and left out everything between. The merge
+    put the skipped functions back and kept the fused one (a `size_t` function now returning a pointer), exit 0."""
+    body = ("    capacity = ceil_pow2(capacity);\n    unsigned n_workers = n > 1 ? n - 1 : 0;\n")
+    text = ("#include <stddef.h>\n\nsize_t q_sizeof(unsigned n, unsigned capacity) {\n" + body
+            + "    size_t stacks = stack_size * n_workers;\n    return stacks + capacity * sizeof(task_t);\n}\n\n"
+            "size_t q_alignof(void) {\n    return 4096;\n}\n\n"
+            "queue_t q_init(void * ptr, unsigned n, unsigned capacity) {\n" + body
+            + "    unsigned char * blob = (unsigned char *) ptr;\n    queue_t q = (queue_t) (blob + n_workers);\n"
+            "    memset(q, 0, sizeof(struct queue_s));\n    q->n_workers = n_workers;\n    return q;\n}\n\n"
+            "void q_free(queue_t q) {\n    free(q);\n}\n")
+    start, end = text.index("    size_t stacks"), text.index("    unsigned char * blob")
+    fused = text[:start] + text[end:]
+    with pytest.raises(EditError, match="q_sizeof ends with the last 8 lines of q_init"):
+        ensure_whole(text, fused, "rename n_workers to workers", path="q.c")
+    # named by the instruction, the other definition's body is asked for
+    merged = ensure_whole(text, fused[:fused.index("void q_free")], "inline q_init's body into q_sizeof",
+                          path="q.c").text
+    assert "q_alignof" in merged and merged.count("memset") == 2
+
+
+def test_a_definition_written_twice_is_refused_saying_so():
+    """A probe (session 33): the output defined `version_short` twice where the file has it once; the refusal said it
+    "matches several places in the file", and sent the user looking for a second definition that is not there."""
+    text = ("import sys\n\nfrom core import __version__\n\nVERSION = '2.1.1'\n\n\ndef version_short() -> str:\n"
+            "    return '.'.join(VERSION.split('.')[:2])\n\n\ndef version_info() -> str:\n    return sys.version\n")
+    one = ("def version_short(patch: bool = False) -> str:\n    if patch:\n        return VERSION\n"
+           "    return '.'.join(VERSION.split('.')[:2])\n")
+    twice = "import sys\n\nfrom core import __version__\n\n" + one + "\n" + one
+    from editllm.editor.focus import merge_focus  # the output of a focused prompt (the definition alone)
+
+    with pytest.raises(EditError, match="version_short occurs 2 times in the output"):
+        merge_focus(text, twice, "add a patch parameter to version_short")
