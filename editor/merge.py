@@ -352,6 +352,9 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     return spaced(out, moved, old) if moved else out
 
 
+REWRITTEN = 4  # old statements a fragment may rewrite in place between two blocks it shows
+
+
 def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int]) -> tuple[dict[int, int], set[int]]:
     """Old statements a fragment rewrote in place: between two blocks it shows next to each other, that follow each
     other in the file but for statements the output lacks, it wrote other statements. Inside a fragment the model
@@ -360,13 +363,15 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int])
     One for one they pair (the new statement takes the old one's spacing); else the old ones go and the new ones
     are added. Not where the new statements keep any line of the old ones: that is a copy with lines lost (a Go
     import block with one import dropped, which the merge keeps), nor for definitions (a fragment may leave one out
-    and add another beside it)."""
+    and add another beside it), nor past `REWRITTEN` old statements or one more than the new ones (a prose fragment
+    matched to a code block repeated far below its place would take out all between, a generator: session 33)."""
     rewritten: dict[int, int] = {}
     gone: set[int] = set()
     shown = sorted(pairs)
     for a, b in zip(shown, shown[1:], strict=False):
         olds, news = range(pairs[a] + 1, pairs[b]), range(a + 1, b)
-        if not (olds and news) or any(old[i].name or old[i].text.isspace() for i in olds) \
+        if not (olds and news) or len(olds) > min(len(news) + 1, REWRITTEN) \
+                or any(old[i].name or old[i].text.isspace() for i in olds) \
                 or any(new[j].name or new[j].text.isspace() for j in news):
             continue
         was = {line.strip() for i in olds for line in old[i].lines if not is_blank(line)}

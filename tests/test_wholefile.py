@@ -1575,6 +1575,15 @@ def test_a_statement_a_fragment_rewrote_between_two_it_shows_replaces_the_old_on
            'func B() int {\n\treturn 1\n}\n'
     edited = text.replace('\t"strings"\n', "").replace("return 1", "return 2")
     assert ensure_whole(text, edited[:edited.index("func B")], "make A print", path="p.go").text.count('"strings"') == 1
+    # nor where the blocks shown together are far apart in the file (a prose fragment matched to a code block
+    # repeated far below: a generator found everything between taken out)
+    from editllm.editor.blocks import Block
+    from editllm.editor.merge import REWRITTEN, rewritten_between
+
+    old = [Block(None, [f"line {k}\n"], []) for k in range(REWRITTEN + 3)]
+    new = [old[0], Block(None, ["new text\n"], []), old[-1]]
+    assert rewritten_between(old, new, {0: 0, 2: len(old) - 1}) == ({}, set())
+    assert rewritten_between(old[:3], new, {0: 0, 2: 2}) == ({1: 1}, set())
 
 
 def test_a_definition_that_runs_into_another_the_output_leaves_out_is_refused():
