@@ -31,6 +31,7 @@ from editllm.editor.blocks import (
     braced,
     child_indent,
     closing,
+    defines,
     head,
     header_size,
     imported,
@@ -362,9 +363,11 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int])
     compatibility` comment, cut the `#endif` off, and the merge kept the old comment under the new one, exit 0.
     One for one they pair (the new statement takes the old one's spacing); else the old ones go and the new ones
     are added. Not where the new statements keep any line of the old ones: that is a copy with lines lost (a Go
-    import block with one import dropped, which the merge keeps), nor for definitions (a fragment may leave one out
-    and add another beside it), nor past `REWRITTEN` old statements or one more than the new ones (a prose fragment
-    matched to a code block repeated far below its place would take out all between, a generator: session 33)."""
+    import block with one import dropped, which the merge keeps), nor where an old one defines a name the rest of
+    the output still uses and the new ones do not define (an import swapped for another), nor for definitions (a
+    fragment may leave one out and add another beside it), nor past `REWRITTEN` old statements or one more than the
+    new ones (a prose fragment matched to a code block repeated far below its place would take out all between, a
+    generator: session 33)."""
     rewritten: dict[int, int] = {}
     gone: set[int] = set()
     shown = sorted(pairs)
@@ -375,7 +378,11 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int])
                 or any(new[j].name or new[j].text.isspace() for j in news):
             continue
         was = {line.strip() for i in olds for line in old[i].lines if not is_blank(line)}
-        if not any(line.strip() in was for j in news for line in new[j].lines):  # else a copy with lines lost
+        if any(line.strip() in was for j in news for line in new[j].lines):  # a copy with lines lost
+            continue
+        used = {w for k, block in enumerate(new) if not a < k < b for w in IDENT.findall(block.text)}
+        still = {n for i in olds for n in defines(old[i]) if n in used} - {n for j in news for n in defines(new[j])}
+        if not still:  # `from .ansi import AnsiDecoder` swapped for `import logging`, `AnsiDecoder` still used
             if len(olds) == len(news) == 1:
                 rewritten[news[0]] = olds[0]
             else:
