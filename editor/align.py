@@ -42,13 +42,7 @@ def line_opcodes(old: Sequence[str], new: Sequence[str], junk: Callable[[str], b
 @lru_cache(maxsize=8)
 def _opcodes(old: tuple[str, ...], new: tuple[str, ...], junk: Callable[[str], bool] | None) -> tuple[Opcode, ...]:
     n, m = len(old), len(new)
-    shorter = min(n, m)
-    head = 0
-    while head < shorter and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < shorter - head and old[n - 1 - tail] == new[m - 1 - tail]:
-        tail += 1
+    head, tail = _common_ends(old, new)
     if head == n == m:
         return (("equal", 0, n, 0, n),) if n else ()  # the same text (none when both are empty), as difflib answers
     # difflib still sees `MARGIN` common lines on either side of the change: the last `}` of a file cut short after
@@ -65,6 +59,18 @@ def _opcodes(old: tuple[str, ...], new: tuple[str, ...], junk: Callable[[str], b
     if tail:
         ops.append(("equal", n - tail, n, m - tail, m))
     return tuple(_joined(ops))
+
+
+def _common_ends(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """How many first lines, then how many of the remaining last lines, `a` and `b` share."""
+    shorter = min(len(a), len(b))
+    head = 0
+    while head < shorter and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < shorter - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def _joined(ops: list[Opcode]) -> list[Opcode]:
@@ -113,12 +119,8 @@ def _aligned(a: Sequence[str], b: Sequence[str], junk: Callable[[str], bool] | N
     ops: list[Opcode] = []
     i = j = 0
     for k, m in [*anchors, (len(a), len(b))]:
-        head = 0  # a stretch's common first and last lines are equal, junk or not: difflib extends a match over
-        while i + head < k and j + head < m and a[i + head] == b[j + head]:  # the blank lines beside it
-            head += 1
-        tail = 0
-        while k - tail > i + head and m - tail > j + head and a[k - tail - 1] == b[m - tail - 1]:
-            tail += 1
+        # a stretch's common first and last lines are equal, junk or not: difflib extends a match over the blank
+        head, tail = _common_ends(a[i:k], b[j:m])  # lines beside it
         ops.append(("equal", i, i + head, j, j + head))
         i, j = i + head, j + head
         if k - tail > i and m - tail > j:

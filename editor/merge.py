@@ -298,8 +298,7 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     pairs = {j: i for j, i in pairs.items() if j not in move.taken}
     rewritten, gone = rewritten_between(old, new, pairs)
     pairs, drop = pairs | rewritten, drop | gone
-    for j, i in pairs.items():
-        spliced(old, new, i, j, pairs, instruction, where)
+    spliced(old, new, pairs, instruction, where)
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
     previous: int | None = None
     for j in range(len(new)):
@@ -394,32 +393,33 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int])
 TELLING = 12
 
 
-def spliced(old: list[Block], new: list[Block], i: int, j: int, pairs: dict[int, int], instruction: str,
-            where: str) -> None:
-    """Refuse a definition that runs into another one the output leaves out: the new block `j` (the old `i`'s new
-    version) ends with the last lines of a later old definition, three or more of them telling, which the old one
+def spliced(old: list[Block], new: list[Block], pairs: dict[int, int], instruction: str, where: str) -> None:
+    """Refuse a definition that runs into another one the output leaves out: a paired new block (`pairs`: new index
+    → old) ends with the last lines of another old definition, three or more of them telling, which its old version
     does not end with. The model skipped from the middle of one function to the same lines in another (a probe,
     session 33: a C file's `work_queue_sizeof` ended in `work_queue_init`'s body, both opening with the same two
     lines; the merge put the skipped definitions back and kept the fused one, exit 0). Not where the instruction
     names the other definition ("inline init into sizeof")."""
-    if not old[i].name or not new[j].name:
-        return
-    mine = [line.strip() for line in new[j].lines if not is_blank(line)]
-    was = [line.strip() for line in old[i].lines if not is_blank(line)]
+    def content(block: Block) -> list[str]:
+        return [line.strip() for line in block.lines if not is_blank(line)]
+
     shown = set(pairs.values())
-    for k, other in enumerate(old):
-        if k == i or k in shown or not other.name or mentioned(other.name, instruction):
+    others = [(other.name, content(other)) for k, other in enumerate(old)  # left out and not named by the instruction
+              if k not in shown and other.name and not mentioned(other.name, instruction)]
+    for j, i in pairs.items():
+        if not others or not old[i].name or not new[j].name:
             continue
-        theirs = [line.strip() for line in other.lines if not is_blank(line)]
-        run = 0
-        while run < min(len(mine), len(theirs)) and mine[-1 - run] == theirs[-1 - run]:
-            run += 1
-        tail = mine[len(mine) - run:]
-        if sum(len(line) >= TELLING for line in tail) >= 3 and sum(
-                line in was for line in tail if len(line) >= TELLING) * 2 < len(tail):
-            raise EditError(f"cannot place the model's partial output in {where}: its {new[j].name} ends with the "
-                            f"last {run} lines of {other.name}, which it leaves out (the model skipped from one "
-                            "to the other); nothing written")
+        mine, was = content(new[j]), content(old[i])
+        for name, theirs in others:
+            run = 0
+            while run < min(len(mine), len(theirs)) and mine[-1 - run] == theirs[-1 - run]:
+                run += 1
+            tail = mine[len(mine) - run:]
+            if sum(len(line) >= TELLING for line in tail) >= 3 and sum(
+                    line in was for line in tail if len(line) >= TELLING) * 2 < len(tail):
+                raise EditError(f"cannot place the model's partial output in {where}: its {new[j].name} ends with "
+                                f"the last {run} lines of {name}, which it leaves out (the model skipped from one "
+                                "to the other); nothing written")
 
 
 def spaced(out: list[Block], moved: dict[int, bool], old: list[Block]) -> list[Block]:
@@ -461,8 +461,10 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     result = build(old, new, early, instruction, where, drop)
     if early != late and joined(result) != joined(build(old, new, late, instruction, where, drop)):
         j = next(j for j in range(len(new)) if early.get(j) != late.get(j))
-        same = sum(1 for b in old if b.text == new[j].text or (new[j].name and b.name == new[j].name))
-        written = sum(1 for b in new if b.text == new[j].text or (new[j].name and b.name == new[j].name))
+        def copies(blocks: list[Block]) -> int:  # of the block that placed differently: its text, or its name
+            return sum(1 for b in blocks if b.text == new[j].text or (new[j].name and b.name == new[j].name))
+
+        same, written = copies(old), copies(new)
         what = new[j].name or "a statement"
         # the file may hold one and the output two (a probe, session 33: "matches several places" sent the user
         # looking for a second definition in a file that has one)
