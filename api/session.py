@@ -441,7 +441,7 @@ class EditSession:
         sources = read_sources(paths, instruction, stdin_path)
         if self.server is not None:  # the server takes concurrent requests: no lock
             self.prepare()
-            return [self.edit_source(src, instruction) for src in sources]
+            return one_by_one(self.edit_source, sources, instruction)
         with self._lock:  # another thread's edit waits (its rows, if any, are left alone)
             return self._edit_local(sources, instruction)
 
@@ -461,7 +461,7 @@ class EditSession:
                     self.open_rows(size)
             if self._rows is not None:
                 return self._edit_together(sources, instruction)
-        return [self.edit_source(src, instruction) for src in sources]
+        return one_by_one(self.edit_source, sources, instruction)
 
     def _edit_together(self, sources: list[SourceFile], instruction: str) -> list[FileEdit]:
         """Each file in a thread of its own on a row of the open batch; when all are done, the first error in
@@ -470,7 +470,14 @@ class EditSession:
 
         with ThreadPoolExecutor(self._rows.size, thread_name_prefix="editllm-row") as pool:
             futures = [pool.submit(self.edit_source, src, instruction) for src in sources]
-        return [f.result() for f in futures]
+        outcomes = [f.exception() or f.result() for f in futures]
+        for k, outcome in enumerate(outcomes):
+            if isinstance(outcome, BaseException):
+                if isinstance(outcome, EditError):
+                    stopped(outcome, [(src.path, other) for j, (src, other) in enumerate(zip(sources, outcomes,
+                                                                                            strict=True)) if j != k])
+                raise outcome
+        return outcomes
 
     def edit_many(self, paths: PathArg | Iterable[PathArg], instruction: str, **batch: Any) -> BatchReport:
         """Many files, each with its own outcome (`api.batch.edit_many`: jobs, retries, timeout, journal,
@@ -583,6 +590,46 @@ class EditSession:
         return {"model": self.model_spec, "mode": self.mode, "engine": self.engine, "adapter": self.adapter,
                 "server": self.server, "server_lora": self.server_lora, "options": opts,
                 **({"batch_invariant": True} if self.batch_invariant else {})}
+
+
+def one_by_one(edit_one: Callable[[SourceFile, str], FileEdit], sources: list[SourceFile],
+               instruction: str) -> list[FileEdit]:
+    """Each file in turn; the first file's EditError stops the edit (`stopped` says what that costs the others)."""
+    edits: list[FileEdit] = []
+    for k, src in enumerate(sources):
+        try:
+            edits.append(edit_one(src, instruction))
+        except EditError as exc:
+            stopped(exc, [(e.path, e) for e in edits] + [(later.path, None) for later in sources[k + 1:]])
+            raise
+    return edits
+
+
+def stopped(exc: EditError, others: list[tuple[str, FileEdit | BaseException | None]]) -> None:
+    """Say in a multi-file edit's error what happens to the other files. Such an edit is returned (and written)
+    whole or not at all, so one file's refusal drops the others' edits too; its message named only that file,
+    which left a user to guess whether the rest were written, printed or tried. `others`: each other file's
+    path and its edit, its own error, or None when it was not tried. The error keeps its type (a server's
+    error stays one) and gains `others_edited` (the paths whose proposed changes are dropped) for a caller
+    that offers a way out (the CLI: `--journal`)."""
+    if not others:
+        return
+    changed = [path for path, e in others if isinstance(e, FileEdit) and e.changed]
+    same = [path for path, e in others if isinstance(e, FileEdit) and not e.changed]
+    failed = [path for path, e in others if isinstance(e, BaseException)]
+    untried = [path for path, e in others if e is None]
+    parts = [f"the edit{'s' if len(changed) > 1 else ''} of {listed(changed)} {'are' if len(changed) > 1 else 'is'} "
+             "dropped too"] if changed else []
+    parts += [f"{listed(same)} had no change"] if same else []
+    parts += [f"{listed(failed)} failed as well"] if failed else []
+    parts += [f"{listed(untried)} not tried"] if untried else []
+    exc.args = (f"{exc}; a multi-file edit is all or nothing: {', '.join(parts)}", *exc.args[1:])
+    exc.others_edited = changed
+
+
+def listed(paths: list[str]) -> str:
+    """A few paths in a message: the first three and how many more."""
+    return ", ".join(paths) if len(paths) <= 3 else f"{', '.join(paths[:3])} and {len(paths) - 3} more"
 
 
 def decode_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import typer
 from editllm import api
+from editllm.api.session import listed
 from editllm.editor.config import DEFAULT_MODEL, CopyKV, CopyRequests, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
 from editllm.editor.errors import EditError
@@ -477,6 +478,9 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
         try:
             edits = session.edit(paths, instruction, stdin_path)
         except EditError as exc:  # --stats still says what ran, once a model did (a script reads it per run)
+            if getattr(exc, "others_edited", None):  # another file's edit is lost to this one: the way to keep it
+                exc.args = (f"{exc} (edit the files apart, or add --journal DIR to give each file its own outcome)",
+                            *exc.args[1:])
             if stats and session.loaded is not None:
                 note(json.dumps(api.stats_record(session.loaded, session.mode, [], started) | {"error": str(exc)}))
             raise
@@ -500,8 +504,7 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
 
 def written_note(paths: list[str], worktree: bool) -> str:
     """What --apply wrote, in one line; after `check --staged`, that it is in the working tree and not staged."""
-    listed = ", ".join(paths) if len(paths) <= 3 else f"{', '.join(paths[:3])} and {len(paths) - 3} more"
-    return f"wrote {listed}" + (" in the working tree (not staged: review, then git add)" if worktree else "")
+    return f"wrote {listed(paths)}" + (" in the working tree (not staged: review, then git add)" if worktree else "")
 
 
 @app.command(context_settings={"allow_interspersed_args": True})

@@ -196,3 +196,33 @@ def test_no_merge_note_when_the_merge_put_nothing_back(tmp_path, monkeypatch, sc
     monkeypatch.setattr("editllm.api.session.decode_file", lambda *a, **k: same)
     [edit] = session.edit(["m.py"], "fix average")
     assert edit.changed and notes == []
+
+
+def test_files_decoded_together_name_every_other_files_outcome(scripted_lm, monkeypatch):
+    """On the static engine's rows every file is tried before the first error is raised: that error says which
+    others were edited (and are dropped with it), unchanged, or failed too, and keeps its own type."""
+    from types import SimpleNamespace
+
+    from editllm.editor.edit import EditResult
+    from editllm.editor.source import SourceFile
+    from editllm.remote.client import ServerError
+
+    sources = [SourceFile(name, BUGGY) for name in ("a.py", "b.py", "c.py", "d.py")]
+    outcomes = {"a.py": FIXED, "b.py": ServerError("b.py: busy", transient=True), "c.py": BUGGY,
+                "d.py": EditError("d.py: refused")}
+
+    def edit_source(src, instruction):
+        out = outcomes[src.path]
+        if isinstance(out, Exception):
+            raise out
+        return FileEdit(src, out, "", EditResult(src, out, None, out))
+
+    session = EditSession(scripted_lm(FIXED), mode="spec")
+    session._rows = SimpleNamespace(size=4)
+    monkeypatch.setattr(session, "edit_source", edit_source)
+    with pytest.raises(ServerError) as raised:
+        session._edit_together(sources, "fix average")
+    assert str(raised.value) == ("b.py: busy; a multi-file edit is all or nothing: the edit of a.py is dropped too, "
+                                 "c.py had no change, d.py failed as well")
+    assert raised.value.transient and raised.value.others_edited == ["a.py"]
+    session._rows = None

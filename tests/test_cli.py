@@ -310,3 +310,38 @@ def test_bench_and_train_eval_read_the_config_and_flags_win(tmp_path, monkeypatc
     per_run = 1 if command == "bench" else 2  # train eval loads the base model and the tuned one
     assert loads[:per_run] == [("org/model", "cpu", "float32", "torch")] * per_run
     assert loads[per_run:] == [("org/other", "cpu", "bfloat16", "torch")] * per_run
+
+
+def test_one_refused_file_says_what_becomes_of_the_others(tmp_path, fake_model, monkeypatch):
+    """A multi-file edit is all or nothing: one refused file used to fail the run naming only itself, and a
+    user could not tell that the other file's edit was dropped and the third never tried (session 33's
+    multi-file probe). Nothing is printed or written."""
+    from editllm.editor.edit import EditResult
+    from editllm.editor.errors import EditError
+
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(BUGGY)
+    fake_model(FIXED + "```\n")
+    tried: list[str] = []
+
+    def decode(lm, src, instruction, opts, *rest):
+        tried.append(src.path)
+        if src.path == "b.py":
+            raise EditError("the model's output does not parse")
+        return EditResult(src, FIXED, None, FIXED)
+
+    monkeypatch.setattr("editllm.api.session.decode_file", decode)
+    res = invoke("fix", "a.py", "b.py", "c.py", "fix the division", "--apply", cwd=tmp_path)
+    assert res.exit_code == 2 and res.stdout == "" and tried == ["a.py", "b.py"]
+    assert res.stderr.strip().splitlines() == [
+        "editllm: error: b.py: the model's output does not parse; a multi-file edit is all or nothing: the edit of "
+        "a.py is dropped too, c.py not tried (edit the files apart, or add --journal DIR to give each file its own "
+        "outcome)"]
+    assert all((tmp_path / name).read_text() == BUGGY for name in ("a.py", "b.py", "c.py"))
+    # the first file failing: nothing was edited, so no way out is offered; an unchanged file is said so
+    monkeypatch.setattr("editllm.api.session.decode_file",
+                        lambda lm, src, *a: EditResult(src, BUGGY, None, BUGGY) if src.path == "a.py" else decode(
+                            lm, src, *a))
+    res = invoke("fix", "a.py", "b.py", "fix the division", cwd=tmp_path)
+    assert res.exit_code == 2 and res.stderr.strip().endswith(
+        "does not parse; a multi-file edit is all or nothing: a.py had no change")
