@@ -36,7 +36,7 @@ from editllm.editor.prompt import (
     wrapper_left,
 )
 from editllm.editor.prosefocus import Parts, merge_parts, parts_of
-from editllm.editor.reflow import keep_final_blanks, keep_layout
+from editllm.editor.reflow import keep_end_blanks, keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.syntax import still_parses
 from editllm.editor.wholefile import (
@@ -320,7 +320,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
         no_unasked_prose_deletion(src.path, src.lines, whole.lines, instruction)
         no_unasked_code_deletion(src.path, src.lines, whole.lines, instruction)
     kept = keep_layout(src.path, src.lines, whole.lines, instruction)  # a re-wrapped comment is put back
-    kept = kept if allow_deletions else keep_final_blanks(src.lines, kept, instruction)  # the output as it is
+    kept = kept if allow_deletions else keep_end_blanks(src.lines, kept, instruction)  # the output as it is
     new_text = restore_line_endings(src, "".join(kept), kept) if kept is not whole.lines else \
         restore_line_endings(src, whole.text, whole.lines)
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text

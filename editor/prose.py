@@ -81,32 +81,21 @@ def request_hint(file_text: str, instruction: str, words: tuple[str, ...] | None
     return hint(file_text, words)
 
 
-# An instruction about blank lines or layout ("remove the blank line at the top", "format with black") may want the
-# leading blank lines gone: `keep_leading_blanks` leaves those to the model.
-ASKS_SPACING = re.compile(r"\b(?:blank|empty)\b|white\s*space|\bnew\s*lines?\b|\bformat|\bblack\b|\bpep\s*-?8\b|"
-                          r"\bprettier\b|\blint|\btidy|\bstrip", re.I)
-
-
 def guard(path: str, shown: str, edited: str, instruction: str) -> str:
-    """The model's text for a file shown as `shown`: its leading blank lines kept (`keep_leading_blanks`), and on
-    prose files `spelling_only` applied."""
-    if not is_prose(path):
-        return keep_leading_blanks(shown, edited, instruction)
-    if not GUARD:
+    """The model's text for a file shown as `shown`; on prose files its leading blank lines kept and
+    `spelling_only` applied."""
+
+    if not GUARD or not is_prose(path):
         return edited
-    return spelling_only(shown, keep_leading_blanks(shown, edited, instruction), instruction)
+    return spelling_only(shown, keep_leading_blanks(shown, edited), instruction)
 
 
-def keep_leading_blanks(shown: str, edited: str, instruction: str = "") -> str:
-    """The blank lines `shown` starts with, put back where the model dropped them, unless the instruction is
-    about blank lines or layout (`ASKS_SPACING`).
+def keep_leading_blanks(shown: str, edited: str) -> str:
+    """The blank lines `shown` starts with, put back where the model dropped them.
 
     Measured on the prose bench: a text that starts with a blank line (a README chunk, a section) came
     back without it, because right after the prefilled opening fence the model skips to the first
-    words. Code does the same: a real-model probe (session 33) had PyYAML's error.py, which opens with a
-    blank line, lose it in 2 of 2 edits about its classes, an unasked line in each diff."""
-    if ASKS_SPACING.search(instruction) or not edited.strip():  # an emptied file stays empty
-        return edited
+    words. No instruction on such a text asks for that line to go."""
     lead = len(shown) - len(shown.lstrip("\n"))
     have = len(edited) - len(edited.lstrip("\n"))
     return "\n" * (lead - have) + edited if have < lead else edited

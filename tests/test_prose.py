@@ -464,22 +464,6 @@ def test_a_dropped_leading_blank_line_comes_back_on_prose(scripted_lm):
     assert prose.keep_leading_blanks("A\n", "A\n") == "A\n"
 
 
-@pytest.mark.parametrize("instruction, kept", [
-    ("Rename the Mark class to SourceMark.", True),
-    ("Rename the Mark class to SourceMark and remove the blank line at the top.", False),
-    ("Rename the Mark class to SourceMark, then format the file with black.", False),
-])
-def test_a_dropped_leading_blank_line_comes_back_on_code(scripted_lm, instruction, kept):
-    """A real-model probe (session 33): PyYAML's error.py opens with a blank line, which the model left out in 2 of 2
-    edits about its classes, an unasked change in each diff. Code keeps it as prose does, unless the instruction is
-    about blank lines or layout."""
-    before = "\n__all__ = ['Mark']\n\n\nclass Mark:\n    pass\n"
-    wrote = before.lstrip("\n").replace("Mark", "SourceMark")
-    result = edit_file(scripted_lm(wrote + "```\n"), SourceFile("error.py", before), instruction, EditOptions())
-    assert result.new_text == ("\n" if kept else "") + wrote
-    assert prose.keep_leading_blanks("\nA\n", "", "Empty the file.") == ""  # an emptied file stays empty
-
-
 SPELLING_README = """# Tool
 
 Install the pacakge with pip, then run the `tool --verbose` command.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from editllm.editor.reflow import commentary, keep_final_blanks, keep_layout
+from editllm.editor.reflow import commentary, keep_end_blanks, keep_layout
 
 ZPIPE = ["/* Compress from file source to file dest until EOF on source.\n",
          "   def() returns Z_OK on success, Z_MEM_ERROR if memory could not be\n",
@@ -117,19 +117,19 @@ def test_the_blank_lines_a_file_ends_with_are_kept_unless_asked_away():
     asked for one more list item also lost its final blank line, a hunk in the diff nobody asked for)."""
     old = ["# Tools\n", "\n", "* pstree\n", "\n"]
     new = ["# Tools\n", "\n", "* pstree\n", "* pidof\n"]
-    assert keep_final_blanks(old, new, "add pidof to the list") == new + ["\n"]
-    assert keep_final_blanks(old, new, "remove the trailing blank lines") is new
-    assert keep_final_blanks(old, new + ["\n"], "add pidof to the list") == new + ["\n"]
-    assert keep_final_blanks(old + ["  \n"], ["# Tools\n", "\n", "* pidof"], "add pidof") == \
+    assert keep_end_blanks(old, new, "add pidof to the list") == new + ["\n"]
+    assert keep_end_blanks(old, new, "remove the trailing blank lines") is new
+    assert keep_end_blanks(old, new + ["\n"], "add pidof to the list") == new + ["\n"]
+    assert keep_end_blanks(old + ["  \n"], ["# Tools\n", "\n", "* pidof"], "add pidof") == \
         ["# Tools\n", "\n", "* pidof\n", "\n", "  \n"]
-    assert keep_final_blanks(["x = 1\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n"]
+    assert keep_end_blanks(["x = 1\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n"]
 
 
 def test_blank_lines_the_output_only_drops_were_the_edit():
     """A review (session 32): when dropping the final blank lines is all the output changes, that was the edit
     ("delete the last two lines", "fix the W391 warning"), whatever words the instruction uses."""
-    assert keep_final_blanks(["x = 1\n", "\n", "\n"], ["x = 1\n"], "delete the last two lines") == ["x = 1\n"]
-    assert keep_final_blanks(["x = 1\n", "\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n", "\n"]
+    assert keep_end_blanks(["x = 1\n", "\n", "\n"], ["x = 1\n"], "delete the last two lines") == ["x = 1\n"]
+    assert keep_end_blanks(["x = 1\n", "\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n", "\n"]
 
 
 def test_allow_deletions_takes_the_output_as_it_is_at_the_end_too():
@@ -140,3 +140,29 @@ def test_allow_deletions_takes_the_output_as_it_is_at_the_end_too():
     old, new = "# T\n\nPara one is here.\n\nPara two goes away.\n\n", "# T\n\nPara one is here.\n"
     result = finish_edit(SourceFile("x.md", old), new, "delete the last paragraph", DecodeStats("rewrite"), new, True)
     assert result.new_text == new
+
+
+def test_the_blank_lines_a_file_starts_with_are_kept_unless_asked_away():
+    """A real-model probe (session 33): PyYAML's error.py opens with a blank line, which the model left out in 2 of
+    2 edits about its classes, an unasked hunk in each diff. Put back as the final ones are, on the same terms."""
+    old = ["\n", "__all__ = ['Mark']\n", "\n", "class Mark:\n", "    pass\n"]
+    new = ["__all__ = ['SourceMark']\n", "\n", "class SourceMark:\n", "    pass\n"]
+    assert keep_end_blanks(old, new, "Rename the Mark class to SourceMark") == ["\n"] + new
+    assert keep_end_blanks(["\n", "\n"] + old, new, "rename Mark") == ["\n", "\n", "\n"] + new  # old's own lines
+    assert keep_end_blanks(old, new, "rename Mark, and drop the leading blank line") is new
+    assert keep_end_blanks(old, new, "rename Mark, then format with black") is new
+    assert keep_end_blanks(old, old[1:], "delete the first line") == old[1:]  # dropping it was all the edit
+    assert keep_end_blanks(old + ["\n"], new, "rename Mark") == ["\n"] + new + ["\n"]  # both ends at once
+    assert keep_end_blanks(old, ["\n"], "remove everything") == ["\n"]  # an emptied file is not given lines back
+
+
+def test_a_code_edit_keeps_the_blank_line_the_file_opens_with(scripted_lm):
+    """End to end: the model's output without the file's first, blank line gives a diff without that hunk."""
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.source import SourceFile
+
+    before = "\n__all__ = ['Mark']\n\n\nclass Mark:\n    pass\n"
+    wrote = before.lstrip("\n").replace("Mark", "SourceMark")
+    result = edit_file(scripted_lm(wrote + "```\n"), SourceFile("error.py", before),
+                       "Rename the Mark class to SourceMark.", EditOptions())
+    assert result.new_text == "\n" + wrote
