@@ -154,6 +154,8 @@ def test_the_blank_lines_a_file_starts_with_are_kept_unless_asked_away():
     assert keep_end_blanks(old, old[1:], "delete the first line") == old[1:]  # dropping it was all the edit
     assert keep_end_blanks(old + ["\n"], new, "rename Mark") == ["\n"] + new + ["\n"]  # both ends at once
     assert keep_end_blanks(old, ["\n"], "remove everything") == ["\n"]  # an emptied file is not given lines back
+    shebang = ["#!/usr/bin/env python3\n", "\n"] + new
+    assert keep_end_blanks(old, shebang, "rename Mark and add a shebang line") is shebang  # it must stay first
 
 
 def test_a_code_edit_keeps_the_blank_line_the_file_opens_with(scripted_lm):
