@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from editllm.editor.blocks import names, split_blocks
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
+from editllm.editor.crossfile import still_imported, still_imported_note
 from editllm.editor.datakeys import unasked_keys, unasked_keys_note
 from editllm.editor.errors import EditError
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
@@ -441,9 +442,13 @@ class EditSession:
         sources = read_sources(paths, instruction, stdin_path)
         if self.server is not None:  # the server takes concurrent requests: no lock
             self.prepare()
-            return one_by_one(self.edit_source, sources, instruction)
-        with self._lock:  # another thread's edit waits (its rows, if any, are left alone)
-            return self._edit_local(sources, instruction)
+            edits = one_by_one(self.edit_source, sources, instruction)
+        else:
+            with self._lock:  # another thread's edit waits (its rows, if any, are left alone)
+                edits = self._edit_local(sources, instruction)
+        for found in still_imported([(e.path, e.old_text, e.new_text) for e in edits]):
+            self.log(still_imported_note(*found))
+        return edits
 
     def _edit_local(self, sources: list[SourceFile], instruction: str) -> list[FileEdit]:
         """`edit` on this machine's engine, under the session's lock (rows' threads take no lock)."""

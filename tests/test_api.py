@@ -226,3 +226,20 @@ def test_files_decoded_together_name_every_other_files_outcome(scripted_lm, monk
                                  "c.py had no change, d.py failed as well")
     assert raised.value.transient and raised.value.others_edited == ["a.py"]
     session._rows = None
+
+
+def test_a_name_one_file_removes_that_another_still_imports_is_noted(tmp_path, monkeypatch, scripted_lm):
+    """The files of one edit are read against each other once all are edited (`editor.crossfile`)."""
+    from editllm.editor.edit import EditResult
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "util.py").write_text("def helper():\n    return 1\n")
+    (tmp_path / "app.py").write_text("from util import helper\n\nprint(helper())\n")
+    wrote = {"util.py": "def assist():\n    return 1\n", "app.py": "from util import helper\n\nprint(helper())\n"}
+    monkeypatch.setattr("editllm.api.session.decode_file",
+                        lambda lm, src, *a, **k: EditResult(src, wrote[src.path], None, wrote[src.path]))
+    notes: list[str] = []
+    session = EditSession(scripted_lm(FIXED), mode="spec", log=notes.append)
+    edits = session.edit(["util.py", "app.py"], "rename helper to assist")
+    assert [e.changed for e in edits] == [True, False]
+    assert "app.py: note: line 1 imports helper from util.py, whose edit removes it" in notes
