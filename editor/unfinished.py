@@ -134,11 +134,16 @@ DELETION = re.compile(r"\b(?:remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|elimi
 KIND = (r"(?:functions?|methods?|class(?:es)?|helpers?|variables?|constants?|dependenc(?:y|ies)|packages?|modules?|"
         r"targets?|scripts?|sections?|entries|entry|commands?|services?|jobs?|steps?|hooks?|plugins?)")
 TOKEN = re.compile(r"([`'\"]?)([A-Za-z_$][\w$-]*[\w$])(\(\))?\1")
+# Words before a kind word that say which thing, not its name: "the function", "this helper", "each method"
+DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "its", "their", "our", "my", "your", "each", "every",
+               "any", "some", "all", "both", "no", "unused"}
 
 
 def _code_like(instruction: str, m: re.Match) -> bool:
     """Whether a word of the instruction names something in the file rather than being an everyday word."""
     quoted, name, call = m.groups()
+    if not (quoted or call) and name.lower() in DETERMINERS:  # "delete the function f": "the" names nothing
+        return False
     named = re.search(rf"\b{KIND}\s+$", instruction[:m.start()], re.I) or \
         re.match(rf"\s+{KIND}\b", instruction[m.end():], re.I)
     if quoted or call or named or re.search(r"[_\d$]|[a-z][A-Z]", name):

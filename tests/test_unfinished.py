@@ -93,6 +93,9 @@ def test_a_removal_the_edit_did_not_make_is_found():
     assert kept_removals(code, "", "remove the parse function") == []
     assert kept_removals(code, code.replace("    print(s)\n", ""), "remove the print calls from parse") == []
     assert kept_removals(code, code, "remove the parse note") == []  # an everyday word, named as nothing in code
+    # "the" before a kind word says which thing, it names none (a probe, session 34: "asks to remove the, _format...")
+    prose = "def _format(v):\n    \"\"\"Format the version.\"\"\"\n    return v\n"
+    assert kept_removals(prose, prose, "Delete the function _format; it is no longer needed.") == ["_format"]
     assert kept_removals(code, code, "add a parse function") == []  # no removal asked
 
 
