@@ -243,3 +243,18 @@ def test_a_name_one_file_removes_that_another_still_imports_is_noted(tmp_path, m
     edits = session.edit(["util.py", "app.py"], "rename helper to assist")
     assert [e.changed for e in edits] == [True, False]
     assert "app.py: note: line 1 imports helper from util.py, whose edit removes it" in notes
+
+
+def test_a_definition_the_instruction_does_not_touch_changed_is_noted(tmp_path, monkeypatch, scripted_lm):
+    """`editor.drift` speaks through the session's log, as the other notes do."""
+    from editllm.editor.edit import EditResult
+
+    monkeypatch.chdir(tmp_path)
+    old = "LIMIT = 5\n\n\ndef limit():\n    return LIMIT\n\n\ndef other(x):\n    return x\n"
+    wrote = old.replace("= 5", "= 10").replace("return x", "return x + 1")
+    (tmp_path / "m.py").write_text(old)
+    monkeypatch.setattr("editllm.api.session.decode_file", lambda lm, src, *a, **k: EditResult(src, wrote, None, wrote))
+    notes: list[str] = []
+    EditSession(scripted_lm(FIXED), mode="spec", log=notes.append).edit(["m.py"], "Set LIMIT to 10.")
+    assert notes == ["m.py: note: the edit also changes other, which the instruction does not speak of; check it "
+                     "should change"]
