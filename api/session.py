@@ -447,7 +447,7 @@ class EditSession:
         else:
             with self._lock:  # another thread's edit waits (its rows, if any, are left alone)
                 edits = self._edit_local(sources, instruction)
-        for found in still_imported([(e.path, e.old_text, e.new_text) for e in edits]):
+        for found in still_imported([(e.path, e.source.lines, e.new_text) for e in edits] if len(edits) > 1 else []):
             self.log(still_imported_note(*found))
         return edits
 
@@ -582,7 +582,7 @@ class EditSession:
             self.log(kept_note(src.path, kept))
         if keys := unasked_keys(src.path, src.text, result.new_text, instruction):
             self.log(unasked_keys_note(src.path, keys))
-        if drift := drifted(src.path, src.text, result.new_text, instruction):
+        if drift := drifted(src.path, src.text, result.new_text, instruction, src.lines):
             self.log(drifted_note(src.path, drift))
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):

@@ -25,14 +25,9 @@ JS_IMPORT = re.compile(r"""\bimport\s+(?:type\s+)?\{([^}]*)\}\s*from\s*["'](\.{1
 JS_REQUIRE = re.compile(r"""\b(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*["'](\.{1,2}/[^"']+)["']\s*\)""")
 
 
-def defined(text: str) -> set[str]:
-    """The names a text defines at its top level (functions, classes, and what `blocks` names)."""
-    return {b.name for b in split_blocks(split_lines(text), 0) if b.name}
-
-
-def removed(old_text: str, new_text: str) -> set[str]:
-    """Top-level names `old_text` defines that `new_text` no longer does."""
-    return defined(old_text) - defined(new_text) if old_text != new_text else set()
+def defined(lines: list[str]) -> set[str]:
+    """The names a file's lines define at its top level (functions, classes, and what `blocks` names)."""
+    return {b.name for b in split_blocks(lines, 0) if b.name}
 
 
 def python_imports(text: str) -> list[tuple[str, int, str]]:
@@ -71,10 +66,12 @@ def imports_from(importer: str, module: str, target: str) -> bool:
     return stem in (last, PurePosixPath(last).stem) or (stem == "index" and last in ("", ".", "..", folder))
 
 
-def still_imported(edits: list[tuple[str, str, str]]) -> list[tuple[str, int, str, str]]:
+def still_imported(edits: list[tuple[str, list[str], str]]) -> list[tuple[str, int, str, str]]:
     """(importing file, its line, name, file whose edit removed it) for each name a file's edit removes that another
-    file of the same edit still imports from it and does not define itself. `edits`: (path, old text, new text)."""
-    gone = {path: removed(old, new) for path, old, new in edits}
+    file of the same edit still imports from it and does not define itself. `edits`: (path, the original's lines,
+    the new text)."""
+    new_lines = {path: split_lines(new) for path, _, new in edits}
+    gone = {path: defined(old) - defined(new_lines[path]) for path, old, _ in edits}
     out = []
     for path, _old, new in edits:
         if path.endswith(PYTHON):
@@ -83,7 +80,7 @@ def still_imported(edits: list[tuple[str, str, str]]) -> list[tuple[str, int, st
             found = js_imports(new)
         else:
             continue
-        own = defined(new)
+        own = defined(new_lines[path])
         for module, line, name in found:
             for target, names in gone.items():
                 if target != path and name in names and name not in own and imports_from(path, module, target):

@@ -8,6 +8,11 @@ drift. When the instruction names things of the file, a top-level definition who
 them, and which is not named itself, is noted for review. Noted, not put back or refused: the model may have had a
 reason (a caller adjusted to a new signature, a helper fixed along the way), and putting back half an edit can break
 the other half. Instructions that name nothing of the file ("add type hints", "use f-strings") are not judged.
+
+Data files (YAML, TOML, JSON) the same way, by key: the same probe asked to add `timeout-minutes: 10` to a workflow's
+rustfmt job, and the model changed a build target of another job's matrix (`armv7-unknown-linux-musleabihf` →
+`-musleabi`, a broken build), exit 0. A changed line none of whose keys (its own and those above it) nor words the
+instruction speaks of is noted by its key path, when the instruction names a key of the file at all.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from editllm.editor.align import line_opcodes
 from editllm.editor.blocks import DEF, split_blocks
 from editllm.editor.languages import language
 from editllm.editor.prose import is_prose
@@ -55,17 +61,89 @@ def short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def drifted(path: str, old_text: str, new_text: str, instruction: str) -> list[str]:
+DATA = ("json", "toml", "yaml")
+KEY = re.compile(r"""^\s*(?:-\s+)?["']?([\w.$@/-]+?)["']?\s*[:=](?:\s|$)""")  # `key:`, `- k: v`, `"k": v`, `k = v`
+TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")  # TOML's `[tool.ruff]`, `[[bin]]`
+COMMENT = re.compile(r"^\s*(?:#|//)")
+TOKEN = re.compile(r"[A-Za-z0-9]+")
+# Words of an instruction that name nothing in a data file
+STOP = {"a", "an", "the", "to", "in", "on", "of", "for", "and", "or", "add", "set", "change", "make", "under", "after",
+        "before", "with", "from", "into", "it", "its", "is", "be", "as", "at", "by", "this", "that", "new", "key",
+        "value", "field", "entry", "section", "table", "file", "remove", "delete", "update", "use", "so", "then"}
+
+
+def key_paths(lines: list[str], tag: str) -> list[tuple[str, ...]]:
+    """Each line's keys: those of the lines that hold it (by indentation in YAML and JSON, by the table header in
+    TOML) and its own, outermost first; () for a blank or comment line."""
+    out: list[tuple[str, ...]] = []
+    stack: list[tuple[int, str]] = []  # (indent of the key, key) of the keys open above
+    table: tuple[str, ...] = ()
+    for line in lines:
+        if not line.strip() or COMMENT.match(line):
+            out.append(())
+            continue
+        if tag == "toml":
+            if m := TABLE.match(line):
+                table = tuple(part.strip().strip("\"'") for part in m[1].split("."))
+                out.append(table)
+                continue
+            m = KEY.match(line)
+            out.append(table + ((m[1],) if m else ()))
+            continue
+        m = KEY.match(line)
+        indent = len(line) - len(line.lstrip(" -")) if m else len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        keys = tuple(key for _, key in stack)
+        if m:
+            stack.append((indent, m[1]))
+            keys += (m[1],)
+        out.append(keys)
+    return out
+
+
+def drifted_keys(path: str, old_text: str, new_text: str, instruction: str,
+                 old_lines: list[str] | None = None) -> list[str]:
+    """The key paths of a data file the edit changes lines under that the instruction does not speak of (see the
+    module's docstring): no key of the line's path and no word of the line is a word of the instruction."""
+    tag = language(path)
+    if tag not in DATA or old_text == new_text:
+        return []
+    words = {w.lower() for w in re.findall(r"[A-Za-z0-9_][\w.-]*", instruction)}
+    words |= {part for w in list(words) for part in re.split(r"[.]", w)}
+    tokens = {t.lower() for t in TOKEN.findall(instruction)} - STOP
+    old, new = split_lines(old_text) if old_lines is None else old_lines, split_lines(new_text)
+    old_paths, new_paths = key_paths(old, tag), key_paths(new, tag)
+    if not any(key.lower() in words for keys in old_paths for key in keys):
+        return []  # "bump every action to v4": no key named, not judged
+
+    def tied(line: str, keys: tuple[str, ...]) -> bool:
+        return not keys or any(k.lower() in words for k in keys) or bool(tokens & set(TOKEN.findall(line.lower())))
+
+    out: list[str] = []
+    for tag_, i1, i2, j1, j2 in line_opcodes(old, new):
+        stretch = [*zip(old[i1:i2], old_paths[i1:i2], strict=True), *zip(new[j1:j2], new_paths[j1:j2], strict=True)]
+        if tag_ == "equal" or any(tied(line, keys) for line, keys in stretch):
+            continue  # a stretch the instruction speaks of goes whole (a step dropped with its `with:` lines)
+        out += [".".join(keys) for _, keys in stretch if keys and ".".join(keys) not in out]
+    return list(dict.fromkeys(out))
+
+
+def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines: list[str] | None = None) -> list[str]:
     """The top-level definitions the edit changes that nothing ties to what the instruction names (see the module's
     docstring). Tied: a definition that mentions a named thing before or after the edit, and every definition such a
     one uses, at any depth (a bug told by its symptom, "day_of_year is off by one", is fixed in the `is_leap_year`
-    that `days_in_month` calls for it). [] for prose, data files and instructions that name nothing of the file."""
-    if old_text == new_text or is_prose(path) or language(path) in ("", "json", "toml", "yaml"):
+    that `days_in_month` calls for it). Data files by key (`drifted_keys`); [] for prose and instructions that name
+    nothing of the file. `old_lines`: `old_text` split, where the caller has it (the original is split once)."""
+    if language(path) in DATA:
+        return drifted_keys(path, old_text, new_text, instruction, old_lines)
+    if old_text == new_text or is_prose(path) or not language(path):
         return []
     asked = named(instruction, old_text)
     if not asked:
         return []
-    old_blocks, new_blocks = split_blocks(split_lines(old_text), 0), split_blocks(split_lines(new_text), 0)
+    old_blocks = split_blocks(split_lines(old_text) if old_lines is None else old_lines, 0)
+    new_blocks = split_blocks(split_lines(new_text), 0)
     blocks = old_blocks + new_blocks
     frontier = [b for b in blocks if asked & set(WORD.findall(b.text))]
     tied = set(asked) | {short(b.name) for b in frontier if b.name}

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from editllm.editor.crossfile import imports_from, js_imports, python_imports, still_imported, still_imported_note
+from editllm.editor import crossfile
+from editllm.editor.crossfile import imports_from, js_imports, python_imports, still_imported_note
+from editllm.editor.source import split_lines
+
+
+def still_imported(edits: list[tuple[str, str, str]]) -> list:
+    """`crossfile.still_imported` over (path, old text, new text)."""
+    return crossfile.still_imported([(path, split_lines(old), new) for path, old, new in edits])
 
 REGISTRY = "def path_key(p):\n    return str(p)\n\n\ndef canonical(p):\n    return p\n"
 SINGLETON = "from ._registry import (\n    canonical,\n    path_key,\n)\n\n\nclass Lock:\n    key = path_key\n"

@@ -50,7 +50,54 @@ def test_what_counts_as_named():
     assert named("fix the class", text) == set() and named("a bug", text) == set()
 
 
-def test_prose_and_data_files_are_not_judged():
+def test_prose_is_not_judged():
     old, new = "# Title\n\nSome text.\n", "# Title\n\nOther text.\n"
     assert drifted("README.md", old, new, "Fix `Title`") == []
-    assert drifted("config.yaml", "a_b: 1\nc: 2\n", "a_b: 2\nc: 3\n", "set a_b to 2") == []
+
+
+WORKFLOW = """jobs:
+  rustfmt:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Check formatting
+        run: cargo fmt --check
+  test:
+    strategy:
+      matrix:
+        include:
+          - build: arm
+            target: armv7-unknown-linux-musleabihf
+    steps:
+      - name: Set up QEMU
+        uses: docker/setup-qemu-action@v3
+        with:
+          platforms: arm
+"""
+
+
+def test_a_data_file_value_changed_under_keys_the_instruction_does_not_speak_of_is_noted():
+    """Session 34's big-file probe: asked to add a timeout to ripgrep's rustfmt job, the model changed the armv7
+    build target of another job's matrix (a broken build), exit 0."""
+    asked = "In the rustfmt job, add timeout-minutes: 10 under runs-on."
+    right = WORKFLOW.replace("    runs-on: ubuntu-latest\n", "    runs-on: ubuntu-latest\n    timeout-minutes: 10\n")
+    wrong = right.replace("musleabihf", "musleabi")
+    assert drifted("ci.yml", WORKFLOW, right, asked) == []
+    assert drifted("ci.yml", WORKFLOW, wrong, asked) == ["jobs.test.strategy.matrix.include.target"]
+    # a step taken out goes with its `with:` lines; a key named anywhere above a line ties it; nothing named: no note
+    dropped = WORKFLOW.split("      - name: Set up QEMU")[0]
+    assert drifted("ci.yml", WORKFLOW, dropped, "Drop the `Set up QEMU` step.") == []
+    target = WORKFLOW.replace("musleabihf", "musleabi")
+    assert drifted("ci.yml", WORKFLOW, target, "Fix the test job's target") == []
+    assert drifted("ci.yml", WORKFLOW, wrong, "Fix the test job's target") == ["jobs.rustfmt.timeout-minutes"]
+    assert drifted("ci.yml", WORKFLOW, WORKFLOW.replace("@v4", "@v5").replace("@v3", "@v4"), "bump every action") == []
+
+
+def test_toml_keys_are_read_by_their_table():
+    cargo = ('[package]\nname = "grep-pcre2"\nversion = "0.1.10"  #:version\nauthors = ["A"]\n'
+             'description = """\nUse PCRE2.\n"""\n')
+    one_line = cargo.replace('"""\nUse PCRE2.\n"""', '"Use PCRE2."')
+    assert drifted("Cargo.toml", cargo, one_line, "Put the description on one line") == []
+    # a probe (session 28): the same request also lost the release tooling's `#:version` marker
+    assert drifted("Cargo.toml", cargo, one_line.replace("  #:version", ""), "Put the description on one line") == [
+        "package.version"]
