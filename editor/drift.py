@@ -4,15 +4,16 @@ A real-model probe of large files (session 34) asked to "Change lsStreamConcurre
 entry-index.js; the model did, and also rewrote the body of `find()` (a reduce over the bucket's entries became one
 over `lsStream`, a change of behaviour), exit 0 and no word. Focus shows the model only the definitions an instruction
 names, but a constant, a key or a plain word gets no focus, so the whole file is rewritten and anything in it may
-drift. When the instruction names things of the file, a top-level definition whose changed lines mention none of
-them, and which is not named itself, is noted for review. Noted, not put back or refused: the model may have had a
-reason (a caller adjusted to a new signature, a helper fixed along the way), and putting back half an edit can break
-the other half. Instructions that name nothing of the file ("add type hints", "use f-strings") are not judged.
+drift. When the instruction names things of the file, a top-level definition the edit changes that nothing ties to
+them (it mentions none of them, before or after the edit, and no definition that does uses it) is noted for review.
+Noted, not put back or refused: the model may have had a reason (a caller adjusted to a new signature, a helper
+fixed along the way), and putting back half an edit can break the other half. Instructions that name nothing of the
+file ("add type hints", "use f-strings") are not judged.
 
 Data files (YAML, TOML, JSON) the same way, by key: the same probe asked to add `timeout-minutes: 10` to a workflow's
 rustfmt job, and the model changed a build target of another job's matrix (`armv7-unknown-linux-musleabihf` →
-`-musleabi`, a broken build), exit 0. A changed line none of whose keys (its own and those above it) nor words the
-instruction speaks of is noted by its key path, when the instruction names a key of the file at all.
+`-musleabi`, a broken build), exit 0. A changed stretch none of whose lines' keys (their own and those above them)
+nor words the instruction speaks of is noted by its key paths, when the instruction names a key of the file at all.
 """
 
 from __future__ import annotations
