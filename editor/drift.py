@@ -26,11 +26,11 @@ from editllm.editor.blocks import DEF, split_blocks
 from editllm.editor.languages import language
 from editllm.editor.prose import is_prose
 from editllm.editor.source import split_lines
-from editllm.editor.unfinished import DETERMINERS
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # `Writer.pool`, `self.cache`
 CODE_LIKE = re.compile(r"[_\d$]|[a-z][A-Z]|^[A-Z]{3,}$")  # snake_case, camelCase, `$el`, `v2`, LIMIT: not everyday
+TARGET = re.compile(r"(?m)^\s*(?:(?:const|let|var|local|my|export)\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=(?!=)")
 # A kind of definition next to a word makes it a name ("the pool method"); not "plugin versions" or "the Go section"
 KIND = (r"(?:functions?|methods?|class(?:es)?|helpers?|variables?|constants?|fields?|attributes?|propert(?:y|ies)|"
         r"parameters?|arguments?|structs?|enums?|types?|interfaces?|traits?|macros?)")
@@ -42,6 +42,7 @@ def named(instruction: str, old_text: str) -> set[str]:
     definition of the file."""
     in_file = set(WORD.findall(old_text))
     defs = {m[1].rsplit(".", 1)[-1] for line in old_text.split("\n") if (m := DEF.match(line.strip()))}
+    targets = set(TARGET.findall(old_text))
     out: set[str] = set()
     for m in WORD.finditer(instruction):
         word, before, after = m[0], instruction[:m.start()], instruction[m.end():]
@@ -49,9 +50,10 @@ def named(instruction: str, old_text: str) -> set[str]:
             continue
         if any(before.endswith(q) and after.startswith(q) for q in "`'\"") or after.startswith("("):
             out.add(word)  # `A`, parse(): code, whatever the word
-        elif word.lower() not in DETERMINERS and (CODE_LIKE.search(word) or word in defs or re.search(
-                rf"\b{KIND}\s+$", before, re.I) or re.match(rf"\s+{KIND}\b", after, re.I)):
+        elif CODE_LIKE.search(word) or word in defs:
             out.add(word)
+        elif word in targets and (re.search(rf"\b{KIND}\s+$", before, re.I) or re.match(rf"\s+{KIND}\b", after, re.I)):
+            out.add(word)  # "the timeout variable"; not "every function must ...", where `must` is a word
     for m in DOTTED.finditer(instruction):
         out.update(part for part in m[0].split(".") if part in in_file)
     return out

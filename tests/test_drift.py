@@ -48,6 +48,16 @@ def test_what_counts_as_named():
     assert named("the pool is slow", text) == {"pool"}  # a definition of the file, however plain its name
     assert named("the writer's output is a mess", text) == set()  # everyday words, "writer" no name here
     assert named("fix the class", text) == set() and named("a bug", text) == set()
+    limit = "LIMIT = 5  # must stay small\ntimeout = 3\n"
+    assert named("the timeout variable", limit) == {"timeout"}  # an assignment's target, next to a kind word
+    assert named("Every function must have a docstring", limit) == set()  # a word after "function", no name
+
+
+def test_a_rule_that_names_nothing_of_the_file_gives_no_note():
+    """A pre-commit rule ("Every function must have a docstring") touches every function, none by name."""
+    old = "# values must be checked\n\n\ndef f(x):\n    return x\n\n\ndef g(y):\n    return y\n"
+    new = old.replace("):\n", '):\n    """Doc."""\n')
+    assert drifted("m.py", old, new, "Every function must have a docstring.") == []
 
 
 def test_prose_is_not_judged():
