@@ -24,6 +24,7 @@ CHUNK_LINES = 30  # a part's size when chunking (the model's attention, not its 
 ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")  # setext (=, -) and reST section underlines
 SECTION_WORDS = re.compile(r"\b(section|heading|chapter|part|under|paragraphs?)\b", re.I)
+VERSION = re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)+(?:-[\w.]+)?(?![\w-]|\.\d)")  # 1.12.0, v2.3, 3.0.0-rc1
 
 
 @dataclass(frozen=True)
@@ -92,14 +93,30 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
         return None
     said = f" {_words(instruction)} "
     marks = headings(lines)
-    hits = [i for i, (_, _, title) in enumerate(marks) if _words(title) and f" {_words(title)} " in said]
-    if len(hits) > 1:  # "update the Install section: we now recommend uv tool install" in a README titled Tool
-        hits = [i for i in hits if _called_a_section(_words(marks[i][2]), said)]
+
+    def section(i: int) -> tuple[int, int]:
+        return marks[i][0], next((j for j, lv, _ in marks[i + 1:] if lv <= marks[i][1]), len(lines))
+
+    def named_among(candidates: list[int]) -> list[int]:
+        hits = [i for i in candidates if _words(marks[i][2]) and f" {_words(marks[i][2])} " in said]
+        if len(hits) > 1:  # "update the Install section: we now recommend uv tool install" in a README titled Tool
+            hits = [i for i in hits if _called_a_section(_words(marks[i][2]), said)]
+        return hits
+
+    hits = named_among(list(range(len(marks))))
     if len(hits) != 1:
-        return None
-    k, level, title = marks[hits[0]]
-    end = next((j for j, lv, _ in marks[hits[0] + 1:] if lv <= level), len(lines))
-    return (k, end), title
+        # a changelog's "under 1.12.0's Fixed section": the version names `# 1.12.0 (June 18th, 2026)`, whose
+        # every word the instruction never holds, and "Fixed" names one heading of it (a probe, session 34: the
+        # whole 470-line file went to the model, too long for its context)
+        versions = set(VERSION.findall(instruction))
+        by_version = [i for i, (_, _, title) in enumerate(marks) if versions & set(VERSION.findall(title))]
+        if len(by_version) != 1:
+            return None
+        start, end = section(by_version[0])
+        inner = named_among([i for i, (k, _, _) in enumerate(marks) if start < k < end])
+        hits = inner if len(inner) == 1 else by_version
+    k, _, title = marks[hits[0]]
+    return section(hits[0]), title
 
 
 def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:

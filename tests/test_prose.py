@@ -356,6 +356,45 @@ def test_named_section(instruction, section):
     assert (got[0] if got else None) == section
 
 
+CHANGELOG = """# 1.12.1 (July 8th, 2026)
+
+### Fixed
+
+- Fix a leak (#850)
+
+# 1.12.0 (June 18th, 2026)
+
+### Added
+
+- `Buf::get_u24` (#830)
+
+### Fixed
+
+- Fix a panic in `split_to` (#835)
+
+# 1.11.0 (November 14th, 2025)
+
+### Fixed
+
+- Fix docs (#800)
+"""
+
+
+@pytest.mark.parametrize("instruction,section", [
+    ("Under 1.12.0's Fixed section, add a bullet: Fix overflow in split_off (#840)", (12, 16)),
+    ("Under 1.12.0, add an Added bullet and a Fixed one.", (6, 16)),  # both headings of it: the version's
+    ("In the v1.11.0 section, fix the typo.", None),  # `v1.11.0` is not `1.11.0`
+    ("Under 1.12, add a bullet.", None),  # no heading is 1.12
+])
+def test_a_version_names_its_changelog_section(instruction, section):
+    """A real-model probe (session 34): "Under 1.12.0's Fixed section, add a bullet" named no section (the heading
+    `# 1.12.0 (June 18th, 2026)` has words the instruction lacks, and "Fixed" heads three), so the whole 470-line
+    changelog went to the model, too long for its context. A version names the one heading holding it, and a
+    heading within it the instruction names narrows it."""
+    got = prosefocus.named_section(split_lines(CHANGELOG), instruction)
+    assert (got[0] if got else None) == section
+
+
 def test_chunks_cover_the_file_and_never_cut_a_code_block():
     block = "```\n" + "code\n\n" * 20 + "```\n"
     text = "".join(f"Paragraph {k}.\n\n" for k in range(25)) + block + "".join(f"Tail {k}.\n\n" for k in range(25))
