@@ -82,12 +82,16 @@ def request_hint(file_text: str, instruction: str, words: tuple[str, ...] | None
 
 
 def guard(path: str, shown: str, edited: str, instruction: str) -> str:
-    """The model's text for a file shown as `shown`; on prose files its leading blank lines kept and
-    `spelling_only` applied."""
+    """The model's text for a file shown as `shown` (the file, or a section of it); on prose files its leading
+    blank lines kept, its trailing ones too (`reflow.keep_end_blanks`: a section's last blank line dropped joined
+    the next heading to it, a real-model run in session 34), and `spelling_only` applied."""
+    from editllm.editor.reflow import keep_end_blanks
+    from editllm.editor.source import split_lines
 
     if not GUARD or not is_prose(path):
         return edited
-    return spelling_only(shown, keep_leading_blanks(shown, edited), instruction)
+    kept = "".join(keep_end_blanks(split_lines(shown), split_lines(keep_leading_blanks(shown, edited)), instruction))
+    return spelling_only(shown, kept, instruction)
 
 
 def keep_leading_blanks(shown: str, edited: str) -> str:

@@ -395,6 +395,17 @@ def test_a_version_names_its_changelog_section(instruction, section):
     assert (got[0] if got else None) == section
 
 
+def test_a_section_keeps_the_blank_line_it_ends_with(scripted_lm):
+    """The same request run on the bundled model: the section came back without its last, blank line, so the
+    next heading followed the new bullet directly (an unasked hunk). Put back, as a file's are."""
+    src = SourceFile("CHANGELOG.md", CHANGELOG)
+    wrote = "### Fixed\n\n- Fix a panic in `split_to` (#835)\n- Fix overflow in split_off (#840)\n"
+    result = edit_file(scripted_lm(wrote + "````\n"), src, "Under 1.12.0's Fixed section, add a bullet: Fix "
+                       "overflow in split_off (#840)", EditOptions())
+    assert result.focused == ("section: Fixed",)
+    assert result.new_text == CHANGELOG.replace("(#835)\n", "(#835)\n- Fix overflow in split_off (#840)\n")
+
+
 def test_chunks_cover_the_file_and_never_cut_a_code_block():
     block = "```\n" + "code\n\n" * 20 + "```\n"
     text = "".join(f"Paragraph {k}.\n\n" for k in range(25)) + block + "".join(f"Tail {k}.\n\n" for k in range(25))
