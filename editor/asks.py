@@ -216,4 +216,11 @@ _ADDED = (re.compile(r"\badd(?:s|ing)?\s+(?:a|an|the)\s+(?:new\s+)?(?:test\s+|st
 def asked_definitions(instruction: str) -> list[str]:
     """The names of definitions the instruction asks to add ("add a method remaining() to the Chunk class")."""
     names = [m.group(1) for pattern in _ADDED for m in pattern.finditer(instruction)]
-    return list(dict.fromkeys(n for n in names if n.lower() not in ("new", "method", "function", "class", "test")))
+    return list(dict.fromkeys(n for n in names if n.lower() not in NOT_A_NAME))
+
+
+# Words after "add a function" that begin what it does, not its name: "add a function that parses the version"
+# (a probe, session 34: "the instruction asks for that, which the edit does not define")
+NOT_A_NAME = {"new", "method", "function", "class", "test", "that", "which", "to", "for", "in", "on", "of", "with",
+              "and", "or", "so", "the", "a", "an", "this", "it", "here", "there", "after", "before", "above", "below",
+              "next", "near", "where", "when", "whose", "called", "named", "returning", "taking", "like", "similar"}

@@ -81,6 +81,9 @@ def test_an_asked_for_definition_the_edit_lacks_is_noted(tmp_path, model):
     assert asked_definitions("add a method remaining() to the Chunk class") == ["remaining"]
     assert asked_definitions("add a clear() method to scheduler") == ["clear"]
     assert asked_definitions("add a __repr__ to SectionWrapper") == []  # no kind of definition named
+    # what the function does, not its name (a probe, session 34: "asks for that, which the edit does not define")
+    assert asked_definitions("Add a function that parses the metadata version right after get_metadata_version") == []
+    assert asked_definitions("add a helper to format dates") == []
     text = '"""Chunks."""\n\n\nclass Chunk:\n    def read(self):\n        return 1\n'
     (tmp_path / "m.py").write_text(text)
     model["text"] = text.replace('"""Chunks."""', '"""Chunks.\n\nremaining() returns the bytes left."""') + "```\n"
