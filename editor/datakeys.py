@@ -19,6 +19,7 @@ import re
 import tomllib
 from typing import Any
 
+from editllm.editor.errors import EditError
 from editllm.editor.languages import language
 from editllm.editor.syntax import JSONC_NAME, jsonc_to_json
 
@@ -133,3 +134,45 @@ def unasked_keys_note(path: str, keys: list[str]) -> str:
     """The note for keys an edit of a data file leaves out unasked."""
     shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
     return f"{path}: note: the edit leaves out {shown}, which the instruction does not name; check they should go"
+
+
+# Words that ask for a key to go elsewhere in the tree
+MOVING = re.compile(r"\b(?:mov\w*|nest\w*|un-?nest\w*|indent\w*|dedent\w*|relocat\w*|hoist\w*|flatten\w*|"
+                    r"restructur\w*|reorganis\w*|reorganiz\w*|top[- ]level)\b", re.I)
+
+
+def moved_keys(path: str, old_text: str, new_text: str, instruction: str) -> list[tuple[str, str]]:
+    """(old key path, new key path) for each key of a data file the edit puts under another parent (the highest of
+    a moved subtree), unless the instruction speaks of moving or nesting; [] for other files and texts that do not
+    read. A real-model probe (session 34): asked to add one variable to a workflow job's `env`, the model wrote the
+    job two spaces shallower, and the merged file parsed, with the job a top-level key outside `jobs:`, which no
+    runner reads, exit 0. Indentation is structure in YAML, so a line written at another depth is a move."""
+    tag = language(path)
+    if tag not in DATA or old_text == new_text or MOVING.search(instruction):
+        return []
+    old, new = _read(tag, old_text, path), _read(tag, new_text, path)
+    if old is None or new is None:
+        return []
+    documents = (lambda data: data) if tag == "yaml" else (lambda data: [data])
+    had = set().union(*(key_paths(doc) for doc in documents(old)))
+    has = set().union(*(key_paths(doc) for doc in documents(new)))
+    gone, came = had - has, has - had
+    out = []
+    for was in sorted(gone, key=len):
+        if any(was[:k] in gone for k in range(1, len(was))) or was[-1] in ("<<",):
+            continue  # the highest key of a moved subtree speaks for it
+        value = _canonical(_at(old, was, tag))
+        to = [p for p in came if p[-1] == was[-1] and p[:-1] != was[:-1] and p[:-1] in has | {()}
+              and (value is None or _canonical(_at(new, p, tag)) == value or len(p) != len(was))]
+        if to and not any(p[:-1] == was[:-1] for p in came):
+            out.append((".".join(was), ".".join(min(to, key=len)) or "the top level"))
+    return out
+
+
+def no_unasked_move(path: str, old_text: str, new_text: str, instruction: str) -> None:
+    """Refuse an edit of a data file that puts a key under another parent unasked (`moved_keys`)."""
+    if moved := moved_keys(path, old_text, new_text, instruction):
+        was, to = moved[0]
+        more = f" (and {len(moved) - 1} more)" if len(moved) > 1 else ""
+        raise EditError(f"{path}: the edit moves {was} to {to}{more}, which the instruction does not ask (lines "
+                        "written at another indentation?); nothing written")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from editllm.editor import elision, goimports, prose
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
+from editllm.editor.datakeys import no_unasked_move
 from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
@@ -314,6 +315,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     if mended is not whole.lines:
         whole = replace(whole, text="".join(mended), lines=mended)
     still_parses(src.path, src.text, whole.text)
+    no_unasked_move(src.path, src.text, whole.text, instruction)
     still_balanced(src.path, src.lines, whole.lines)
     no_second_definition(src.path, src.text, whole.text)
     if not allow_deletions:

@@ -70,3 +70,33 @@ def test_the_cli_writes_the_edit_and_notes_the_keys_it_left_out(tmp_path, model)
     res = run(tmp_path, "fix", "package.json", INSTRUCTION, "--no-focus")
     assert res.exit_code == 0 and '-  "author": "Rebecca Turner",\n' in res.stdout
     assert "package.json: note: the edit leaves out author, license, which the instruction does not name" in res.stderr
+
+
+RELEASE = ("name: release\njobs:\n  create-release:\n    runs-on: ubuntu-latest\n    steps:\n    - run: make\n"
+           "  build-release-deb:\n    needs: ['create-release']\n    runs-on: ubuntu-latest\n    env:\n"
+           "      PCRE2_SYS_STATIC: 1\n    steps:\n    - run: make deb\n")
+
+
+def test_a_key_put_under_another_parent_unasked_is_refused(scripted_lm):
+    """A real-model probe (session 34): asked to add one variable to ripgrep's build-release-deb job's env, the model
+    wrote the job two spaces shallower; the merged file parsed, with the job a top-level key outside `jobs:` (no
+    runner reads it), exit 0."""
+    from editllm.editor.datakeys import moved_keys
+    from editllm.editor.edit import EditOptions, edit_file
+    from editllm.editor.errors import EditError
+    from editllm.editor.source import SourceFile
+
+    ask = "In the build-release-deb job, add CARGO_TERM_COLOR: always to its env, after PCRE2_SYS_STATIC."
+    right = RELEASE.replace("STATIC: 1\n", "STATIC: 1\n      CARGO_TERM_COLOR: always\n")
+    job = right.index("  build-release-deb:")
+    shallow = right[:job] + "".join(line[2:] + "\n" for line in right[job:].splitlines())
+    assert moved_keys("release.yml", RELEASE, right, ask) == []
+    assert moved_keys("release.yml", RELEASE, shallow, ask) == [("jobs.build-release-deb", "build-release-deb")]
+    assert moved_keys("release.yml", RELEASE, shallow, "Move build-release-deb to the top level") == []  # asked
+    with pytest.raises(EditError, match=r"release\.yml: the edit moves jobs\.build-release-deb to build-release-deb,"):
+        edit_file(scripted_lm(shallow + "```\n"), SourceFile("release.yml", RELEASE), ask, EditOptions())
+    # keys renamed, reordered, or made inline tables are not moved
+    assert moved_keys("Cargo.toml", CARGO, CARGO.replace("[features]", "[features2]"), "rename features") == []
+    inline = CARGO.replace('tokio = { version = "1", features = ["rt"] }\n', "") + \
+        '\n[dependencies.tokio]\nversion = "1"\nfeatures = ["rt"]\n'
+    assert moved_keys("Cargo.toml", CARGO, inline, "give tokio a table of its own") == []
