@@ -25,6 +25,7 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 DEF = re.compile(
     MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod)\s+"
     r"|impl<(?:[^<>]|<[^<>]*>)*>\s*)"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
+    r"(?:[A-Za-z_]\w*::)*"  # a path's last part names it: `impl std::str::FromStr for Style` is FromStr, not `std`
     r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\][A-Za-z_$][\w$]*)*)"  # `Shop.Models`, PHP's `App\Http`
     r"(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
     r"permits|private|protected|internal|public|constructor)\b))"

@@ -37,7 +37,15 @@ CJS = ("const path = require('path');\n\nfunction resolveConfig(dir) {\n  return
        "function isHidden(name) {\n  return name.startsWith('.');\n}\n\n"
        "module.exports = { resolveConfig, isHidden };\n")
 
+STYLE = ("pub struct Style {\n    bold: bool,\n}\n\nimpl std::str::FromStr for Style {\n    type Err = String;\n\n"
+         "    fn from_str(s: &str) -> Result<Style, String> {\n        Ok(Style { bold: s == \"bold\" })\n    }\n}\n\n"
+         "impl std::fmt::Display for Style {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {\n"
+         "        write!(f, \"{}\", self.bold)\n    }\n}\n")
+
 EDITS = [
+    # a trait impl is named by its path's last part (a probe, session 34: `std`, so the asked deletion was put back)
+    ("color.rs", STYLE, "Delete the FromStr impl for Style.",
+     STYLE[:STYLE.index("impl std::str::FromStr")] + STYLE[STYLE.index("impl std::fmt::Display"):]),
     ("half.h", GUARD, "Use `#pragma once` instead of the include guard.",
      GUARD.replace("#ifndef HALF_H_\n#define HALF_H_\n", "#pragma once\n").replace("\n#endif  /* HALF_H_ */\n", "")),
     ("loss.py", LICENSED, "Switch the license header to MIT, as an SPDX identifier line.",
