@@ -582,7 +582,7 @@ class EditSession:
             self.log(kept_note(src.path, kept))
         if keys := unasked_keys(src.path, src.text, result.new_text, instruction):
             self.log(unasked_keys_note(src.path, keys))
-        if drift := drifted(src.path, src.text, result.new_text, instruction, src.lines):
+        if drift := drifted(src.path, src.text, result.new_text.replace("\r\n", "\n"), instruction, src.lines):
             self.log(drifted_note(src.path, drift))
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):

@@ -24,6 +24,7 @@ CHUNK_LINES = 30  # a part's size when chunking (the model's attention, not its 
 ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 UNDERLINE = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")  # setext (=, -) and reST section underlines
 SECTION_WORDS = re.compile(r"\b(section|heading|chapter|part|under|paragraphs?)\b", re.I)
+LEADING_VERSION = re.compile(r"^\W*(v?\d+(?:\.\d+)+(?:-[\w.]+)?)(?![\w-]|\.\d)")  # `1.12.0 (June ...)`, `[v2.3]`
 VERSION = re.compile(r"(?<![\w.-])v?\d+(?:\.\d+)+(?:-[\w.]+)?(?![\w-]|\.\d)")  # 1.12.0, v2.3, 3.0.0-rc1
 
 
@@ -109,7 +110,8 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
         # every word the instruction never holds, and "Fixed" names one heading of it (a probe, session 34: the
         # whole 470-line file went to the model, too long for its context)
         versions = set(VERSION.findall(instruction))
-        by_version = [i for i, (_, _, title) in enumerate(marks) if versions & set(VERSION.findall(title))]
+        by_version = [i for i, (_, _, title) in enumerate(marks)  # a release's heading starts with its version
+                      if (m := LEADING_VERSION.match(title)) and m[1] in versions]
         if len(by_version) != 1:
             return None
         start, end = section(by_version[0])

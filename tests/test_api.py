@@ -258,3 +258,18 @@ def test_a_definition_the_instruction_does_not_touch_changed_is_noted(tmp_path, 
     EditSession(scripted_lm(FIXED), mode="spec", log=notes.append).edit(["m.py"], "Set LIMIT to 10.")
     assert notes == ["m.py: note: the edit also changes other, which the instruction does not speak of; check it "
                      "should change"]
+
+
+def test_a_crlf_file_gets_no_drift_note_for_definitions_it_leaves_alone(tmp_path, monkeypatch, scripted_lm):
+    """A review (session 34): the drift check compared the file's LF text with the CRLF edit, so every definition
+    read as changed."""
+    from editllm.editor.edit import EditResult
+
+    monkeypatch.chdir(tmp_path)
+    old = "LIMIT = 5\r\n\r\n\r\ndef limit():\r\n    return LIMIT\r\n\r\n\r\ndef other(x):\r\n    return x\r\n"
+    wrote = old.replace("= 5", "= 10")
+    (tmp_path / "m.py").write_bytes(old.encode())
+    monkeypatch.setattr("editllm.api.session.decode_file", lambda lm, src, *a, **k: EditResult(src, wrote, None, wrote))
+    notes: list[str] = []
+    EditSession(scripted_lm(FIXED), mode="spec", log=notes.append).edit(["m.py"], "Set LIMIT to 10.")
+    assert not any("also changes" in n for n in notes)

@@ -385,6 +385,7 @@ CHANGELOG = """# 1.12.1 (July 8th, 2026)
     ("Under 1.12.0, add an Added bullet and a Fixed one.", (6, 16)),  # both headings of it: the version's
     ("In the v1.11.0 section, fix the typo.", None),  # `v1.11.0` is not `1.11.0`
     ("Under 1.12, add a bullet.", None),  # no heading is 1.12
+    ("Update the install section for 1.12.0 and 1.11.0", None),  # two releases' headings
 ])
 def test_a_version_names_its_changelog_section(instruction, section):
     """A real-model probe (session 34): "Under 1.12.0's Fixed section, add a bullet" named no section (the heading
@@ -393,6 +394,9 @@ def test_a_version_names_its_changelog_section(instruction, section):
     heading within it the instruction names narrows it."""
     got = prosefocus.named_section(split_lines(CHANGELOG), instruction)
     assert (got[0] if got else None) == section
+    # a version inside a heading's words is no release (a review: "for Python 3.12" took `## Python 3.12 support`)
+    readme = split_lines("# Tool\n\n## Install\n\npip install tool\n\n## Python 3.12 support\n\nYes.\n")
+    assert prosefocus.named_section(readme, "Update the install section for Python 3.12") in (None, ((2, 6), "Install"))
 
 
 def test_a_section_keeps_the_blank_line_it_ends_with(scripted_lm):
