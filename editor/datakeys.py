@@ -111,18 +111,27 @@ def named(key: str, instruction: str, words: list[str] | None = None) -> bool:
                if _flat(word) not in COMMON)
 
 
+def _both(path: str, old_text: str, new_text: str) -> tuple[str, Any, Any, set, set] | None:
+    """(tag, old data, new data, old key paths, new key paths) of a data file's edit; None for other files, no
+    change, or texts that do not read. Every document of a YAML stream counts."""
+    tag = language(path)
+    if tag not in DATA or old_text == new_text:
+        return None
+    old, new = _read(tag, old_text, path), _read(tag, new_text, path)
+    if old is None or new is None:
+        return None
+    documents = (lambda data: data) if tag == "yaml" else (lambda data: [data])
+    return (tag, old, new, set().union(*(key_paths(doc) for doc in documents(old))),
+            set().union(*(key_paths(doc) for doc in documents(new))))
+
+
 def unasked_keys(path: str, old_text: str, new_text: str, instruction: str) -> list[str]:
     """The keys (dotted paths) of a data file the edit leaves out that the instruction does not speak of (see the
     module's docstring); [] for other files or texts that do not read."""
-    tag = language(path)
-    if tag not in DATA or old_text == new_text:
+    read = _both(path, old_text, new_text)
+    if read is None:
         return []
-    old, new = _read(tag, old_text, path), _read(tag, new_text, path)
-    if old is None or new is None:
-        return []
-    documents = (lambda data: data) if tag == "yaml" else (lambda data: [data])
-    had = set().union(*(key_paths(doc) for doc in documents(old)))
-    kept = set().union(*(key_paths(doc) for doc in documents(new)))
+    tag, old, new, had, kept = read
     gone = sorted(p for p in had - kept if p[:-1] in kept or len(p) == 1)  # the highest key gone
     moved = _values(new)
     words = [w for w in re.findall(r"[A-Za-z][\w-]*", instruction) if len(w) >= 3]
@@ -147,15 +156,10 @@ def moved_keys(path: str, old_text: str, new_text: str, instruction: str) -> lis
     read. A real-model probe (session 34): asked to add one variable to a workflow job's `env`, the model wrote the
     job two spaces shallower, and the merged file parsed, with the job a top-level key outside `jobs:`, which no
     runner reads, exit 0. Indentation is structure in YAML, so a line written at another depth is a move."""
-    tag = language(path)
-    if tag not in DATA or old_text == new_text or MOVING.search(instruction):
+    read = None if MOVING.search(instruction) else _both(path, old_text, new_text)
+    if read is None:
         return []
-    old, new = _read(tag, old_text, path), _read(tag, new_text, path)
-    if old is None or new is None:
-        return []
-    documents = (lambda data: data) if tag == "yaml" else (lambda data: [data])
-    had = set().union(*(key_paths(doc) for doc in documents(old)))
-    has = set().union(*(key_paths(doc) for doc in documents(new)))
+    tag, old, new, had, has = read
     gone, came = had - has, has - had
     out = []
     for was in sorted(gone, key=len):
