@@ -56,7 +56,9 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
 
     Imports: only when the new one keeps every name the old one imported (so no name is lost).
     Assignments and compound statements: the same target or header. Other statements only between
-    two anchors, where the fragment shows everything, and when they are alike.
+    two anchors and when they are alike: as text, and keeping at least half the old one's words (a review, session
+    34: "add a --verbose flag" shown as `parser.add_argument("--verbose", action="store_true")` between two anchors
+    took the place of the alike `parser.add_argument("input", help="the file to read")`, which was lost).
     """
     if old.name or new.name:
         return False
@@ -66,7 +68,10 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
                     and new_import[1] >= old_import[1])
     if head(old) == head(new):
         return True
-    return interior and difflib.SequenceMatcher(None, old.text, new.text).ratio() >= 0.6
+    if not interior or difflib.SequenceMatcher(None, old.text, new.text).ratio() < 0.6:
+        return False
+    words = set(IDENT.findall(old.text))
+    return len(words & set(IDENT.findall(new.text))) * 2 >= len(words)
 
 
 ALIGN_WORK = 4_000_000  # pairs of blocks `identical` compares one by one (a few seconds of Python)
@@ -296,7 +301,7 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
     shown = set(names(new))
     move = moves(old, new, pairs, instruction)
     pairs = {j: i for j, i in pairs.items() if j not in move.taken}
-    rewritten, gone = rewritten_between(old, new, pairs)
+    rewritten, gone = rewritten_between(old, new, pairs, instruction)
     pairs, drop = pairs | rewritten, drop | gone
     spliced(old, new, pairs, instruction, where)
     inserts: dict[int, list[int]] = {}  # old index → new blocks after it (-1: at the top)
@@ -354,22 +359,44 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
 
 REWRITTEN = 4  # old statements a fragment may rewrite in place between two blocks it shows
 
+# Words an instruction and a statement share without the instruction speaking of that statement
+PLAIN = {"the", "and", "for", "with", "from", "into", "this", "that", "these", "those", "its", "not", "are", "was",
+         "add", "new", "use", "all", "one", "two", "line", "lines", "code", "file", "comment", "statement", "call",
+         "import", "return", "def", "class", "const", "let", "var", "function", "if", "else", "then", "end"}
 
-def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int]) -> tuple[dict[int, int], set[int]]:
+
+def speaks_of(instruction: str, olds: list[Block], news: list[Block]) -> bool:
+    """Whether the instruction speaks of old statements a fragment wrote others in place of: it names a word of
+    theirs that the new ones lack ("change the Legacy compatibility comment"), or asks a word of theirs away
+    ("replace the add_argument calls with a loop"). A fragment that only adds beside them ("add a --verbose flag",
+    its two neighbours shown and the file's other arguments not) speaks of none: those are skipped, not rewritten."""
+    asked = {w.lower() for w in IDENT.findall(instruction)} - PLAIN
+    was = {w for b in olds for w in IDENT.findall(b.text) if len(w) > 2 and w.lower() in asked}
+    now = {w.lower() for b in news for w in IDENT.findall(b.text)}
+    return any(w.lower() not in now or asks_removal(w, instruction) for w in was)
+
+
+def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int],
+                      instruction: str) -> tuple[dict[int, int], set[int]]:
     """Old statements a fragment rewrote in place: between two blocks it shows next to each other, that follow each
-    other in the file but for statements the output lacks, it wrote other statements. Inside a fragment the model
-    writes what is there, so these replace the old ones: a probe (session 33) changed a C header's `// Legacy
-    compatibility` comment, cut the `#endif` off, and the merge kept the old comment under the new one, exit 0.
-    One for one they pair (the new statement takes the old one's spacing); else the old ones go and the new ones
-    are added. Not where the new statements keep any line of the old ones: that is a copy with lines lost (a Go
-    import block with one import dropped, which the merge keeps), nor where an old one defines a name the rest of
-    the output still uses and the new ones do not define (an import swapped for another), nor for definitions (a
-    fragment may leave one out and add another beside it), nor past `REWRITTEN` old statements or one more than the
-    new ones (a prose fragment matched to a code block repeated far below its place would take out all between, a
-    generator: session 33)."""
+    other in the file but for statements the output lacks, it wrote other statements, and the instruction speaks of
+    the old ones (`speaks_of`). Inside a fragment the model writes what is there, so these replace the old ones: a
+    probe (session 33) changed a C header's `// Legacy compatibility` comment, cut the `#endif` off, and the merge
+    kept the old comment under the new one, exit 0. Yet a model also skips what it does not change: a review
+    (session 34) had "add a --verbose flag" shown as `parser = ...`, the new argument, `args = ...`, and the file's
+    other two arguments deleted; so without the instruction speaking of them, the old ones stay and the new ones are
+    added. One for one they pair (the new statement takes the old one's spacing); else the old ones go and the new
+    ones are added. Not where the new statements keep any line of the old ones: that is a copy with lines lost (a Go
+    import block with one import dropped, which the merge keeps), nor where an old one defines a name the file or
+    the output still uses elsewhere and the new ones do not define (an import swapped for another), nor for
+    definitions (a fragment may leave one out and add another beside it), nor past `REWRITTEN` old statements or one
+    more than the new ones (a prose fragment matched to a code block repeated far below its place would take out
+    all between, a generator: session 33)."""
     rewritten: dict[int, int] = {}
     gone: set[int] = set()
     shown = sorted(pairs)
+    old_uses = Counter(w for block in old for w in IDENT.findall(block.text))
+    new_uses = Counter(w for block in new for w in IDENT.findall(block.text))
     for a, b in zip(shown, shown[1:], strict=False):
         olds, news = range(pairs[a] + 1, pairs[b]), range(a + 1, b)
         if not (olds and news) or len(olds) > min(len(news) + 1, REWRITTEN) \
@@ -379,8 +406,11 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int])
         was = {line.strip() for i in olds for line in old[i].lines if not is_blank(line)}
         if any(line.strip() in was for j in news for line in new[j].lines):  # a copy with lines lost
             continue
-        used = {w for k, block in enumerate(new) if not a < k < b for w in IDENT.findall(block.text)}
-        still = {n for i in olds for n in defines(old[i]) if n in used} - {n for j in news for n in defines(new[j])}
+        if not speaks_of(instruction, [old[i] for i in olds], [new[j] for j in news]):
+            continue
+        elsewhere = (old_uses - Counter(w for i in olds for w in IDENT.findall(old[i].text))) \
+            + (new_uses - Counter(w for j in news for w in IDENT.findall(new[j].text)))
+        still = {n for i in olds for n in defines(old[i]) if elsewhere[n]} - {n for j in news for n in defines(new[j])}
         if not still:  # `from .ansi import AnsiDecoder` swapped for `import logging`, `AnsiDecoder` still used
             if len(olds) == len(news) == 1:
                 rewritten[news[0]] = olds[0]

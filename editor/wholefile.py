@@ -37,6 +37,7 @@ from editllm.editor.blocks import (
     child_indent,
     defines,
     header_size,
+    import_names,
     imported,
     indent_of,
     is_blank,
@@ -624,7 +625,7 @@ def accounted(old: list[str], new: list[str], instruction: str, shape: bool = Tr
             lines_of.setdefault(name, set()).add(k)
     unused = UNUSED_IMPORTS.search(instruction)
     for b, at in _located(split_blocks(old, 0)):
-        bound = _import_names(b)
+        bound = import_names(b)
         if not bound or bound & new_words:
             continue
         if unused:  # asked away, and the output uses none of its names
@@ -684,25 +685,6 @@ def _edited_into(ops: list[tuple], old: list[str], new: list[str]) -> set[int]:
         if op == "replace" and (i2 - i1) * (j2 - j1) <= PAIRING_LIMIT:
             out |= {j1 + n for n in paired(new[j1:j2], old[i1:i2], line_likeness, 0.6)}
     return out
-
-
-def _import_names(block: Block) -> set[str]:
-    """The names an import statement binds (Python's `import a.b as c`, `from m import x, y`; JavaScript's
-    `import d, { a, b as c } from "m"`), empty for anything else, for a `from __future__` import (it binds no name
-    the code uses, yet the file may need it) and for one whose names cannot be read: a review (session 28) found
-    every ES import taken for unused, since it read `{ a` and `b } from "m"` as names."""
-    text = " ".join(line.strip() for line in block.lines)
-    if re.match(r"from\s+__future__\b", text):
-        return set()
-    js = re.match(r"import\s+(?:type\s+)?(.+?)\s+from\s+['\"]", text)
-    if js:
-        parts = re.split(r"[{},]", js[1])
-        names = {p.split(" as ")[-1].strip().removeprefix("* as ").strip() for p in parts if p.strip()}
-    elif imported(block):
-        names = defines(block)
-    else:
-        return set()
-    return names if names and all(IDENT.fullmatch(n) for n in names) else set()
 
 
 def _located(blocks: list[Block]) -> list[tuple[Block, int]]:

@@ -1580,10 +1580,40 @@ def test_a_statement_a_fragment_rewrote_between_two_it_shows_replaces_the_old_on
     from editllm.editor.blocks import Block
     from editllm.editor.merge import REWRITTEN, rewritten_between
 
-    old = [Block(None, [f"line {k}\n"], []) for k in range(REWRITTEN + 3)]
+    old = [Block(None, [f"entry {k}\n"], []) for k in range(REWRITTEN + 3)]
     new = [old[0], Block(None, ["new text\n"], []), old[-1]]
-    assert rewritten_between(old, new, {0: 0, 2: len(old) - 1}) == ({}, set())
-    assert rewritten_between(old[:3], new, {0: 0, 2: 2}) == ({1: 1}, set())
+    assert rewritten_between(old, new, {0: 0, 2: len(old) - 1}, "reword entry 1") == ({}, set())
+    assert rewritten_between(old[:3], new, {0: 0, 2: 2}, "reword entry 1") == ({1: 1}, set())
+    # nor where the instruction does not speak of the old statement: the fragment skipped it
+    assert rewritten_between(old[:3], new, {0: 0, 2: 2}, "add a line of new text") == ({}, set())
+
+
+def test_statements_a_fragment_skips_between_two_it_shows_are_kept():
+    """A review (session 34): "add a --verbose flag" written as the parser, the new argument and `parse_args()`
+    deleted the file's other arguments, which the fragment only skipped (or took the place of one alike), exit 0.
+    An import the rest of the file still uses stays too, an ES one (`import path from 'path'`) included."""
+    text = ('import argparse\n\n\ndef main():\n    return 0\n\n\nparser = argparse.ArgumentParser()\n'
+            'parser.add_argument("input", help="the file to read")\n'
+            'parser.add_argument("-o", "--out", default="-", help="where to write")\nargs = parser.parse_args()\n')
+    for flag in ('parser.add_argument("--verbose", action="store_true")', "parser.add_argument('-v', '--verbose')"):
+        frag = f"parser = argparse.ArgumentParser()\n{flag}\nargs = parser.parse_args()\n"
+        merged = ensure_whole(text, frag, "add a --verbose flag", path="cli.py").text
+        assert '"input"' in merged and '"--out"' in merged and "--verbose" in merged, merged
+    # asked about, the old statement is rewritten in place
+    frag = ('parser = argparse.ArgumentParser()\nparser.add_argument("source", help="the file to read")\n'
+            'parser.add_argument("-o", "--out", default="-", help="where to write")\nargs = parser.parse_args()\n')
+    merged = ensure_whole(text, frag, "rename the input argument to source", path="cli.py").text
+    assert '"source"' in merged and '"input"' not in merged
+    js = ("import fs from 'fs';\nimport path from 'path';\n\nconst root = '.';\n\nfunction read(p) {\n"
+          "  return fs.readFileSync(path.join(root, p));\n}\n")
+    frag = "import fs from 'fs';\nimport os from 'os';\n\nconst root = os.homedir();\n"
+    merged = ensure_whole(js, frag, "make root the home directory; use the path module", path="a.js").text
+    assert "import path from 'path';" in merged and "import os from 'os';" in merged
+    py = ("import os\nimport sys\n\nROOT = '.'\n\n\ndef read(p):\n    return open(os.path.join(ROOT, p)).read()\n\n\n"
+          "def main():\n    sys.exit(read('x'))\n")
+    frag = "import os\nimport pathlib\n\nROOT = pathlib.Path.home()\n"
+    merged = ensure_whole(py, frag, "make ROOT the home directory, not sys-relative", path="a.py").text
+    assert "import sys\n" in merged and "import pathlib\n" in merged
 
 
 def test_a_definition_that_runs_into_another_the_output_leaves_out_is_refused():
