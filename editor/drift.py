@@ -35,11 +35,15 @@ TARGET = re.compile(r"(?m)^\s*(?:(?:const|let|var|local|my|export)\s+)?([A-Za-z_
 KIND = (r"(?:functions?|methods?|class(?:es)?|helpers?|variables?|constants?|fields?|attributes?|propert(?:y|ies)|"
         r"parameters?|arguments?|structs?|enums?|types?|interfaces?|traits?|macros?)")
 
+# Where a clause starts: a plain word there is its verb ("add type hints" does not name a `def add`)
+CLAUSE_START = re.compile(r"(?:^|[;:.!?]\s*|\b(?:then|also|please)\s+)$", re.I)
+
 
 def named(instruction: str, old_text: str) -> set[str]:
     """The names of `old_text` the instruction speaks of: words that occur in the file as words and are code-shaped,
     quoted, called (`parse()`), dotted (`Writer.pool`), next to a kind word ("the pool method"), or the name of a
-    definition of the file."""
+    definition of the file where it is not a clause's verb (a review, session 34: "add type hints" took `def add`
+    for named, and every other definition the edit typed was noted)."""
     in_file = set(WORD.findall(old_text))
     defs = {m[1].rsplit(".", 1)[-1] for line in old_text.split("\n") if (m := DEF.match(line.strip()))}
     targets = set(TARGET.findall(old_text))
@@ -50,8 +54,8 @@ def named(instruction: str, old_text: str) -> set[str]:
             continue
         if any(before.endswith(q) and after.startswith(q) for q in "`'\"") or after.startswith("("):
             out.add(word)  # `A`, parse(): code, whatever the word
-        elif CODE_LIKE.search(word) or word in defs:
-            out.add(word)
+        elif CODE_LIKE.search(word) or (word in defs and not CLAUSE_START.search(before)):
+            out.add(word)  # a definition named by a plain word, unless as the verb of a clause ("add type hints")
         elif word in targets and (re.search(rf"\b{KIND}\s+$", before, re.I) or re.match(rf"\s+{KIND}\b", after, re.I)):
             out.add(word)  # "the timeout variable"; not "every function must ...", where `must` is a word
     for m in DOTTED.finditer(instruction):

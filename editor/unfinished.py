@@ -142,8 +142,9 @@ DETERMINERS = {"the", "a", "an", "this", "that", "these", "those", "its", "their
 def _code_like(instruction: str, m: re.Match) -> bool:
     """Whether a word of the instruction names something in the file rather than being an everyday word."""
     quoted, name, call = m.groups()
-    if not (quoted or call) and name.lower() in DETERMINERS:  # "delete the function f": "the" names nothing
-        return False
+    if not (quoted or call) and name.lower() in DETERMINERS and (
+            name.islower() or re.search(r"(?:^|[.!?:;]\s*)$", instruction[:m.start()])):
+        return False  # "delete the function f": "the" names nothing; "remove class Unused" names a class
     named = re.search(rf"\b{KIND}\s+$", instruction[:m.start()], re.I) or \
         re.match(rf"\s+{KIND}\b", instruction[m.end():], re.I)
     if quoted or call or named or re.search(r"[_\d$]|[a-z][A-Z]", name):

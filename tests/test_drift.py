@@ -46,6 +46,9 @@ def test_what_counts_as_named():
     assert named("add a docstring to the pool method", text) == {"pool"}
     assert named("Use a list comprehension for `A`.", text) == {"A"}
     assert named("the pool is slow", text) == {"pool"}  # a definition of the file, however plain its name
+    # ... but not as a clause's verb (a review, session 34: "add type hints" named a `def add`)
+    assert named("pool the results. Then pool them again", text) == set()
+    assert named("speed up pool", text) == {"pool"}
     assert named("the writer's output is a mess", text) == set()  # everyday words, "writer" no name here
     assert named("fix the class", text) == set() and named("a bug", text) == set()
     limit = "LIMIT = 5  # must stay small\ntimeout = 3\n"

@@ -97,6 +97,9 @@ def test_a_removal_the_edit_did_not_make_is_found():
     prose = "def _format(v):\n    \"\"\"Format the version.\"\"\"\n    return v\n"
     assert kept_removals(prose, prose, "Delete the function _format; it is no longer needed.") == ["_format"]
     assert kept_removals(code, code, "add a parse function") == []  # no removal asked
+    # a capitalised name that is a determiner's word is a name mid-sentence (a review, session 34)
+    unused = "class Unused:\n    pass\n\n\nclass Used:\n    pass\n"
+    assert kept_removals(unused, unused, "remove class Unused") == ["Unused"]
 
 
 def test_the_cli_notes_a_half_done_rename_and_still_writes_the_diff(tmp_path, model):
