@@ -295,7 +295,8 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
     edited, filled = elision.fill(text, finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text,
                                                     instruction), instruction, src.path)
-    return prose.guard(src.path, text, edited, instruction), stats, output, filled
+    ends = not (opts.allow_deletions and text == src.text)  # the whole file under --allow-deletions: as it is
+    return prose.guard(src.path, text, edited, instruction, ends), stats, output, filled
 
 
 def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats, output: str,

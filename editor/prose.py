@@ -81,16 +81,19 @@ def request_hint(file_text: str, instruction: str, words: tuple[str, ...] | None
     return hint(file_text, words)
 
 
-def guard(path: str, shown: str, edited: str, instruction: str) -> str:
+def guard(path: str, shown: str, edited: str, instruction: str, ends: bool = True) -> str:
     """The model's text for a file shown as `shown` (the file, or a section of it); on prose files its leading
     blank lines kept, its trailing ones too (`reflow.keep_end_blanks`: a section's last blank line dropped joined
-    the next heading to it, a real-model run in session 34), and `spelling_only` applied."""
+    the next heading to it, a real-model run in session 34), and `spelling_only` applied. `ends=False` (the whole
+    file shown under --allow-deletions, whose output is taken as it is): the trailing blank lines are not put back."""
     from editllm.editor.reflow import keep_end_blanks
     from editllm.editor.source import split_lines
 
     if not GUARD or not is_prose(path):
         return edited
-    kept = "".join(keep_end_blanks(split_lines(shown), split_lines(keep_leading_blanks(shown, edited)), instruction))
+    kept = keep_leading_blanks(shown, edited)
+    if ends:
+        kept = "".join(keep_end_blanks(split_lines(shown), split_lines(kept), instruction))
     return spelling_only(shown, kept, instruction)
 
 

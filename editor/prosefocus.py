@@ -105,18 +105,20 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
         return hits
 
     hits = named_among(list(range(len(marks))))
-    if len(hits) != 1:
-        # a changelog's "under 1.12.0's Fixed section": the version names `# 1.12.0 (June 18th, 2026)`, whose
-        # every word the instruction never holds, and "Fixed" names one heading of it (a probe, session 34: the
-        # whole 470-line file went to the model, too long for its context)
-        versions = set(VERSION.findall(instruction))
-        by_version = [i for i, (_, _, title) in enumerate(marks)  # a release's heading starts with its version
-                      if (m := LEADING_VERSION.match(title)) and m[1] in versions]
-        if len(by_version) != 1:
-            return None
+    # a changelog's "under 1.12.0's Fixed section": the version names `# 1.12.0 (June 18th, 2026)`, whose every
+    # word the instruction never holds, and "Fixed" names one heading of it (a probe, session 34: the whole 470-line
+    # file went to the model, too long for its context); a `### Fixed` of another release is not it, even when it is
+    # the file's only one (a review, session 34)
+    versions = set(VERSION.findall(instruction))
+    by_version = [i for i, (_, _, title) in enumerate(marks)  # a release's heading starts with its version
+                  if (m := LEADING_VERSION.match(title)) and m[1] in versions]
+    if len(by_version) == 1:
         start, end = section(by_version[0])
-        inner = named_among([i for i, (k, _, _) in enumerate(marks) if start < k < end])
-        hits = inner if len(inner) == 1 else by_version
+        if len(hits) != 1 or not start <= marks[hits[0]][0] < end:
+            inner = named_among([i for i, (k, _, _) in enumerate(marks) if start < k < end])
+            hits = inner if len(inner) == 1 else by_version
+    elif len(hits) != 1:
+        return None
     k, _, title = marks[hits[0]]
     return section(hits[0]), title
 

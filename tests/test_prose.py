@@ -394,6 +394,10 @@ def test_a_version_names_its_changelog_section(instruction, section):
     heading within it the instruction names narrows it."""
     got = prosefocus.named_section(split_lines(CHANGELOG), instruction)
     assert (got[0] if got else None) == section
+    # the file's only `### Fixed`, another release's, is not the named one (a review, session 34)
+    one_fixed = split_lines(CHANGELOG.replace("### Fixed\n\n- Fix a panic", "### Changed\n\n- Fix a panic")
+                            .replace("### Fixed\n\n- Fix docs", "### Changed\n\n- Fix docs"))
+    assert prosefocus.named_section(one_fixed, "Under 1.12.0's Fixed section, add a bullet")[0] == (6, 16)
     # a version inside a heading's words is no release (a review: "for Python 3.12" took `## Python 3.12 support`)
     readme = split_lines("# Tool\n\n## Install\n\npip install tool\n\n## Python 3.12 support\n\nYes.\n")
     assert prosefocus.named_section(readme, "Update the install section for Python 3.12") in (None, ((2, 6), "Install"))
@@ -489,6 +493,13 @@ def test_the_guard_runs_in_both_modes_on_prose_only(scripted_lm):
     assert results[0].new_text == results[1].new_text == before.replace("Instal", "Install")
     code = edit_file(scripted_lm("x = 2\n```\n"), SourceFile("a.py", "x = 1\n"), "Fix the typos.", EditOptions())
     assert code.new_text == "x = 2\n"  # code files: no guard
+    # the file's last blank line is put back, but not under --allow-deletions (the output as it is: a review,
+    # session 34); a focused section's still is (its end joins the next heading)
+    ends = "Intro.\n\nInstal it.\n\n"
+    for allow, want in ((False, "Intro.\n\nInstall it.\n\n"), (True, "Intro.\n\nInstall it.\n")):
+        got = edit_file(scripted_lm("Intro.\n\nInstall it.\n````\n"), SourceFile("README.md", ends),
+                        "Change Instal to Install.", EditOptions(allow_deletions=allow))
+        assert got.new_text == want
 
 
 def test_prompt_version_follows_the_prose_wording(monkeypatch):
