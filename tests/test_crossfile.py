@@ -57,3 +57,23 @@ def test_imports_are_read_as_written():
     assert not imports_from("pkg/b.py", ".c", "pkg/a.py")
     assert imports_from("src/cli.ts", "./lib", "src/lib/index.ts") and imports_from("cli.ts", "./args.js", "args.ts")
     assert not imports_from("cli.ts", "./argsx", "args.ts")
+
+
+def test_a_name_the_edit_keeps_offering_or_another_folders_file_is_no_note():
+    """A review (session 34): a function turned into an alias, re-exported from where it went, or an `export const`,
+    was noted as removed; and a file of another folder with the same name was taken for the imported one."""
+    moved_out = REGISTRY.split("\n\n\n", 1)[1]
+    for kept in (moved_out + "\n\npath_key = canonical\n", "from ._paths import path_key\n\n\n" + moved_out):
+        assert still_imported([("_registry.py", REGISTRY, kept), ("_singleton.py", SINGLETON, SINGLETON)]) == []
+    old = "export function parseArgs(argv) {\n  return argv\n}\n"
+    cli = "import { parseArgs } from './args.js'\n\nparseArgs(process.argv)\n"
+    for kept in ("export const parseArgs = (argv) => argv\n", "function parse(argv) {\n  return argv\n}\n\n"
+                 "export { parse as parseArgs }\n"):
+        assert still_imported([("src/args.js", old, kept), ("src/cli.js", cli, cli)]) == []
+    moved_out_js = "export function other() {}\n"
+    assert still_imported([("lib/args.js", old, moved_out_js), ("src/cli.js", cli, cli)]) == []
+    assert still_imported([("a/_registry.py", REGISTRY, moved_out), ("b/_singleton.py", SINGLETON, SINGLETON)]) == []
+    assert imports_from("pkg/sub/b.py", "..a", "pkg/a.py") and not imports_from("pkg/sub/b.py", ".a", "pkg/a.py")
+    assert imports_from("src/ui/cli.ts", "../lib/args", "src/lib/args.ts")
+    assert not imports_from("src/ui/cli.ts", "./args", "src/lib/args.ts")
+    assert imports_from("b.py", "pkg.a", "src/pkg/a.py") and not imports_from("b.py", "pkg.a", "src/other/a.py")
