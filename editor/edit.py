@@ -153,11 +153,11 @@ REPLACEMENT = "\ufffd"  # what a decoder writes for bytes that are not UTF-8
 
 
 def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int,
-                shown: str | None = None, instruction: str = "") -> str:
+                shown: str | None = None, instruction: str = "", context_full: bool = False) -> str:
     """Cut the model's output at the closing fence (LF text), leaving out the lines the model wrote as
     its own wrapper before it (given `shown`, the text the prompt showed); refuse unfinished output, and output
     that ends in the model's own words about its edit."""
-    text = _cut(src, output, fence, stop_reason, max_new, shown)
+    text = _cut(src, output, fence, stop_reason, max_new, shown, context_full)
     nested = wrapper_fence_line(text, fence)
     if nested is not None:  # the first bare fence line after it closed that block, not the file
         raise EditError(f"{src.path}: the model wrote a code block fenced as the file itself is ({nested[:20]!r}), so "
@@ -177,11 +177,19 @@ def finish_text(src: SourceFile, output: str, fence: str, stop_reason: str, max_
     return text
 
 
-def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int, shown: str | None) -> str:
-    """`finish_text`'s cut, before its check of the text."""
+def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: int, shown: str | None,
+         context_full: bool = False) -> str:
+    """`finish_text`'s cut, before its check of the text. `context_full`: `max_new` was all the room the model's
+    context left, so a larger --max-new-tokens cannot help (a probe, session 34, was told to raise it)."""
     prose = is_prose(src.path)
     end = end_of_file(output, fence, shown, prose=prose)
     if end is None:
+        if stop_reason == "max_new_tokens" and context_full:
+            raise EditError(
+                f"{src.path}: the model did not finish the file within {max_new} new tokens, all the room its "
+                "context leaves after the prompt; nothing written (name a function or section to edit only that "
+                "part, or split the file)"
+            )
         if stop_reason == "max_new_tokens":
             raise EditError(
                 f"{src.path}: the model did not finish the file within {max_new} new tokens "
@@ -293,8 +301,9 @@ def regenerate(lm: LoadedModel, src: SourceFile, text: str, instruction: str, op
     body = output if prompt.prefilled else strip_opening_fence(output, prompt.fence)
     if body is None:
         raise EditError(f"{src.path}: the model did not write a fenced code block; nothing written")
+    full = max_new >= lm.context_length - len(ids)  # the context, not the budget, stopped it
     edited, filled = elision.fill(text, finish_text(src, body, prompt.fence, stats.stop_reason, max_new, text,
-                                                    instruction), instruction, src.path)
+                                                    instruction, full), instruction, src.path)
     ends = not (opts.allow_deletions and text == src.text)  # the whole file under --allow-deletions: as it is
     return prose.guard(src.path, text, edited, instruction, ends), stats, output, filled
 

@@ -69,6 +69,23 @@ def test_a_real_tiny_model_that_cannot_finish_raises_and_writes_nothing(tmp_path
     assert (tmp_path / "m.py").read_text() == BUGGY
 
 
+def test_an_output_the_context_cut_short_does_not_say_raise_max_new_tokens(tmp_path, monkeypatch, tiny_lm):
+    """A probe (session 34): told to "raise --max-new-tokens" when the model's context, not the budget, was the
+    limit, the user would rerun to the same end. The error says what can help instead."""
+    from editllm.editor.edit import prompt_ids
+    from editllm.editor.prompt import rewrite_prompt
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(BUGGY)
+    n_prompt = len(prompt_ids(tiny_lm, rewrite_prompt(tiny_lm.tokenizer, "m.py", BUGGY, "fix it")))
+    room = n_prompt + len(tiny_lm.tokenizer.encode(BUGGY)) + 12  # enough to start, too little to finish
+    monkeypatch.setattr(type(tiny_lm), "context_length", property(lambda self: room))
+    with pytest.raises(EditError, match="all the room its context leaves after the prompt") as err:
+        EditSession(tiny_lm, mode="rewrite").edit(["m.py"], "fix it")
+    assert "max-new-tokens" not in str(err.value)
+    assert (tmp_path / "m.py").read_text() == BUGGY
+
+
 def test_notes_go_to_the_log_callback(tmp_path, monkeypatch, scripted_lm):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text(BUGGY + "\n\ndef total(xs):\n    return sum(xs)\n")
