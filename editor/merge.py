@@ -630,6 +630,26 @@ def telling(blocks: list[Block], places: list[int], new: list[str], base: int, w
     return own
 
 
+STRAY = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(\s*(?:self|cls)\b")  # a Python method's first line
+
+
+def stray_methods(old: list[Block], new: list[Block]) -> dict[int, int]:
+    """The output's top-level blocks that are a class's methods written at column 0 (new index → the indent of
+    that class's members): a `def name(self` whose name the file defines only as a method. A probe (session 34)
+    had `def area(self):` merged in as a new top-level function beside the class's own `area`, exit 0."""
+    top = set(names(old))
+    out: dict[int, int] = {}
+    for j, b in enumerate(new):
+        first = next((m for line in b.lines if (m := STRAY.match(line))), None)
+        if not b.name or first is None or first[1] != b.name or b.name in top:
+            continue
+        owners = [ob for ob in old if (indent := child_indent(ob)) is not None
+                  and b.name in names(members(ob.lines[header_size(ob):], indent, braced(ob)))]
+        if owners:
+            out[j] = child_indent(owners[0]) or 0
+    return out
+
+
 def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
     """Merge by blocks; None when the text has no definitions to go by. `drop`: indices of old
     top-level blocks that go when the output has nothing in their place."""
@@ -648,7 +668,19 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     if base == 0:
         if not names(old_blocks):
             return None
-        return joined(merge_blocks(old_blocks, split_blocks(new, 0), instruction, "the file", drop))
+        new_blocks = split_blocks(new, 0)
+        strays = stray_methods(old_blocks, new_blocks)
+        if strays:  # each into its class, as a method written alone would be; the rest at the top level
+            rest = [b for j, b in enumerate(new_blocks) if j not in strays]
+            merged = joined(merge_blocks(old_blocks, rest, instruction, "the file", drop)) \
+                if any(b.text.strip() for b in rest) else old
+            for j, indent in strays.items():
+                lines = [line if is_blank(line) else " " * indent + line for line in new_blocks[j].lines]
+                merged = merge_code(merged, lines, instruction, drop)
+                if merged is None:
+                    return None
+            return merged
+        return joined(merge_blocks(old_blocks, new_blocks, instruction, "the file", drop))
     # An indented fragment (a method alone): find the one definition whose body holds its names.
     if first is not None and (indent_of(new[first]) > base or CLOSER.match(new[first])):
         raise EditError("cannot place the model's partial output: it starts in the middle of a definition, so "

@@ -1650,3 +1650,20 @@ def test_a_definition_written_twice_is_refused_saying_so():
 
     with pytest.raises(EditError, match="version_short occurs 2 times in the output"):
         merge_focus(text, twice, "add a patch parameter to version_short")
+
+
+def test_a_method_the_output_writes_at_column_0_goes_into_its_class():
+    """A probe (session 34): the model wrote a method's new version unindented (`def area(self):`), with an import
+    above it; the merge added it as a new top-level function beside the class's own `area`, exit 0. A `def f(self`
+    the file has only as a method is that method."""
+    text = ("import math\n\n\nclass Circle:\n    def __init__(self, r):\n        self.r = r\n\n    def area(self):\n"
+            "        return 3.14 * self.r ** 2\n\n    def perimeter(self):\n        return 2 * 3.14 * self.r\n\n\n"
+            "def main():\n    print(Circle(1).area())\n")
+    want = text.replace("return 3.14 * self.r ** 2", "return math.pi * self.r ** 2")
+    method = "def area(self):\n    return math.pi * self.r ** 2\n"
+    for frag in (method, "import math\n\n\n" + method):
+        assert ensure_whole(text, frag, "use math.pi in area", path="c.py").text == want
+    # a top-level function of that name stays one
+    top = text + "\n\ndef area(self):\n    return 0\n"
+    merged = ensure_whole(top, "def area(self):\n    return 1\n", "make area return 1", path="c.py").text
+    assert merged == top.replace("    return 0\n", "    return 1\n")
