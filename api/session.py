@@ -23,7 +23,7 @@ from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.crossfile import still_imported, still_imported_note
 from editllm.editor.datakeys import unasked_keys, unasked_keys_note
 from editllm.editor.drift import drifted, drifted_note
-from editllm.editor.errors import EditError
+from editllm.editor.errors import EditError, few
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
 from editllm.editor.modelspec import bundled_for, check_model_spec
@@ -319,8 +319,7 @@ def left_out(result: EditResult) -> str:
     if not kept:
         return ""
     shown = sorted(kept)
-    listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
-    return f" (it left out {listed}, kept as {'it was' if len(shown) == 1 else 'they were'})"
+    return f" (it left out {few(shown)}, kept as {'it was' if len(shown) == 1 else 'they were'})"
 
 
 class EditSession:
@@ -626,18 +625,13 @@ def stopped(exc: EditError, others: list[tuple[str, FileEdit | BaseException | N
     same = [path for path, e in others if isinstance(e, FileEdit) and not e.changed]
     failed = [path for path, e in others if isinstance(e, BaseException)]
     untried = [path for path, e in others if e is None]
-    parts = [f"the edit{'s' if len(changed) > 1 else ''} of {listed(changed)} {'are' if len(changed) > 1 else 'is'} "
+    parts = [f"the edit{'s' if len(changed) > 1 else ''} of {few(changed)} {'are' if len(changed) > 1 else 'is'} "
              "dropped too"] if changed else []
-    parts += [f"{listed(same)} had no change"] if same else []
-    parts += [f"{listed(failed)} failed as well"] if failed else []
-    parts += [f"{listed(untried)} not tried"] if untried else []
+    parts += [f"{few(same)} had no change"] if same else []
+    parts += [f"{few(failed)} failed as well"] if failed else []
+    parts += [f"{few(untried)} not tried"] if untried else []
     exc.args = (f"{exc}; a multi-file edit is all or nothing: {', '.join(parts)}", *exc.args[1:])
     exc.others_edited = changed
-
-
-def listed(paths: list[str]) -> str:
-    """A few paths in a message: the first three and how many more."""
-    return ", ".join(paths) if len(paths) <= 3 else f"{', '.join(paths[:3])} and {len(paths) - 3} more"
 
 
 def decode_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions,

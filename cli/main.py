@@ -23,10 +23,9 @@ from pathlib import Path
 
 import typer
 from editllm import api
-from editllm.api.session import listed
 from editllm.editor.config import DEFAULT_MODEL, CopyKV, CopyRequests, Device, Dtype, Engine, Mode
 from editllm.editor.drafter import DEFAULT_DRAFT
-from editllm.editor.errors import EditError
+from editllm.editor.errors import EditError, few
 from editllm.editor.signals import handling
 from editllm.editor.source import check_name
 from rich.console import Console
@@ -504,7 +503,7 @@ def run_edit(session: api.EditSession, paths: list, instruction: str, apply: boo
 
 def written_note(paths: list[str], worktree: bool) -> str:
     """What --apply wrote, in one line; after `check --staged`, that it is in the working tree and not staged."""
-    return f"wrote {listed(paths)}" + (" in the working tree (not staged: review, then git add)" if worktree else "")
+    return f"wrote {few(paths)}" + (" in the working tree (not staged: review, then git add)" if worktree else "")
 
 
 @app.command(context_settings={"allow_interspersed_args": True})

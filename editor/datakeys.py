@@ -19,7 +19,7 @@ import re
 import tomllib
 from typing import Any
 
-from editllm.editor.errors import EditError
+from editllm.editor.errors import EditError, few
 from editllm.editor.languages import language
 from editllm.editor.syntax import JSONC_NAME, jsonc_to_json
 
@@ -141,8 +141,7 @@ def unasked_keys(path: str, old_text: str, new_text: str, instruction: str) -> l
 
 def unasked_keys_note(path: str, keys: list[str]) -> str:
     """The note for keys an edit of a data file leaves out unasked."""
-    shown = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
-    return f"{path}: note: the edit leaves out {shown}, which the instruction does not name; check they should go"
+    return f"{path}: note: the edit leaves out {few(keys)}, which the instruction does not name; check they should go"
 
 
 # Words that ask for a key to go elsewhere in the tree

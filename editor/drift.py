@@ -23,6 +23,7 @@ from collections import Counter
 
 from editllm.editor.align import line_opcodes
 from editllm.editor.blocks import DEF, split_blocks
+from editllm.editor.errors import few
 from editllm.editor.languages import language
 from editllm.editor.prose import is_prose
 from editllm.editor.source import split_lines
@@ -174,6 +175,6 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
 
 def drifted_note(path: str, names: list[str]) -> str:
     """The note for definitions changed beyond what the instruction names."""
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    shown = few(names)
     return (f"{path}: note: the edit also changes {shown}, which the instruction does not speak of; check "
             f"{'it' if len(names) == 1 else 'they'} should change")

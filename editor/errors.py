@@ -7,6 +7,11 @@ class EditError(Exception):
     exit_code = 2
 
 
+def few(items: list[str]) -> str:
+    """A few names in a message: the first three and how many more (a long list buries the line's point)."""
+    return ", ".join(items) if len(items) <= 3 else f"{', '.join(items[:3])} and {len(items) - 3} more"
+
+
 def describe_json(value: object) -> str:
     """What a parsed JSON value is, in a few words, for a message about input of the wrong shape (a server that
     answered another API's shape, a case file's field): it says what came rather than failing on it later."""

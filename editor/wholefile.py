@@ -49,7 +49,7 @@ from editllm.editor.blocks import (
     split_blocks,
     target,
 )
-from editllm.editor.errors import EditError
+from editllm.editor.errors import EditError, few
 from editllm.editor.languages import PYTHON, is_prose, language
 from editllm.editor.merge import merge_code, merge_region
 from editllm.editor.source import python_tree, split_lines
@@ -724,13 +724,13 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
     for name, left in taken_apart(split_blocks(old, 0), split_blocks(new, 0)).items():
         if left := sorted(m for m in left if not asks_removal(m, instruction)):
             raise EditError(f"{path + ': ' if path else ''}the output takes class {name} apart into functions but "
-                            f"leaves out {', '.join(left[:3])}{' and more' if len(left) > 3 else ''}, which the "
+                            f"leaves out {few(left)}, which the "
                             "instruction does not ask to remove; nothing written (ask for it, or --allow-deletions)")
     if not is_fragment(old, new, instruction, path):
         gone = missing_members(old, new, instruction)
         if gone:  # a merge would put them back and may undo the edit (a class made a dataclass): say so instead
             where = f"{path}: " if path else ""
-            raise EditError(f"{where}the output drops {', '.join(gone[:3])}{' and more' if len(gone) > 3 else ''}, "
+            raise EditError(f"{where}the output drops {few(gone)}, "
                             "which the instruction does not ask to remove; nothing written (ask for it, or "
                             "--allow-deletions)")
         return WholeFile(new_text, complete=True, merged=False, lines=new)
@@ -745,7 +745,7 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
         stays = [n for n in had if mentioned(n, instruction)]  # named by a rename, and merged back
         if added and stays and RENAMING.search(instruction):  # the renamed definitions beside the old ones
             raise EditError(f"the model wrote only part of the file for a rename, with new definitions ("
-                            f"{', '.join(added[:3])}) beside the old ones and their uses unchanged; nothing written")
+                            f"{few(added)}) beside the old ones and their uses unchanged; nothing written")
     except EditError as exc:
         if path is None:
             raise
