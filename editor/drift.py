@@ -80,13 +80,31 @@ STOP = {"a", "an", "the", "to", "in", "on", "of", "for", "and", "or", "add", "se
         "value", "field", "entry", "section", "table", "file", "remove", "delete", "update", "use", "so", "then"}
 
 
+QUOTED = re.compile(r""""(?:\\.|[^"\\])*"|'[^']*'""")
+
+
+def _depth(text: str) -> int:
+    """How many brackets and braces a TOML line opens (less those it closes), strings and comments aside."""
+    bare = QUOTED.sub("", text).split("#", 1)[0]
+    return bare.count("[") + bare.count("{") - bare.count("]") - bare.count("}")
+
+
 def key_paths(lines: list[str], tag: str) -> list[tuple[str, ...]]:
     """Each line's keys: those of the lines that hold it (by indentation in YAML and JSON, by the table header in
-    TOML) and its own, outermost first; () for a blank or comment line."""
+    TOML) and its own, outermost first; () for a blank or comment line. A TOML value over several lines (an array,
+    an inline table, a `\"\"\"` string) holds its lines under its key: a review (session 34) had the lines of
+    `dependencies = [...]` read as the table's own, so "sort the dependencies" was noted as changing `project`."""
     out: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []  # (indent of the key, key) of the keys open above
     table: tuple[str, ...] = ()
+    held: tuple[tuple[str, ...], str, int] | None = None  # TOML: the open value's key path, its quotes or its depth
     for line in lines:
+        if held is not None:
+            keys, quotes, depth = held
+            out.append(keys)
+            depth = depth if quotes else depth + _depth(line)
+            held = None if (quotes and quotes in line) or (not quotes and depth <= 0) else (keys, quotes, depth)
+            continue
         if not line.strip() or COMMENT.match(line):
             out.append(())
             continue
@@ -97,6 +115,12 @@ def key_paths(lines: list[str], tag: str) -> list[tuple[str, ...]]:
                 continue
             m = KEY.match(line)
             out.append(table + ((m[1],) if m else ()))
+            if m:
+                value = line[m.end():].strip()
+                quotes = next((q for q in ('"""', "'''") if value.startswith(q) and value.count(q) == 1), "")
+                depth = 0 if quotes else _depth(value)
+                if quotes or depth > 0:
+                    held = (out[-1], quotes, depth)
             continue
         m = KEY.match(line)
         indent = len(line) - len(line.lstrip(" -")) if m else len(line) - len(line.lstrip())
@@ -107,6 +131,22 @@ def key_paths(lines: list[str], tag: str) -> list[tuple[str, ...]]:
             stack.append((indent, m[1]))
             keys += (m[1],)
         out.append(keys)
+    return out
+
+
+def item_heads(lines: list[str]) -> list[str]:
+    """Each YAML line's list item's first line (`- name: Build` for the `run:` under it), "" outside one: an item is
+    named by its first line, and a review (session 34) had "change the Build step's command" note the `run:` line."""
+    out: list[str] = []
+    stack: list[tuple[int, str]] = []  # (indent of the dash, the item's first line) of the items open above
+    for line in lines:
+        if line.strip() and not COMMENT.match(line):
+            indent = len(line) - len(line.lstrip())
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            if line.lstrip().startswith("- ") or line.strip() == "-":
+                stack.append((indent, line))
+        out.append(stack[-1][1] if stack else "")
     return out
 
 
@@ -125,15 +165,18 @@ def drifted_keys(path: str, old_text: str, new_text: str, instruction: str,
     if not any(key.lower() in words for keys in old_paths for key in keys):
         return []  # "bump every action to v4": no key named, not judged
 
-    def tied(line: str, keys: tuple[str, ...]) -> bool:
-        return not keys or any(k.lower() in words for k in keys) or bool(tokens & set(TOKEN.findall(line.lower())))
+    def tied(line: str, keys: tuple[str, ...], head: str) -> bool:
+        return not keys or any(k.lower() in words for k in keys) or bool(
+            tokens & set(TOKEN.findall(line.lower() + " " + head.lower())))
 
+    old_heads, new_heads = (item_heads(old), item_heads(new)) if tag == "yaml" else ([""] * len(old), [""] * len(new))
     out: list[str] = []
     for tag_, i1, i2, j1, j2 in line_opcodes(old, new):
-        stretch = [*zip(old[i1:i2], old_paths[i1:i2], strict=True), *zip(new[j1:j2], new_paths[j1:j2], strict=True)]
-        if tag_ == "equal" or any(tied(line, keys) for line, keys in stretch):
+        stretch = [*zip(old[i1:i2], old_paths[i1:i2], old_heads[i1:i2], strict=True),
+                   *zip(new[j1:j2], new_paths[j1:j2], new_heads[j1:j2], strict=True)]
+        if tag_ == "equal" or any(tied(*line) for line in stretch):
             continue  # a stretch the instruction speaks of goes whole (a step dropped with its `with:` lines)
-        out += [".".join(keys) for _, keys in stretch if keys and ".".join(keys) not in out]
+        out += [".".join(keys) for _, keys, _ in stretch if keys and ".".join(keys) not in out]
     return list(dict.fromkeys(out))
 
 

@@ -124,3 +124,16 @@ def test_ties_reach_down_a_long_call_chain():
     old += "\n\ndef lone():\n    return 0\n"
     new = old.replace("    return x\n", "    return x + 1\n").replace("return 0", "return 1")
     assert drifted("a.py", old, new, "fix f0") == ["lone"]
+
+
+def test_a_multiline_toml_value_and_a_yaml_list_item_are_read_whole():
+    """A review (session 34): the lines of a TOML array were read as the table's own, so "sort the dependencies"
+    was noted as changing `project`; a YAML step's `run:` line is named by the step's first line."""
+    toml = '[project]\nname = "x"\ndependencies = [\n  "rich",\n  "attrs",\n]\n\n[tool.ruff]\nline-length = 100\n'
+    arm = toml.replace('"rich",\n  "attrs"', '"attrs",\n  "rich"')
+    assert drifted("pyproject.toml", toml, arm, "sort the dependencies") == []
+    assert drifted("pyproject.toml", toml, arm.replace("100", "120"), "sort the dependencies") == [
+        "tool.ruff.line-length"]
+    run = WORKFLOW.replace("cargo fmt --check", "cargo fmt --all --check")
+    assert drifted("ci.yml", WORKFLOW, run, "make the Check formatting step cover every crate") == []
+    assert drifted("ci.yml", WORKFLOW, run, "In the test job, pin QEMU to v3.2") == ["jobs.rustfmt.steps.run"]
