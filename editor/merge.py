@@ -212,8 +212,11 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
                     lo = i
     for j in range(len(new) - 1):  # a comment shown right above a definition is the one above it in the file
         if j not in pairs and j + 1 in pairs and not new[j].blank and notes_above(new, j + 1) <= j:
-            same = [i for i in range(notes_above(old, pairs[j + 1]), pairs[j + 1])
-                    if i not in used and old[i].text == new[j].text]
+            top = notes_above(old, pairs[j + 1])
+            same = [i for i in range(top, pairs[j + 1]) if i not in used and old[i].text == new[j].text]
+            if not same and new[j + 1].name and notes_above(new, j + 1) == j and top == pairs[j + 1] - 1 \
+                    and top not in used:  # its one comment, rewritten: in its place, not a second one above it
+                same = [top]
             if same:
                 pairs[j] = same[-1]
                 used.add(same[-1])
@@ -349,8 +352,9 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
         kept_next = i + 1 < len(old) and i + 1 not in replaced  # an old block the output left out comes next
         for k, j in enumerate(after):
             last = k == len(after) - 1
-            if last and i in replaced:  # the gap before the next block: the original's when that block is old
-                blank = b.blank if kept_next else (b.blank or new[j].blank)
+            if last and i in replaced and (new[j].blank or replaced.get(i + 1) != j + 1):
+                blank = b.blank if kept_next else (b.blank or new[j].blank)  # the gap before the next block: the
+                # original's when that block is old (a comment written right above the next one stays right above)
             else:
                 blank = new[j].blank
             out.append(placed(j, blank))

@@ -1667,3 +1667,20 @@ def test_a_method_the_output_writes_at_column_0_goes_into_its_class():
     top = text + "\n\ndef area(self):\n    return 0\n"
     merged = ensure_whole(top, "def area(self):\n    return 1\n", "make area return 1", path="c.py").text
     assert merged == top.replace("    return 0\n", "    return 1\n")
+
+
+def test_a_comment_a_fragment_rewrites_right_above_a_definition_takes_the_old_ones_place():
+    """A fragment showing a definition with another comment right above it, where the file has one, rewrote that
+    comment: the merge kept both, the old one under the new (two comments on one function, a blank line apart).
+    A comment above a definition that had none is added; one above a new definition goes with it."""
+    text = ("import os\n\n\ndef a():\n    return 1\n\n\n# Helper that reads the config file from disk.\ndef b():\n"
+            "    return os.getcwd()\n\n\ndef c():\n    return 3\n")
+    frag = "def a():\n    return 1\n\n\n# Return the working directory.\ndef b() -> str:\n    return os.getcwd()\n"
+    want = text.replace("# Helper that reads the config file from disk.\ndef b():",
+                        "# Return the working directory.\ndef b() -> str:")
+    assert ensure_whole(text, frag, "add a return type to b", path="m.py").text == want
+    bare = text.replace("# Helper that reads the config file from disk.\n", "")
+    assert ensure_whole(bare, frag, "add a return type to b", path="m.py").text == want
+    helper = "# A helper.\ndef h():\n    return 2\n\n\n# Helper that reads the config file from disk.\ndef b():\n"
+    merged = ensure_whole(text, helper + "    return os.getcwd()\n", "add a helper h above b", path="m.py").text
+    assert merged == text.replace("# Helper that reads", helper.split("# Helper that reads")[0] + "# Helper that reads")
