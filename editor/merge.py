@@ -433,7 +433,9 @@ def spliced(old: list[Block], new: list[Block], pairs: dict[int, int], instructi
     does not end with. The model skipped from the middle of one function to the same lines in another (a probe,
     session 33: a C file's `work_queue_sizeof` ended in `work_queue_init`'s body, both opening with the same two
     lines; the merge put the skipped definitions back and kept the fused one, exit 0). Not where the instruction
-    names the other definition ("inline init into sizeof")."""
+    names the other definition ("inline init into sizeof"), nor the one that changed: a new ending like another's
+    is then what was asked ("handle errors in insert_row the same way as the other functions" gave it their
+    shared error tail, and was refused)."""
     def content(block: Block) -> list[str]:
         return [line.strip() for line in block.lines if not is_blank(line)]
 
@@ -441,7 +443,7 @@ def spliced(old: list[Block], new: list[Block], pairs: dict[int, int], instructi
     others = [(other.name, content(other)) for k, other in enumerate(old)  # left out and not named by the instruction
               if k not in shown and other.name and not mentioned(other.name, instruction)]
     for j, i in pairs.items():
-        if not others or not old[i].name or not new[j].name:
+        if not others or not old[i].name or not new[j].name or mentioned(new[j].name.rsplit(".", 1)[-1], instruction):
             continue
         mine, was = content(new[j]), content(old[i])
         for name, theirs in others:

@@ -1684,3 +1684,19 @@ def test_a_comment_a_fragment_rewrites_right_above_a_definition_takes_the_old_on
     helper = "# A helper.\ndef h():\n    return 2\n\n\n# Helper that reads the config file from disk.\ndef b():\n"
     merged = ensure_whole(text, helper + "    return os.getcwd()\n", "add a helper h above b", path="m.py").text
     assert merged == text.replace("# Helper that reads", helper.split("# Helper that reads")[0] + "# Helper that reads")
+
+
+def test_a_definition_the_instruction_names_may_end_like_another():
+    """Asked to give a C function the error handling the others have, the model wrote their shared error tail, and
+    the merge refused it as a skip from one function into another. Named by the instruction, the new ending is
+    what was asked for; unnamed, the refusal of a skip stands (`test_a_definition_that_runs_into_another...`)."""
+    tail = ('    if (rc != SQLITE_OK) {\n        fprintf(stderr, "sqlite error: %s\\n", sqlite3_errmsg(db));\n'
+            "        sqlite3_close(db);\n        return -1;\n    }\n    return 0;\n}\n")
+    head = 'int insert_row(sqlite3 *db) {\n    int rc = sqlite3_exec(db, "INSERT INTO t VALUES(1)", 0, 0, 0);\n'
+    text = ('#include <sqlite3.h>\n\nint create_table(sqlite3 *db) {\n'
+            '    int rc = sqlite3_exec(db, "CREATE", 0, 0, 0);\n' + tail + "\n" + head + "    return rc;\n}\n\nint drop_table(sqlite3 *db) {\n"
+            '    int rc = sqlite3_exec(db, "DROP TABLE t", 0, 0, 0);\n' + tail)
+    merged = ensure_whole(text, head + tail, "handle errors in insert_row the way the others do", path="db.c").text
+    assert merged == text.replace(head + "    return rc;\n}\n", head + tail)
+    with pytest.raises(EditError, match="insert_row ends with the last 7 lines of create_table"):
+        ensure_whole(text, head + tail, "rename rc to status", path="db.c")
