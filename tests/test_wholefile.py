@@ -1694,8 +1694,8 @@ def test_a_definition_the_instruction_names_may_end_like_another():
             "        sqlite3_close(db);\n        return -1;\n    }\n    return 0;\n}\n")
     head = 'int insert_row(sqlite3 *db) {\n    int rc = sqlite3_exec(db, "INSERT INTO t VALUES(1)", 0, 0, 0);\n'
     text = ('#include <sqlite3.h>\n\nint create_table(sqlite3 *db) {\n'
-            '    int rc = sqlite3_exec(db, "CREATE", 0, 0, 0);\n' + tail + "\n" + head + "    return rc;\n}\n\nint drop_table(sqlite3 *db) {\n"
-            '    int rc = sqlite3_exec(db, "DROP TABLE t", 0, 0, 0);\n' + tail)
+            '    int rc = sqlite3_exec(db, "CREATE", 0, 0, 0);\n' + tail + "\n" + head + "    return rc;\n}\n\n"
+            'int drop_table(sqlite3 *db) {\n    int rc = sqlite3_exec(db, "DROP TABLE t", 0, 0, 0);\n' + tail)
     merged = ensure_whole(text, head + tail, "handle errors in insert_row the way the others do", path="db.c").text
     assert merged == text.replace(head + "    return rc;\n}\n", head + tail)
     with pytest.raises(EditError, match="insert_row ends with the last 7 lines of create_table"):
