@@ -366,10 +366,18 @@ def import_names(block: Block) -> set[str]:
     return names if names and all(IDENT.fullmatch(n) for n in names) else set()
 
 
+# JavaScript's destructuring declaration: `const { a, b: c = 1 } = require("m")`, `let [x, ...rest] = pair`
+DESTRUCTURED = re.compile(r"^\s*(?:export\s+)?(?:const|let|var)\s*[{\[]([^{}\[\]]*)[}\]]\s*=")
+
+
 def defines(block: Block) -> set[str]:
-    """The names a top-level statement defines: what an import binds, an assignment's targets."""
+    """The names a top-level statement defines: what an import binds, an assignment's targets (a destructuring
+    declaration's names too: a fuzz, session 35, had `const { a } = require(...)` dropped while `a` was in use)."""
     if imported(block):
         return import_names(block)
+    if block.lines and (m := DESTRUCTURED.match(block.lines[0])):
+        parts = (part.split(":")[-1].split("=")[0].strip().removeprefix("...") for part in m[1].split(","))
+        return {p for p in parts if IDENT.fullmatch(p)}
     name = target(block.lines[0]) if block.lines else None
     return {n for n in (name or "").split(",") if n and "." not in n}
 

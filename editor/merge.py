@@ -25,6 +25,7 @@ from editllm.editor.blocks import (
     DEF,
     HEADING,
     IDENT,
+    LINE_COMMENT,
     METHOD,
     PAIRING_LIMIT,
     Block,
@@ -51,12 +52,13 @@ from editllm.editor.blocks import (
 from editllm.editor.errors import EditError
 
 
-def same_statement(old: Block, new: Block, interior: bool) -> bool:
+def same_statement(old: Block, new: Block, interior: bool, instruction: str = "") -> bool:
     """Whether an unnamed new block is a changed version of an old one (not an addition).
 
     Imports: only when the new one keeps every name the old one imported (so no name is lost).
     Assignments and compound statements: the same target or header. Other statements only between
-    two anchors and when they are alike: as text, and keeping at least half the old one's words (a review, session
+    two anchors and when they are alike (one that no longer defines a name of the old one only where the instruction
+    names it: a rename): as text, and keeping at least half the old one's words (a review, session
     34: "add a --verbose flag" shown as `parser.add_argument("--verbose", action="store_true")` between two anchors
     took the place of the alike `parser.add_argument("input", help="the file to read")`, which was lost).
     """
@@ -70,6 +72,9 @@ def same_statement(old: Block, new: Block, interior: bool) -> bool:
         return True
     if not interior or difflib.SequenceMatcher(None, old.text, new.text).ratio() < 0.6:
         return False
+    lost = defines(old) - defines(new)
+    if lost and not any(mentioned(name, instruction) for name in lost):
+        return False  # `const log = require('./log')` is not `const newmod = require('newmod')`, unless renamed
     words = set(IDENT.findall(old.text))
     return len(words & set(IDENT.findall(new.text))) * 2 >= len(words)
 
@@ -181,7 +186,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
         for j in reversed(gap_new) if latest else gap_new:
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
-                     and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior)
+                     and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior, instruction)
                           or (i, j) == docs)]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
@@ -369,15 +374,23 @@ PLAIN = {"the", "and", "for", "with", "from", "into", "this", "that", "these", "
          "import", "return", "def", "class", "const", "let", "var", "function", "if", "else", "then", "end"}
 
 
-def speaks_of(instruction: str, olds: list[Block], news: list[Block]) -> bool:
+def speaks_of(instruction: str, olds: list[Block], news: list[Block], old: list[Block]) -> bool:
     """Whether the instruction speaks of old statements a fragment wrote others in place of: it names a word of
-    theirs that the new ones lack ("change the Legacy compatibility comment"), or asks a word of theirs away
-    ("replace the add_argument calls with a loop"). A fragment that only adds beside them ("add a --verbose flag",
-    its two neighbours shown and the file's other arguments not) speaks of none: those are skipped, not rewritten."""
+    their first lines that the new ones lack ("change the Legacy compatibility comment"), or asks such a word away
+    ("replace the add_argument calls with a loop"), a word that few blocks of the file (`old`) hold. A fragment that
+    only adds beside them ("add a --verbose flag", its two neighbours shown and the file's other arguments not)
+    speaks of none: those are skipped, not rewritten. A fuzz (session 35) had "add a version string" take a licence
+    line and a 74-line `module.exports = {...}` for spoken of, by a word deep inside them: first lines only."""
     asked = {w.lower() for w in IDENT.findall(instruction)} - PLAIN
-    was = {w for b in olds for w in IDENT.findall(b.text) if len(w) > 2 and w.lower() in asked}
+    was = {w for b in olds for w in IDENT.findall(b.lines[0] if b.lines else "") if len(w) > 2 and w.lower() in asked}
     now = {w.lower() for b in news for w in IDENT.findall(b.text)}
-    return any(w.lower() not in now or asks_removal(w, instruction) for w in was)
+    holders = Counter(w.lower() for b in old for w in set(IDENT.findall(b.text)) if w in was)
+    return any(holders[w.lower()] <= 2 and (w.lower() not in now or asks_removal(w, instruction)) for w in was)
+
+
+def comments(blocks: list[Block]) -> bool:
+    """Whether every line of these blocks is a line comment (`#`, `//`)."""
+    return all(LINE_COMMENT.match(line) for b in blocks for line in b.lines if not is_blank(line))
 
 
 def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int],
@@ -399,8 +412,8 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int],
     rewritten: dict[int, int] = {}
     gone: set[int] = set()
     shown = sorted(pairs)
-    old_uses = Counter(w for block in old for w in IDENT.findall(block.text))
-    new_uses = Counter(w for block in new for w in IDENT.findall(block.text))
+    old_uses: Counter[str] | None = None
+    new_uses: Counter[str] | None = None
     for a, b in zip(shown, shown[1:], strict=False):
         olds, news = range(pairs[a] + 1, pairs[b]), range(a + 1, b)
         if not (olds and news) or len(olds) > min(len(news) + 1, REWRITTEN) \
@@ -410,8 +423,13 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int],
         was = {line.strip() for i in olds for line in old[i].lines if not is_blank(line)}
         if any(line.strip() in was for j in news for line in new[j].lines):  # a copy with lines lost
             continue
-        if not speaks_of(instruction, [old[i] for i in olds], [new[j] for j in news]):
+        before, after = [old[i] for i in olds], [new[j] for j in news]
+        if not (len(olds) == len(news) == 1 and comments(before + after)) and not speaks_of(
+                instruction, before, after, old):  # (a comment written in another's place rewrites it)
             continue
+        if old_uses is None or new_uses is None:  # counted once, and only when needed
+            old_uses = Counter(w for block in old for w in IDENT.findall(block.text))
+            new_uses = Counter(w for block in new for w in IDENT.findall(block.text))
         elsewhere = (old_uses - Counter(w for i in olds for w in IDENT.findall(old[i].text))) \
             + (new_uses - Counter(w for j in news for w in IDENT.findall(new[j].text)))
         still = {n for i in olds for n in defines(old[i]) if elsewhere[n]} - {n for j in news for n in defines(new[j])}

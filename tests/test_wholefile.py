@@ -1580,12 +1580,16 @@ def test_a_statement_a_fragment_rewrote_between_two_it_shows_replaces_the_old_on
     from editllm.editor.blocks import Block
     from editllm.editor.merge import REWRITTEN, rewritten_between
 
-    old = [Block(None, [f"entry {k}\n"], []) for k in range(REWRITTEN + 3)]
+    words = "alpha beta gamma delta epsilon zeta theta iota".split()
+    old = [Block(None, [f"entry {word}\n"], []) for word in words[:REWRITTEN + 3]]
     new = [old[0], Block(None, ["new text\n"], []), old[-1]]
-    assert rewritten_between(old, new, {0: 0, 2: len(old) - 1}, "reword entry 1") == ({}, set())
-    assert rewritten_between(old[:3], new, {0: 0, 2: 2}, "reword entry 1") == ({1: 1}, set())
+    assert rewritten_between(old, new, {0: 0, 2: len(old) - 1}, "reword the beta entry") == ({}, set())
+    near = [old[0], new[1], old[2]]
+    assert rewritten_between(old[:3], near, {0: 0, 2: 2}, "reword the beta entry") == ({1: 1}, set())
+    # by a word few blocks of the file hold: "entry" is every one's
+    assert rewritten_between(old[:3], near, {0: 0, 2: 2}, "reword an entry") == ({}, set())
     # nor where the instruction does not speak of the old statement: the fragment skipped it
-    assert rewritten_between(old[:3], new, {0: 0, 2: 2}, "add a line of new text") == ({}, set())
+    assert rewritten_between(old[:3], near, {0: 0, 2: 2}, "add new text") == ({}, set())
 
 
 def test_statements_a_fragment_skips_between_two_it_shows_are_kept():
@@ -1614,6 +1618,20 @@ def test_statements_a_fragment_skips_between_two_it_shows_are_kept():
     frag = "import os\nimport pathlib\n\nROOT = pathlib.Path.home()\n"
     merged = ensure_whole(py, frag, "make ROOT the home directory, not sys-relative", path="a.py").text
     assert "import sys\n" in merged and "import pathlib\n" in merged
+    # a fuzz (session 35): a comment written in another's place rewrites it, however the instruction says so; a
+    # `require` of another name, or a destructuring one, does not take the place of one still in use
+    commented = py.replace("import sys\n", "import sys\n# The tool's folder.\n")
+    frag = "import sys\n# The folder the tool reads.\n\nROOT = '.'\n"
+    merged = ensure_whole(commented, frag, "reword the comment", path="a.py").text
+    assert "# The folder the tool reads.\n" in merged and "# The tool's folder." not in merged
+    req = ("const { join } = require('path');\nconst log = require('./log');\nconst fs = require('fs');\n\n"
+           "function read(p) {\n  log(p);\n  return fs.readFileSync(join('.', p));\n}\n")
+    for swap in ("const newmod = require('newmod');", "const { join: j } = require('path2');"):
+        frag = req.replace("const log = require('./log');", swap).replace("const { join } = require('path');",
+                                                                            "const { join } = require('path');")
+        frag = frag[:frag.index("\nfunction")]
+        merged = ensure_whole(req, frag, "use newmod", path="a.js").text
+        assert "const log = require('./log');" in merged and swap in merged, merged
 
 
 def test_a_definition_that_runs_into_another_the_output_leaves_out_is_refused():
