@@ -374,18 +374,34 @@ PLAIN = {"the", "and", "for", "with", "from", "into", "this", "that", "these", "
          "import", "return", "def", "class", "const", "let", "var", "function", "if", "else", "then", "end"}
 
 
+HEAD_LINES = 3  # the lines of a statement whose words say what it is (`if TYPE_CHECKING:` then its import)
+ADDING = re.compile(r"\b(?:add|insert|append|include|put|write|introduce)\w*", re.I)
+CHANGING = re.compile(r"\b(?:reword|rewrit|rephras|replac|chang|updat|fix|edit|correct|improv|shorten|clarif)\w*", re.I)
+
+
 def speaks_of(instruction: str, olds: list[Block], news: list[Block], old: list[Block]) -> bool:
     """Whether the instruction speaks of old statements a fragment wrote others in place of: it names a word of
     their first lines that the new ones lack ("change the Legacy compatibility comment"), or asks such a word away
     ("replace the add_argument calls with a loop"), a word that few blocks of the file (`old`) hold. A fragment that
     only adds beside them ("add a --verbose flag", its two neighbours shown and the file's other arguments not)
-    speaks of none: those are skipped, not rewritten. A fuzz (session 35) had "add a version string" take a licence
-    line and a 74-line `module.exports = {...}` for spoken of, by a word deep inside them: first lines only."""
+    speaks of none: those are skipped, not rewritten. A fuzz (session 35) had "add a version string" take a
+    74-line `module.exports = {...}` for spoken of, by a word deep inside it: the first lines only; and a licence
+    comment for the place of `__version__ = ...`: comments give way to code only where the instruction says
+    "comment"."""
+    if comments(olds) and not comments(news) and not re.search(r"comment", instruction, re.I):
+        return False
     asked = {w.lower() for w in IDENT.findall(instruction)} - PLAIN
-    was = {w for b in olds for w in IDENT.findall(b.lines[0] if b.lines else "") if len(w) > 2 and w.lower() in asked}
+    was = {w for b in olds for w in IDENT.findall("".join(b.lines[:HEAD_LINES])) if len(w) > 2 and w.lower() in asked}
     now = {w.lower() for b in news for w in IDENT.findall(b.text)}
-    holders = Counter(w.lower() for b in old for w in set(IDENT.findall(b.text)) if w in was)
-    return any(holders[w.lower()] <= 2 and (w.lower() not in now or asks_removal(w, instruction)) for w in was)
+    holders = Counter(w for b in old for w in set(IDENT.findall(b.text)) & was)
+    return any(holders[w] <= 2 and (w.lower() not in now or asks_removal(w, instruction)) for w in was)
+
+
+def rewrites_comment(instruction: str, olds: list[Block], news: list[Block]) -> bool:
+    """Whether one comment written where the file has another rewrites it: unless the instruction asks to add
+    without asking to change ("add a TODO comment about ...": a fuzz, session 35, had the comment it skipped lost)."""
+    return len(olds) == len(news) == 1 and comments(olds + news) and not (
+        ADDING.search(instruction) and not CHANGING.search(instruction))
 
 
 def comments(blocks: list[Block]) -> bool:
@@ -424,8 +440,7 @@ def rewritten_between(old: list[Block], new: list[Block], pairs: dict[int, int],
         if any(line.strip() in was for j in news for line in new[j].lines):  # a copy with lines lost
             continue
         before, after = [old[i] for i in olds], [new[j] for j in news]
-        if not (len(olds) == len(news) == 1 and comments(before + after)) and not speaks_of(
-                instruction, before, after, old):  # (a comment written in another's place rewrites it)
+        if not rewrites_comment(instruction, before, after) and not speaks_of(instruction, before, after, old):
             continue
         if old_uses is None or new_uses is None:  # counted once, and only when needed
             old_uses = Counter(w for block in old for w in IDENT.findall(block.text))

@@ -1733,3 +1733,18 @@ def test_a_multiline_string_is_one_block_with_the_statement_it_belongs_to():
                                         'Q = """\nSELECT 1\n\nFROM t\n"""\n', text[text.index("def f"):]]
     assert triple_quotes_open('x = """a', None) == '"""' and triple_quotes_open('b""" + \'\'\'', '"""') == "'''"
     assert triple_quotes_open('"""one line"""', None) is None and triple_quotes_open("no quotes", "'''") == "'''"
+
+
+def test_a_skipped_comment_beside_an_added_one_and_a_licence_beside_added_code_stay():
+    """A fuzz (session 35): "add a TODO comment ..." shown between two statements, where the file has another
+    comment, took that comment's place; "add a version string" took a licence comment's place (by the word
+    "version"). Added, not rewritten: both stay."""
+    text = ("import os\n# Helpers for paths.\nBASE = os.getcwd()\n\n\ndef f():\n    return BASE\n")
+    frag = "import os\n# TODO: drop the legacy path.\nBASE = os.getcwd()\n"
+    merged = ensure_whole(text, frag, "add a TODO comment about dropping the legacy path", path="m.py").text
+    assert "# Helpers for paths.\n" in merged and "# TODO: drop the legacy path.\n" in merged
+    licence = ("import os\n# Licensed under the Apache License, Version 2.0\nBASE = os.getcwd()\n\n\ndef f():\n"
+               "    return BASE\n")
+    frag = "import os\n__version__ = '1.0.0'\nBASE = os.getcwd()\n"
+    merged = ensure_whole(licence, frag, "add a version string", path="m.py").text
+    assert "# Licensed under" in merged and "__version__ = '1.0.0'\n" in merged
