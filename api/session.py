@@ -22,7 +22,7 @@ from editllm.editor.blocks import names, split_blocks
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.crossfile import still_imported, still_imported_note
 from editllm.editor.datakeys import unasked_keys, unasked_keys_note
-from editllm.editor.drift import drifted, drifted_note
+from editllm.editor.drift import drifted, drifted_note, dropped_lines, dropped_note
 from editllm.editor.errors import EditError, few
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
@@ -581,8 +581,11 @@ class EditSession:
             self.log(kept_note(src.path, kept))
         if keys := unasked_keys(src.path, src.text, result.new_text, instruction):
             self.log(unasked_keys_note(src.path, keys))
-        if drift := drifted(src.path, src.text, result.new_text.replace("\r\n", "\n"), instruction, src.lines):
+        lf = result.new_text.replace("\r\n", "\n")
+        if drift := drifted(src.path, src.text, lf, instruction, src.lines):
             self.log(drifted_note(src.path, drift))
+        if dropped := dropped_lines(src.path, src.text.replace("\r\n", "\n"), lf, instruction):
+            self.log(dropped_note(src.path, src.text.replace("\r\n", "\n"), dropped))
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):
                 self.log(still_used_note(src.path, name, lines))

@@ -22,11 +22,13 @@ import re
 from collections import Counter
 
 from editllm.editor.align import line_opcodes
+from editllm.editor.asks import AWAY, GOES
 from editllm.editor.blocks import DEF, split_blocks
 from editllm.editor.errors import few
 from editllm.editor.languages import language
 from editllm.editor.prose import is_prose
 from editllm.editor.source import split_lines
+from editllm.editor.wholefile import COMMENT_LINE, COMMON, NAME_TOKEN, NOT_NEEDED, asks_shrinking, lost_lines
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # `Writer.pool`, `self.cache`
@@ -214,6 +216,43 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
     now = {b.name: b for b in new_blocks}
     return [b.name for b in old_blocks if b.name and short(b.name) not in tied and before[b.name] == after[b.name] == 1
             and now[b.name].lines != b.lines]
+
+
+# An instruction that asks for something added and for nothing else: no line of the file need go
+ADDS = re.compile(r"\b(?:add|insert|append|introduce|include|log|annotate|document|write)\w*", re.I)
+CHANGES = re.compile(rf"\b(?:{AWAY}|{GOES}|chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|"
+                     r"convert\w*|simplif\w*|clean\w*|restructur\w*|reorgani[sz]\w*|mak\w*|us(?:e|ing)|turn\w*|"
+                     r"switch\w*|instead|wrap\w*|split\w*|extract\w*|sort\w*|format\w*|modern\w*)\b", re.I)
+
+
+def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> list[int]:
+    """Indices of code lines an edit that only asks for something added takes out: gone from the output (no copy of
+    them left), and no line of the output is an edit of them. A fuzz (session 35) had a whole-file output put a new
+    statement in the place of `exports.parsePatch = parsePatch;`; the deletion checks judge runs of lines (five or
+    more), so one line lost this way passed without a word. Comments aside (the model rewords them as it adds).
+    A note, not a refusal: an addition may well replace a line (a call wrapped in the new logging)."""
+    if not ADDS.search(instruction) or CHANGES.search(instruction) or NOT_NEEDED.search(instruction) \
+            or asks_shrinking(instruction) or is_prose(path) or language(path) in DATA or not language(path):
+        return []
+    old, new = split_lines(old_text), split_lines(new_text)
+    ops, lost = lost_lines(old, new)
+    out = []
+    for n, run in lost.items():
+        _, _, _, j1, j2 = ops[n]
+        there = {w for line in new[j1:j2] for w in NAME_TOKEN.findall(line)}
+        for k in run:
+            names = set(NAME_TOKEN.findall(old[k])) - COMMON
+            if names and not names <= there and not COMMENT_LINE.match(old[k]):  # not joined into a line there
+                out.append(k)  # (a signature's `target,` and `):` put on one line are no loss)
+    return sorted(out)
+
+
+def dropped_note(path: str, old_text: str, lines: list[int]) -> str:
+    """The note for lines an addition took out."""
+    old = old_text.split("\n")
+    shown = few([f"line {k + 1} ({old[k].strip()[:40]!r})" for k in lines])
+    return (f"{path}: note: the edit also takes out {shown}, which the instruction, asking only for an addition, "
+            f"does not ask to go; check {'it' if len(lines) == 1 else 'they'} should")
 
 
 def drifted_note(path: str, names: list[str]) -> str:

@@ -137,3 +137,37 @@ def test_a_multiline_toml_value_and_a_yaml_list_item_are_read_whole():
     run = WORKFLOW.replace("cargo fmt --check", "cargo fmt --all --check")
     assert drifted("ci.yml", WORKFLOW, run, "make the Check formatting step cover every crate") == []
     assert drifted("ci.yml", WORKFLOW, run, "In the test job, pin QEMU to v3.2") == ["jobs.rustfmt.steps.run"]
+
+
+def test_a_line_an_addition_takes_out_is_noted():
+    """A fuzz (session 35): a whole-file output put a new statement in the place of `exports.parsePatch =
+    parsePatch;`, and a real-model distillation set has "add logging to redent" drop `from ._text import FoldedCase`:
+    one line lost, below the deletion checks' runs of five, exit 0 and no word. An instruction that only asks for an
+    addition has a line it takes out noted; a signature put on one line, a comment reworded, or any instruction that
+    asks for a change is not judged."""
+    from editllm.editor.drift import dropped_lines, dropped_note
+
+    text = '"use strict";\nexports.parsePatch = parsePatch;\n\nfunction parsePatch(s) {\n  return s;\n}\n'
+    lost = text.replace("exports.parsePatch = parsePatch;", "const VERSION = 2;")
+    assert dropped_lines("parse.js", text, lost, "add a VERSION constant") == [1]
+    assert dropped_note("parse.js", text, [1]) == (
+        "parse.js: note: the edit also takes out line 2 ('exports.parsePatch = parsePatch;'), which the instruction, "
+        "asking only for an addition, does not ask to go; check it should")
+    added = text.replace("exports.parsePatch = parsePatch;", "exports.parsePatch = parsePatch;\nconst VERSION = 2;")
+    assert dropped_lines("parse.js", text, added, "add a VERSION constant") == []
+    assert dropped_lines("parse.js", text, lost, "replace the export with a VERSION constant") == []
+    py = "def run_model(\n    model,\n    data,\n):\n    # run it\n    return model(data)\n"
+    typed = "def run_model(model: Model, data: list) -> list:\n    # run the model\n    return model(data)\n"
+    assert dropped_lines("m.py", py, typed, "add type annotations to run_model") == []
+
+
+def test_the_session_notes_a_line_an_addition_takes_out(tmp_path, monkeypatch, scripted_lm):
+    from editllm.api.session import EditSession
+
+    monkeypatch.chdir(tmp_path)
+    text = '"use strict";\nexports.parsePatch = parsePatch;\n\nfunction parsePatch(s) {\n  return s;\n}\n'
+    (tmp_path / "parse.js").write_text(text)
+    out = text.replace("exports.parsePatch = parsePatch;", "const VERSION = 2;")
+    notes: list[str] = []
+    EditSession(scripted_lm(out + "```\n"), focus=False, log=notes.append).edit(["parse.js"], "add a VERSION constant")
+    assert any("takes out line 2 ('exports.parsePatch = parsePatch;')" in note for note in notes), notes
