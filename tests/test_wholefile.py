@@ -1611,15 +1611,13 @@ def test_statements_a_fragment_skips_between_two_it_shows_are_kept():
     js = ("import fs from 'fs';\nimport path from 'path';\n\nconst root = '.';\n\nfunction read(p) {\n"
           "  return fs.readFileSync(path.join(root, p));\n}\n")
     frag = "import fs from 'fs';\nimport os from 'os';\n\nconst root = os.homedir();\n"
-    merged = ensure_whole(js, frag, "make root the home directory; use the path module", path="a.js").text
-    assert "import path from 'path';" in merged and "import os from 'os';" in merged
+    holds(js, frag, "make root the home directory; use the path module", "import path from 'path';", "import os ")
     py = ("import os\nimport sys\n\nROOT = '.'\n\n\ndef read(p):\n    return open(os.path.join(ROOT, p)).read()\n\n\n"
           "def main():\n    sys.exit(read('x'))\n")
     frag = "import os\nimport pathlib\n\nROOT = pathlib.Path.home()\n"
-    merged = ensure_whole(py, frag, "make ROOT the home directory, not sys-relative", path="a.py").text
-    assert "import sys\n" in merged and "import pathlib\n" in merged
-    # a fuzz (session 35): a comment written in another's place rewrites it, however the instruction says so; a
-    # `require` of another name, or a destructuring one, does not take the place of one still in use
+    holds(py, frag, "make ROOT the home directory, not sys-relative", "import sys\n", "import pathlib\n")
+    # a fuzz (session 35): a comment written in another's place rewrites it (unless the instruction asks to add
+    # one); a `require` of another name, or a destructuring one, does not take the place of one still in use
     commented = py.replace("import sys\n", "import sys\n# The tool's folder.\n")
     frag = "import sys\n# The folder the tool reads.\n\nROOT = '.'\n"
     merged = ensure_whole(commented, frag, "reword the comment", path="a.py").text
@@ -1739,12 +1737,17 @@ def test_a_skipped_comment_beside_an_added_one_and_a_licence_beside_added_code_s
     """A fuzz (session 35): "add a TODO comment ..." shown between two statements, where the file has another
     comment, took that comment's place; "add a version string" took a licence comment's place (by the word
     "version"). Added, not rewritten: both stay."""
-    text = ("import os\n# Helpers for paths.\nBASE = os.getcwd()\n\n\ndef f():\n    return BASE\n")
-    frag = "import os\n# TODO: drop the legacy path.\nBASE = os.getcwd()\n"
-    merged = ensure_whole(text, frag, "add a TODO comment about dropping the legacy path", path="m.py").text
-    assert "# Helpers for paths.\n" in merged and "# TODO: drop the legacy path.\n" in merged
-    licence = ("import os\n# Licensed under the Apache License, Version 2.0\nBASE = os.getcwd()\n\n\ndef f():\n"
-               "    return BASE\n")
-    frag = "import os\n__version__ = '1.0.0'\nBASE = os.getcwd()\n"
-    merged = ensure_whole(licence, frag, "add a version string", path="m.py").text
-    assert "# Licensed under" in merged and "__version__ = '1.0.0'\n" in merged
+    def around(line: str) -> str:
+        return f"import os\n{line}\nBASE = os.getcwd()\n"
+
+    text = around("# Helpers for paths.") + "\n\ndef f():\n    return BASE\n"
+    holds(text, around("# TODO: drop it."), "add a TODO comment about dropping it", "# Helpers", "# TODO: drop it.")
+    licence = text.replace("# Helpers for paths.", "# Licensed under the Apache License, Version 2.0")
+    holds(licence, around("__version__ = '1.0.0'"), "add a version string", "# Licensed under", "__version__ = ")
+
+
+def holds(text: str, fragment: str, instruction: str, *wanted: str) -> None:
+    """Assert that the fragment merged into the file (as `m.py`, or `m.js` for JavaScript) holds each of `wanted`."""
+    path = "m.js" if "from '" in text or "require(" in text else "m.py"
+    merged = ensure_whole(text, fragment, instruction, path=path).text
+    assert all(want in merged for want in wanted), merged
