@@ -130,14 +130,7 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     in the current block. Lines before the first block start (shallower text) form an unnamed block.
     """
     blocks: list[Block] = []
-    quotes: str | None = None  # the triple quotes of a string left open by the lines so far
     for line in lines:
-        inside, quotes = quotes is not None, triple_quotes_open(line, quotes)
-        if inside:  # a line of a multi-line string (a module docstring's paragraphs, a SQL query) starts nothing
-            block = blocks[-1]
-            block.lines.extend(block.blank + [line])
-            block.blank = []
-            continue
         starts = (not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
                   and line.strip() != "{"  # a brace on its own line (PHP's PSR-12, C#, Allman) opens the last one
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
@@ -170,26 +163,6 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
         elif block.name is None and indent == 0 and block.lines:
             block.name = c_function(block)
     return blocks
-
-
-def triple_quotes_open(line: str, quotes: str | None) -> str | None:
-    """The triple quotes (`\"\"\"`, `\'\'\'`) of a string still open after `line`, given those open before it. Counted,
-    not parsed, and only triple quotes: a backtick is prose's code mark as often as a template string's. A review
-    (session 34) found a module docstring's paragraphs cut into blocks of a line each, so a merge could put a
-    statement between them."""
-    at = 0
-    while True:
-        if quotes is None:
-            starts = [(k, q) for q in ('"""', "'''") if (k := line.find(q, at)) >= 0]
-            if not starts:
-                return None
-            at, quotes = min(starts)
-            at += 3
-        else:
-            end = line.find(quotes, at)
-            if end < 0:
-                return quotes
-            at, quotes = end + 3, None
 
 
 def c_function(block: Block) -> str | None:

@@ -1718,21 +1718,6 @@ def test_a_definition_the_instruction_names_may_end_like_another():
         ensure_whole(text, head + tail, "rename rc to status", path="db.c")
 
 
-def test_a_multiline_string_is_one_block_with_the_statement_it_belongs_to():
-    """A review (session 34): a module docstring's paragraphs were cut into blocks of a line each (and a SQL query
-    held in a triple-quoted string likewise), so a merge could take its lines for statements of their own."""
-    from editllm.editor.blocks import split_blocks, triple_quotes_open
-    from editllm.editor.source import split_lines
-
-    text = ('"""Tool.\n\nIt reads files.\n"""\n\nimport os\nQ = """\nSELECT 1\n\nFROM t\n"""\n\n\ndef f():\n'
-            '    """Doc."""\n    return \'\'\'a """ b\'\'\'\n')
-    blocks = split_blocks(split_lines(text), 0)
-    assert [b.text for b in blocks] == ['"""Tool.\n\nIt reads files.\n"""\n', "import os\n",
-                                        'Q = """\nSELECT 1\n\nFROM t\n"""\n', text[text.index("def f"):]]
-    assert triple_quotes_open('x = """a', None) == '"""' and triple_quotes_open('b""" + \'\'\'', '"""') == "'''"
-    assert triple_quotes_open('"""one line"""', None) is None and triple_quotes_open("no quotes", "'''") == "'''"
-
-
 def test_a_skipped_comment_beside_an_added_one_and_a_licence_beside_added_code_stay():
     """A fuzz (session 35): "add a TODO comment ..." shown between two statements, where the file has another
     comment, took that comment's place; "add a version string" took a licence comment's place (by the word
