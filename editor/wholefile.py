@@ -163,7 +163,9 @@ CSS_DECLARATION = re.compile(r"^\s+(?:--)?[\w-]+\s*:[^,]*;\s*$")  # `  color: #0
 def named_by(block: Block, instruction: str) -> bool:
     """Whether the instruction names this block: a definition by its name, an assignment by its
     target, an import by a name it imports, a compound statement or a Markdown heading by a word
-    of its first line. A call (`main()`) is named by nothing: only the flag deletes it."""
+    of its first line; a CSS at-rule (`@media`) asked away by its word. A call (`main()`) is named only with its
+    function, where the instruction asks for the call to go too ("remove the main function and its call": a probe,
+    session 35, had that read as an output cut short and undone)."""
     if block.name:
         return mentioned(block.name, instruction)
     if not block.lines:
@@ -182,9 +184,17 @@ def named_by(block: Block, instruction: str) -> bool:
         words = IDENT.findall(first.lstrip("#"))
     elif words := headed(block):  # only asked away: a review had `die()` lost, written, when "like die does" named it
         return any(asks_removal(word, instruction) for word in words)
-    else:
-        return False
+    elif at := AT_RULE.match(first):  # CSS's `@media (...) {`, `@keyframes spin {`: asked away ("the media query")
+        return any(asks_removal(word, instruction) for word in filter(None, at.groups()))
+    else:  # a call (`main "$@"`, `main()`) only where its function and its call are asked away (a probe, session 35)
+        call = CALL.match(first)
+        return bool(call and CALLS.search(instruction) and asks_removal(call[1], instruction))
     return any(not keyword.iskeyword(w) and mentioned(w, instruction) for w in words)
+
+
+AT_RULE = re.compile(r"^@([\w-]+)(?:\s+([A-Za-z_][\w-]*))?[^;]*\{\s*$")
+CALL = re.compile(r"^([A-Za-z_][\w.]*)(?:\s*\(.*\)\s*;?|\s+(?!=)\S.*)?$")
+CALLS = re.compile(r"\b(?:calls?|called|calling|invocations?)\b", re.I)
 
 
 def headed(block: Block) -> list[str]:
@@ -310,7 +320,8 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
     count, whole = 0, False
     needed = dangling(new)
     heads = {word for nb in new_blocks for word in headed(nb)}  # `.a, .b {`: rules the output writes
-    documents = _documents_asked_away(blocks, instruction) if not prose else set()
+    documents = (_documents_asked_away(blocks, instruction) | _sections_asked_away(blocks, instruction)
+                 | _last_asked_away(blocks, instruction)) if not prose else set()
     named = [named_by(b, instruction) or  # a block is named by its own name, or by what owns it
              (asks_removal(blocks[owner[k]].name, instruction) if owner[k] > k and blocks[owner[k]].name
               else named_by(blocks[owner[k]], instruction))  # a definition's comment goes only with it, asked away
@@ -390,6 +401,63 @@ def _documents_asked_away(blocks: list[Block], instruction: str) -> set[int]:
     return {k for (i, j), ws, pair in zip(spans, words, pairs, strict=True)
             if any(seen[w] == 1 and asks_removal(w, instruction) for w in ws)
             or (pair and twice[pair] == 1 and all(asks_removal(w, instruction) for w in pair)) for k in range(i, j)}
+
+
+SECTION_NOTE = re.compile(r"^[ \t]*(?:#(?![!\[{])|//|--(?:\s|$)|;)")  # a comment of code, SQL, Lua, INI
+# Words of a comment that say nothing of what the lines under it are
+FILLER_WORDS = {"the", "and", "for", "with", "from", "this", "that", "all", "are", "its", "more", "than", "each", "per"}
+
+
+def _sections_asked_away(blocks: list[Block], instruction: str) -> set[int]:
+    """The blocks of a section headed by a comment (the comment and the lines under it up to a blank line: a SQL
+    query under `-- Overdue loans`, settings under `# Logging`) that the instruction asks to remove by the comment's
+    words ("remove the members with more than three open loans query"). A probe (session 35) had such a section
+    that ended the file read as an output cut short, put back, and the edit undone, exit 0; the words of most
+    comments match no instruction, so a section not asked away is judged as before."""
+    if not re.search(rf"\b(?:{AWAY})\b", instruction, re.I):
+        return set()
+    said = {w.lower() for w in IDENT.findall(instruction)}
+    out: set[int] = set()
+    for k, b in enumerate(blocks):
+        if b.name or b.blank or not b.lines or not all(SECTION_NOTE.match(line) for line in b.lines):
+            continue
+        words = {w.lower() for line in b.lines for w in IDENT.findall(line) if len(w) > 2} - FILLER_WORDS
+        if not words or len(words & said) * 3 < len(words) * 2:
+            continue
+        end = k
+        while end + 1 < len(blocks) and not blocks[end].blank and not blocks[end + 1].name:
+            end += 1
+        out |= set(range(k, end + 1))
+    return out
+
+
+NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+LAST = re.compile(rf"\b(?:{AWAY})\s+(?:the\s+)?(?:last|final|closing)\s+(?:(\d+|{'|'.join(NUMBERS)})\s+)?[a-z]", re.I)
+
+
+def _last_asked_away(blocks: list[Block], instruction: str) -> set[int]:
+    """The blocks at the file's end that the instruction asks to remove by their place: "delete the last query"
+    (the last run of lines with no blank line between, its comment included), "remove the last three settings"
+    (the last three statements, and the comments among and right above them). A probe (session 35) had both read
+    as an output cut short and undone, exit 0."""
+    m = LAST.search(QUOTED.sub(" ", instruction))
+    content = [k for k, b in enumerate(blocks) if b.lines and "".join(b.lines).strip()]
+    if not m or not content:
+        return set()
+    if m[1]:
+        count = int(m[1]) if m[1].isdigit() else NUMBERS[m[1].lower()]
+        statements = [k for k in content if not all(SECTION_NOTE.match(line) for line in blocks[k].lines)]
+        if not 0 < count <= len(statements):
+            return set()
+        start = statements[-count]
+        while start > 0 and not blocks[start - 1].blank and all(SECTION_NOTE.match(line)
+                                                                for line in blocks[start - 1].lines):
+            start -= 1  # the comment right above them goes with them
+        return set(range(start, len(blocks)))
+    start = content[-1]
+    while start > 0 and not blocks[start - 1].blank and blocks[start - 1].lines:
+        start -= 1
+    return set(range(start, len(blocks)))
 
 
 def _merged_into(block: Block, heads: set[str], instruction: str) -> bool:

@@ -1736,3 +1736,32 @@ def holds(text: str, fragment: str, instruction: str, *wanted: str) -> None:
     path = "m.js" if "from '" in text or "require(" in text else "m.py"
     merged = ensure_whole(text, fragment, instruction, path=path).text
     assert all(want in merged for want in wanted), merged
+
+
+SQL = ("-- Overdue loans\nSELECT m.email, l.due_at\nFROM loans l\nWHERE l.due_at < now();\n\n"
+       "-- Most borrowed books\nSELECT b.title, count(*)\nFROM loans l\nGROUP BY b.title;\n\n"
+       "-- Members with more than three open loans\nSELECT m.id, count(*)\nFROM members m\nHAVING count(*) > 3;\n")
+SCSS = (".card {\n  padding: 1rem;\n}\n\n.title {\n  font-weight: bold;\n}\n\n@media (max-width: 768px) {\n"
+        "  .card {\n    padding: 0.5rem;\n  }\n}\n")
+SHELL = ('#!/bin/sh\nset -eu\n\nlog() {\n  echo "$@"\n}\n\nbackup() {\n  log backing up\n  tar czf b.tgz data\n}\n\n'
+         'main() {\n  backup\n  log done\n}\n\nmain "$@"\n')
+ENV = "# App\nAPP_NAME=shop\nAPP_PORT=8080\n# Logging\nLOG_LEVEL=info\nLOG_FORMAT=json\nLOG_FILE=app.log\n"
+
+
+@pytest.mark.parametrize("path,text,cut,instruction", [
+    ("schema.sql", SQL, "-- Members with more", "remove the members with more than three open loans query"),
+    ("schema.sql", SQL, "-- Members with more", "delete the last query"),
+    ("styles.scss", SCSS, "@media", "remove the media query"),
+    ("backup.sh", SHELL, "main() {", "remove the main function and its call"),
+    (".env", ENV, "LOG_LEVEL", "remove the last three settings"),
+])
+def test_the_last_part_of_a_file_asked_away_goes(path, text, cut, instruction):
+    """A probe (session 35): an asked removal of a file's last part (a SQL query under its comment, an SCSS
+    `@media` rule, a shell `main` and its call, the last settings of a .env) was read as an output cut short and
+    merged back, the edit undone with exit 0; the same removal mid-file was kept."""
+    out = text[:text.index(cut)].rstrip("\n") + "\n"
+    if path == ".env":
+        out = out.replace("# Logging\n", "")
+    assert ensure_whole(text, out, instruction, path=path).text == out
+    # not asked away, the cut stays an output cut short, and is merged back
+    assert ensure_whole(text, out, "add a comment at the top", path=path).text != out
