@@ -321,7 +321,8 @@ def unasked_losses(old: list[str], new: list[str], instruction: str, prose: bool
     needed = dangling(new)
     heads = {word for nb in new_blocks for word in headed(nb)}  # `.a, .b {`: rules the output writes
     documents = (_documents_asked_away(blocks, instruction) | _sections_asked_away(blocks, instruction)
-                 | _last_asked_away(blocks, instruction)) if not prose else set()
+                 | _last_asked_away(blocks, instruction) | _comments_asked_away(blocks, instruction)) \
+        if not prose else set()
     named = [named_by(b, instruction) or  # a block is named by its own name, or by what owns it
              (asks_removal(blocks[owner[k]].name, instruction) if owner[k] > k and blocks[owner[k]].name
               else named_by(blocks[owner[k]], instruction))  # a definition's comment goes only with it, asked away
@@ -429,6 +430,19 @@ def _sections_asked_away(blocks: list[Block], instruction: str) -> set[int]:
             end += 1
         out |= set(range(k, end + 1))
     return out
+
+
+COMMENTS_AWAY = re.compile(rf"\b(?:{AWAY})\b[^.;]*?\b(?:comments|every comment|each comment|comment lines)\b", re.I)
+
+
+def _comments_asked_away(blocks: list[Block], instruction: str) -> set[int]:
+    """The comment blocks of a file whose instruction asks its comments away ("remove all the comments", "drop the
+    blank lines and comments"). A probe (session 35) had the model's right output read as a fragment, the header
+    and doc comments merged back (Go, Lua, SQL, INI, SCSS, .env), or the output refused as partial."""
+    if not COMMENTS_AWAY.search(QUOTED.sub(" ", instruction)):
+        return set()
+    return {k for k, b in enumerate(blocks) if b.lines and not b.name
+            and all(SECTION_NOTE.match(line) or COMMENT_LINE.match(line) for line in b.lines)}
 
 
 NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}

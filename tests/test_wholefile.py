@@ -1765,3 +1765,22 @@ def test_the_last_part_of_a_file_asked_away_goes(path, text, cut, instruction):
     assert ensure_whole(text, out, instruction, path=path).text == out
     # not asked away, the cut stays an output cut short, and is merged back
     assert ensure_whole(text, out, "add a comment at the top", path=path).text != out
+
+
+@pytest.mark.parametrize("path,text", [("schema.sql", SQL), (".env", ENV),
+                                       ("backup.sh", SHELL.replace("set -eu\n", "set -eu\n# Back up data.\n")),
+                                       ("rate.go", "// Package rate limits.\npackage rate\n\n// Bucket holds tokens.\n"
+                                                   "type Bucket struct {\n\tn int\n}\n\n// Take takes one.\n"
+                                                   "func (b *Bucket) Take() {\n\tb.n--\n}\n")])
+def test_comments_asked_away_go(path, text):
+    """A probe (session 35): "remove all the comments" had the model's right output read as a fragment and the
+    header and doc comments merged back (Go, Lua, SQL, INI, SCSS, .env); "drop the blank lines and comments" was
+    refused as a partial output."""
+    import re
+
+    out = "".join(line for line in text.splitlines(True) if not re.match(r"\s*(?:--|//|#(?!!))", line))
+    assert ensure_whole(text, out, "remove all the comments", path=path).text == out
+    try:  # not asked: put back, or refused
+        assert ensure_whole(text, out, "rename the file's things", path=path).text != out
+    except EditError:
+        pass
