@@ -18,7 +18,7 @@ from dataclasses import dataclass
 # What may come before a definition's keyword: `export default`, Rust's `pub(crate)`, modifiers of Java, C#,
 # Kotlin, TypeScript and PHP (`public abstract class`, `public function`), Python's `async`.
 MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
-             r"(?:(?:public|private|protected|internal|abstract|final|sealed|static|open|data|partial|async)\s+)*")
+             r"(?:(?:public|private|protected|internal|abstract|final|sealed|static|open|data|partial|async|local)\s+)*")
 
 # The name is followed by what a definition goes on with (a parameter list, a base, `{`, `:`, the line's end):
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
@@ -26,7 +26,7 @@ DEF = re.compile(
     MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod)\s+"
     r"|impl<(?:[^<>]|<[^<>]*>)*>\s*)"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
     r"(?:[A-Za-z_]\w*::)*"  # a path's last part names it: `impl std::str::FromStr for Style` is FromStr, not `std`
-    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\][A-Za-z_$][\w$]*)*)"  # `Shop.Models`, PHP's `App\Http`
+    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\:][A-Za-z_$][\w$]*)*)"  # `A.B`, `App\Http`, Lua's `T:m`
     r"(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
     r"permits|private|protected|internal|public|constructor)\b))"
 )
@@ -75,6 +75,10 @@ ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:
 DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
 
 CLOSER = re.compile(r"^[ \t]*[}\])]")
+# A keyword that closes a body at its opener's indent (Lua's and Ruby's `end`, the shell's `fi`, `done`, `esac`):
+# the block's last line, not a statement of its own (a probe, session 35: `local function clamp` removed as asked
+# left its `end` behind, read as a statement lost, and the edit was undone)
+END_LINE = re.compile(r"^[ \t]*(?:end|fi|done|esac)\b[\s),;]*$")
 # A line comment (`# note`, `// note`, `/// doc`), not `#include`, `#[derive]` or a shebang.
 # `# note`, `#note` (acme.sh's `#Usage: ...`), `// note`; not C's or C#'s directives, a shebang, a Rust attribute or
 # a CSS rule for an id (`#logo { float: left; }`, `#nav {`)
@@ -132,6 +136,7 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     blocks: list[Block] = []
     for line in lines:
         starts = (not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
+                  and not (END_LINE.match(line) and blocks and blocks[-1].lines and not blocks[-1].blank)
                   and line.strip() != "{"  # a brace on its own line (PHP's PSR-12, C#, Allman) opens the last one
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
         if starts and blocks and blocks[-1].lines and PREPROCESSOR.match(line):

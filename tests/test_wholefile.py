@@ -1784,3 +1784,27 @@ def test_comments_asked_away_go(path, text):
         assert ensure_whole(text, out, "rename the file's things", path=path).text != out
     except EditError:
         pass
+
+
+LUA = ("local Inventory = {}\nInventory.__index = Inventory\n\nlocal function clamp(x, lo, hi)\n"
+       "  if x < lo then return lo end\n  return x\nend\n\nfunction Inventory.new(slots)\n"
+       "  return setmetatable({slots = slots}, Inventory)\nend\n\n"
+       "function Inventory:count(id)\n  return #self.slots\nend\n\n"
+       "function Inventory:dump()\n  for i, s in ipairs(self.slots) do print(i, s) end\nend\n\nreturn Inventory\n")
+
+
+@pytest.mark.parametrize("start,instruction", [("function Inventory:dump", "remove the dump method"),
+                                               ("local function clamp", "remove the clamp function, it is unused"),
+                                               ("function Inventory:count", "remove Inventory:count")])
+def test_a_lua_function_or_method_asked_away_goes(start, instruction):
+    """A probe (session 35): Lua's `function Inventory:dump()` blocks were all named `Inventory`, `local function` was
+    no definition, and its `end` a statement of its own: an asked removal read as a definition lost, merged back."""
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.source import split_lines
+
+    assert [b.name for b in split_blocks(split_lines(LUA), 0) if b.name] == [
+        "clamp", "Inventory.new", "Inventory:count", "Inventory:dump"]
+    i = LUA.index(start)
+    out = LUA[:i] + LUA[LUA.index("\n\n", i) + 2:]
+    assert ensure_whole(LUA, out, instruction, path="inventory.lua").text == out
+    assert ensure_whole(LUA, out, "add a comment", path="inventory.lua").text == LUA  # not asked: put back
