@@ -27,10 +27,16 @@ from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
 
 NAME = r"[A-Za-z_$][\w$]*"
 # "rename (the function) `parse()` to `parse_args()`", "rename X as Y", "rename X → Y", "rename X -> Y"
-RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:[a-z]+\s+)?[`'\"]?({NAME})(?:\(\))?[`'\"]?"
-                    rf"\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
+# "rename the function foo to bar", "rename the Bucket type to bucket", "rename the members table to patrons": a kind
+# word before the name (lower case) or after it, the name taken first (a probe, session 35: `type` was taken for
+# the name of "the Bucket type", and a complete rename noted as left half done)
+KINDS = (r"type|struct|table|class|function|method|variable|field|column|constant|interface|enum|module|key|"
+         r"property|parameter|argument|trait|view|index")
+RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:(?-i:[a-z]+)\s+)??[`'\"]?({NAME})(?:\(\))?[`'\"]?"
+                    rf"(?:\s+(?:{KINDS}))?\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
 NOT_NAMES = {"function", "method", "class", "variable", "field", "parameter", "argument", "constant", "module",
-             "file", "it", "this", "that", "them", "all", "each"}  # "rename the method to something clearer"
+             "file", "it", "this", "that", "them", "all", "each", "type", "struct", "table", "column"}  # "rename the
+# method to something clearer"
 
 
 def renames(instruction: str) -> list[tuple[str, str]]:

@@ -17,6 +17,10 @@ def test_the_renames_an_instruction_asks_for():
     assert renames("Rename `foo` as `bar`, and rename x -> y") == [("foo", "bar"), ("x", "y")]
     assert renames("Rename the method to something clearer") == []  # no old name given
     assert renames("add a parameter to parse") == []
+    # a kind word after the name (a probe, session 35: "the Bucket type" was read as a rename of `type`)
+    assert renames("rename the Bucket type to bucket") == [("Bucket", "bucket")]
+    assert renames("rename the members table to patrons") == [("members", "patrons")]
+    assert renames("rename the APP variable to BINARY") == [("APP", "BINARY")]
 
 
 def test_a_call_site_left_with_the_old_name_is_found_and_comments_are_not():
