@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import removal
+from editllm.editor.asks import AWAY, removal
 from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
 
 NAME = r"[A-Za-z_$][\w$]*"
@@ -161,8 +161,14 @@ def _code_like(instruction: str, m: re.Match) -> bool:
     return spell is not None and len(name) >= 3 and not spell.known([name.lower()])
 
 
+DOES = re.compile(rf"\b(?:that|which|who)\s+(?:\w+\s+)?(?:{AWAY}|clears?|empties|resets?)\b[^.;]*", re.I)
+
+
 def kept_removals(old_text: str, new_text: str, instruction: str) -> list[str]:
-    """The names the instruction asks to remove that the edited text still holds as often as the file did."""
+    """The names the instruction asks to remove that the edited text still holds as often as the file did. What a
+    thing the edit adds does at run time is no removal: "add a Clear completed button that removes the done todos"
+    (a probe, session 35, was told the edit left `todos` in place)."""
+    instruction = DOES.sub(" ", instruction)
     if not DELETION.search(instruction):
         return []
     kept = []

@@ -101,6 +101,11 @@ def test_a_removal_the_edit_did_not_make_is_found():
     prose = "def _format(v):\n    \"\"\"Format the version.\"\"\"\n    return v\n"
     assert kept_removals(prose, prose, "Delete the function _format; it is no longer needed.") == ["_format"]
     assert kept_removals(code, code, "add a parse function") == []  # no removal asked
+    # what an added thing does is no removal (a probe, session 35); what a removed one does is not either
+    todo = "const todos = [];\n\nfunction App() {\n  return todos.length;\n}\n"
+    added = todo.replace("  return", "  const clear = () => todos.splice(0);\n  return")
+    assert kept_removals(todo, added, "add a Clear completed button that removes the done todos") == []
+    assert kept_removals(code, code, "remove the parse function that deletes temp files") == ["parse"]
     # a capitalised name that is a determiner's word is a name mid-sentence (a review, session 34)
     unused = "class Unused:\n    pass\n\n\nclass Used:\n    pass\n"
     assert kept_removals(unused, unused, "remove class Unused") == ["Unused"]
