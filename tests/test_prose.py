@@ -784,7 +784,9 @@ def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_b
                                        ("LICENSE-MIT", "text"), ("docs.markdown", "markdown"), ("a.adoc", "asciidoc"),
                                        # a generator (session 31): a 4-line paragraph of LICENSE.APACHE went unchecked
                                        ("LICENSE.APACHE", "text"), ("COPYING.LIB", "text"), ("TODO.sh", "bash"),
-                                       ("Todo.vue", ""), ("INSTALL.ps1", "")])  # a review: a language's suffix
+                                       ("Todo.vue", ""), ("INSTALL.ps1", ""),  # a review: a language's suffix
+                                       # a probe (session 35): a file type's suffix after a prose word and a dash
+                                       ("News-feed.scss", ""), ("Todo_list.vue", ""), ("CHANGES_1.x", "text")])
 def test_prose_files_known_by_name_alone_are_prose(path, lang):
     """An extension-less README used to get none of prose's handling (its fence, wording, spelling help)."""
     from editllm.editor.prompt import language
