@@ -584,8 +584,9 @@ class EditSession:
         lf = result.new_text.replace("\r\n", "\n")
         if drift := drifted(src.path, src.text, lf, instruction, src.lines):
             self.log(drifted_note(src.path, drift))
-        if dropped := dropped_lines(src.path, src.text.replace("\r\n", "\n"), lf, instruction):
-            self.log(dropped_note(src.path, src.text.replace("\r\n", "\n"), dropped))
+        was = src.text.replace("\r\n", "\n")
+        if dropped := dropped_lines(src.path, was, lf, instruction):
+            self.log(dropped_note(src.path, was, dropped))
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):
                 self.log(still_used_note(src.path, name, lines))

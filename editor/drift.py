@@ -22,7 +22,7 @@ import re
 from collections import Counter
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import AWAY, GOES
+from editllm.editor.asks import GOES
 from editllm.editor.blocks import DEF, split_blocks
 from editllm.editor.errors import few
 from editllm.editor.languages import language
@@ -220,7 +220,7 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
 
 # An instruction that asks for something added and for nothing else: no line of the file need go
 ADDS = re.compile(r"\b(?:add|insert|append|introduce|include|log|annotate|document|write)\w*", re.I)
-CHANGES = re.compile(rf"\b(?:{AWAY}|{GOES}|chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|"
+CHANGES = re.compile(rf"\b(?:{GOES}|chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|"
                      r"convert\w*|simplif\w*|clean\w*|restructur\w*|reorgani[sz]\w*|mak\w*|us(?:e|ing)|turn\w*|"
                      r"switch\w*|instead|wrap\w*|split\w*|extract\w*|sort\w*|format\w*|modern\w*)\b", re.I)
 

@@ -412,6 +412,12 @@ def _documents_asked_away(blocks: list[Block], instruction: str) -> set[int]:
 
 
 SECTION_NOTE = re.compile(r"^[ \t]*(?:#(?![!\[{])|//|--(?:\s|$)|;)")  # a comment of code, SQL, Lua, INI
+
+
+def _note(block: Block) -> bool:
+    """Whether every line of the block is a comment (`SECTION_NOTE`'s kinds)."""
+    return bool(block.lines) and all(SECTION_NOTE.match(line) for line in block.lines)
+
 # Words of a comment that say nothing of what the lines under it are
 FILLER_WORDS = {"the", "and", "for", "with", "from", "this", "that", "all", "are", "its", "more", "than", "each", "per"}
 
@@ -427,7 +433,7 @@ def _sections_asked_away(blocks: list[Block], instruction: str) -> set[int]:
     said = {w.lower() for w in IDENT.findall(instruction)}
     out: set[int] = set()
     for k, b in enumerate(blocks):
-        if b.name or b.blank or not b.lines or not all(SECTION_NOTE.match(line) for line in b.lines):
+        if b.name or b.blank or not _note(b):
             continue
         words = {w.lower() for line in b.lines for w in IDENT.findall(line) if len(w) > 2} - FILLER_WORDS
         if not words or len(words & said) * 3 < len(words) * 2:
@@ -467,12 +473,11 @@ def _last_asked_away(blocks: list[Block], instruction: str) -> set[int]:
         return set()
     if m[1]:
         count = int(m[1]) if m[1].isdigit() else NUMBERS[m[1].lower()]
-        statements = [k for k in content if not all(SECTION_NOTE.match(line) for line in blocks[k].lines)]
+        statements = [k for k in content if not _note(blocks[k])]
         if not 0 < count <= len(statements):
             return set()
         start = statements[-count]
-        while start > 0 and not blocks[start - 1].blank and all(SECTION_NOTE.match(line)
-                                                                for line in blocks[start - 1].lines):
+        while start > 0 and not blocks[start - 1].blank and _note(blocks[start - 1]):
             start -= 1  # the comment right above them goes with them
         return set(range(start, len(blocks)))
     start = content[-1]
