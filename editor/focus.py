@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from editllm.editor import goimports
 from editllm.editor.asks import asks_removal, mentioned
-from editllm.editor.blocks import Block, is_blank, joined, notes_above, split_blocks
+from editllm.editor.blocks import IMPORT_LINE, Block, is_blank, joined, notes_above, split_blocks
 from editllm.editor.errors import EditError
 from editllm.editor.merge import merge_code
 from editllm.editor.source import split_lines
@@ -34,7 +34,12 @@ FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|us
 # A rename of a local variable stays inside its function ("in commonprefix, rename the local variable s1": a
 # probe's instruction that showed the model the whole file, which then edited other functions)
 LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local\s+variables?\b", re.I)
-IMPORT = re.compile(r"^(?:import|from)\s+\S")
+# An instruction that changes what a definition holds or takes: the code that builds or calls it must change with
+# it. A probe (session 35): "add a timeout_secs field to Config, read from the timeout_secs key" showed the model
+# only the struct, so `load`, which builds `Config {...}`, was not updated and the file no longer compiled; "in
+# TodoItem, add a delete button that calls an onDelete prop" left the caller `<TodoItem .../>` without the prop.
+SHAPE = re.compile(r"\b(?:fields?|props?|propert(?:y|ies)|members?|attributes?|param(?:eter)?s?|arg(?:ument)?s?|"
+                   r"columns?|signature|constructor|initiali[sz]er)\b", re.I)
 # An instruction about a definition's comment ("shorten the doc comment on hostname", "fix the JSDoc of parse"): a
 # real probe (session 28) showed the model only `pub fn hostname`, without the `///` lines above it, and got the
 # function back unchanged ("no change proposed")
@@ -66,10 +71,30 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     content = sum(1 for line in lines if not is_blank(line))
     if sum(len(b.lines) for b in named) > MAX_SHARE * content:
         return None
+    shown = shown_blocks(blocks, instruction)
+    if sum(len(blocks[i].lines) for i in shown) > MAX_SHARE * content:
+        return None
     go = goimports.handled(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
-    kept = [b for b in blocks if is_named(b, instruction) or is_import(b) or go and goimports.is_header(b)]
+    kept = [b for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
-    return Focus(body if body.endswith("\n") else body + "\n", tuple(b.name for b in named))
+    return Focus(body if body.endswith("\n") else body + "\n", tuple(blocks[i].name for i in sorted(shown)))
+
+
+def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
+    """The indices of the top-level definitions the model is shown: those the instruction names, and when it changes
+    what they hold or take (`SHAPE`), the definitions that build or call them (`builds`), which must change too."""
+    named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
+    if not SHAPE.search(instruction):
+        return named
+    users = {i for i, b in enumerate(blocks) if i not in named and b.name
+             and any(builds(b, blocks[k].name) for k in named)}
+    return named | users
+
+
+def builds(block: Block, name: str) -> bool:
+    """Whether the block builds or calls `name`: `name(`, `name {`, `name::`, `new name`, `<name` (JSX); a type
+    annotation alone (`c: &Config`) needs no change when a field is added."""
+    return bool(re.search(rf"(?<![\w$.]){re.escape(name)}\s*(?:[({{]|::)|<{re.escape(name)}\b", block.text))
 
 
 def is_named(block: Block, instruction: str) -> bool:
@@ -77,7 +102,7 @@ def is_named(block: Block, instruction: str) -> bool:
 
 
 def is_import(block: Block) -> bool:
-    return block.name is None and bool(block.lines) and all(IMPORT.match(x) for x in block.lines)
+    return block.name is None and bool(block.lines) and all(IMPORT_LINE.match(x) for x in block.lines)
 
 
 def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool = False,
@@ -101,7 +126,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
         gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
-    refuse_unshown(blocks, new_lines, instruction)
+    refuse_unshown(blocks, new_lines, shown_blocks(blocks, instruction))
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
@@ -109,18 +134,18 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
 
 
-def refuse_unshown(blocks: list[Block], new_lines: list[str], instruction: str) -> None:
-    """The model was shown the named definitions and the imports; a definition it writes under the name of
+def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int]) -> None:
+    """The model was shown the `shown` definitions and the imports; a definition it writes under the name of
     one it was not shown would replace the user's code with a guess (a helper it made up whose name the file
     already uses, or the whole file written from imagination). Unchanged text is harmless; changed, refused."""
     hidden: dict[str, set[str]] = {}  # a name may be defined several times (`@overload` stubs)
-    for b in blocks:
-        if b.name and not is_named(b, instruction):
+    for i, b in enumerate(blocks):
+        if b.name and i not in shown:
             hidden.setdefault(b.name, set()).add(b.text)
     for b in split_blocks(new_lines, 0):
         if b.name in hidden and b.text not in hidden[b.name]:
             raise EditError(f"the model wrote {b.name}, which it was not shown (only the definitions the "
-                            "instruction names are); nothing written")
+                            "instruction names, and those that build or call them, are); nothing written")
 
 
 def copy_view(before: str, after: str, instruction: str) -> tuple[str, str, tuple[str, ...]]:

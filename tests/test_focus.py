@@ -192,3 +192,78 @@ def test_a_request_about_a_definitions_comment_is_not_focused_away_from_it():
     assert focus_of(rust, "Shorten the doc comment on hostname to one line") is None
     assert focus_of(rust, "Make hostname return None when HOSTNAME is empty").names == ("hostname",)
     assert focus_of(MODULE, "Fix the docstring of mean").names == ("mean",)  # Python's is inside the definition
+
+
+RUST_CONFIG = '''use std::collections::HashMap;
+use std::time::Duration;
+
+pub struct Config {
+    pub interval: Duration,
+    pub verbose: bool,
+}
+
+pub enum ConfigError {
+    Missing(&'static str),
+}
+
+fn describe(config: &Config) -> String {
+    format!("{:?}", config.interval)
+}
+
+fn parse_pairs(text: &str) -> HashMap<String, String> {
+    let mut map = HashMap::new();
+    for line in text.lines() {
+        if let Some((k, v)) = line.split_once('=') {
+            map.insert(k.trim().to_string(), v.trim().to_string());
+        }
+    }
+    map
+}
+
+fn parse_bool(value: &str) -> bool {
+    matches!(value, "true" | "yes" | "1")
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    value.split(',').map(|s| s.trim().to_string()).collect()
+}
+
+pub fn load(text: &str) -> Result<Config, ConfigError> {
+    let pairs = parse_pairs(text);
+    let secs = pairs.get("interval").ok_or(ConfigError::Missing("interval"))?;
+    Ok(Config {
+        interval: Duration::from_secs(secs.parse().unwrap_or(60)),
+        verbose: pairs.get("verbose").is_some(),
+    })
+}
+'''
+
+
+def test_a_field_added_to_a_struct_shows_the_code_that_builds_it():
+    """A probe (session 35): "add a timeout_secs field to Config, read from the key" showed the model only the struct,
+    so `load`, which builds `Config {...}`, was left without the field and the file no longer compiled. The builder
+    is shown with it (and the `use` lines); `describe`, which only takes a `&Config`, and `ConfigError` are not."""
+    instruction = "add a timeout_secs field to Config, read from the timeout_secs key, default 30"
+    focus = focus_of(RUST_CONFIG, instruction)
+    assert focus is not None and focus.names == ("Config", "load")
+    assert focus.text.startswith("use std::collections::HashMap;\nuse std::time::Duration;\n\npub struct Config {")
+    assert "fn describe" not in focus.text and "enum ConfigError" not in focus.text
+
+    def add_field(text: str) -> str:
+        return text.replace("    pub verbose: bool,\n", "    pub verbose: bool,\n    pub timeout_secs: u64,\n") \
+            .replace("        verbose: pairs", "        timeout_secs: 30,\n        verbose: pairs")
+
+    merged = merge_focus(RUST_CONFIG, add_field(focus.text), instruction)  # the builder's change is not refused
+    assert merged == add_field(RUST_CONFIG)
+
+
+def test_an_edit_inside_a_named_definition_shows_no_callers():
+    focus = focus_of(RUST_CONFIG, "load should default the interval to 30 seconds")
+    assert focus is not None and focus.names == ("load",)
+
+
+def test_a_parameter_whose_callers_fill_most_of_the_file_shows_the_whole_file():
+    text = "def f(x):\n    return x\n\n\n" + "".join(f"def g{i}():\n    return f({i}) + f({i + 1})\n\n\n"
+                                                 for i in range(4))
+    assert focus_of(text, "in g0, return 1") is not None
+    assert focus_of(text, "add a parameter scale to f") is None
