@@ -23,7 +23,7 @@ from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.crossfile import still_imported, still_imported_note
 from editllm.editor.datakeys import unasked_keys, unasked_keys_note
 from editllm.editor.drift import drifted, drifted_note, dropped_lines, dropped_note
-from editllm.editor.errors import EditError, few
+from editllm.editor.errors import EditError, few, lines_named
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
 from editllm.editor.modelspec import bundled_for, check_model_spec
@@ -558,6 +558,9 @@ class EditSession:
         if result.imports_dropped:
             self.log(f"{src.path}: note: the edit no longer uses {', '.join(result.imports_dropped)}; dropped from "
                      "the imports (Go does not build with an unused import)")
+        if result.uncommented:
+            self.log(f"{src.path}: note: the model commented out {lines_named(result.uncommented)} where the "
+                     "instruction asks for removal; taken out")
         if result.filled or (result.merged and result.new_text != result.unmerged_text):  # not when nothing came back
             self.log(f"{src.path}: the model wrote only part of the file{left_out(result)}; merged it into place")
         for why in result.focused:  # a typo on a line the spell checker flags nothing on is never read (a probe)
@@ -586,7 +589,7 @@ class EditSession:
             self.log(drifted_note(src.path, drift))
         was = src.text.replace("\r\n", "\n")
         if dropped := dropped_lines(src.path, was, lf, instruction):
-            self.log(dropped_note(src.path, was, dropped))
+            self.log(dropped_note(src.path, was, dropped, instruction))
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):
                 self.log(still_used_note(src.path, name, lines))

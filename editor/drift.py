@@ -22,10 +22,10 @@ import re
 from collections import Counter
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import GOES
-from editllm.editor.blocks import DEF, split_blocks
+from editllm.editor.asks import AWAY, GOES
+from editllm.editor.blocks import DEF, IMPORT_LINE, split_blocks
 from editllm.editor.errors import few
-from editllm.editor.languages import language
+from editllm.editor.languages import is_config, language
 from editllm.editor.prose import is_prose
 from editllm.editor.source import split_lines
 from editllm.editor.wholefile import COMMENT_LINE, COMMON, NAME_TOKEN, NOT_NEEDED, asks_shrinking, lost_lines
@@ -220,39 +220,104 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
 
 # An instruction that asks for something added and for nothing else: no line of the file need go
 ADDS = re.compile(r"\b(?:add|insert|append|introduce|include|log|annotate|document|write)\w*", re.I)
-CHANGES = re.compile(rf"\b(?:{GOES}|chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|"
-                     r"convert\w*|simplif\w*|clean\w*|restructur\w*|reorgani[sz]\w*|mak\w*|us(?:e|ing)|turn\w*|"
-                     r"switch\w*|instead|wrap\w*|split\w*|extract\w*|sort\w*|format\w*|modern\w*)\b", re.I)
+# Words that ask for lines of the file reworked, beyond taking some out
+REWORKS = (r"chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|convert\w*|simplif\w*|clean\w*|"
+           r"restructur\w*|reorgani[sz]\w*|mak\w*|us(?:e|ing)|turn\w*|switch\w*|instead|wrap\w*|split\w*|extract\w*|"
+           r"sort\w*|format\w*|modern\w*")
+CHANGES = re.compile(rf"\b(?:{GOES}|{REWORKS})\b", re.I)
+REMOVES = re.compile(rf"\b(?:{AWAY})\b", re.I)
+REWORKING = re.compile(rf"\b(?:renam\w*|swap\w*|mov\w*|merg\w*|combin\w*|inlin\w*|{REWORKS})\b", re.I)
+# Words of a removal that name no part of the file
+FILLER = {"the", "a", "an", "and", "or", "of", "in", "on", "at", "to", "from", "for", "with", "its", "this", "that",
+          "these", "those", "all", "any", "every", "each", "line", "lines", "file", "code", "statement", "instruction",
+          "block", "section", "entry", "step", "part", "one", "two", "three", "it", "them", "there", "here", "too",
+          "also", "please", "now", "just", "only", "out", "rid", "get", "whole", "entire", "which", "is", "are", "be",
+          "not", "no", "we", "our", "us", "you", "your", "function", "method", "class", "variable", "constant", "dead",
+          "obsolete", "needed", "anymore", "longer", "used", "since", "because", "nothing", "calls", "never"}
 
 
 def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> list[int]:
-    """Indices of code lines an edit that only asks for something added takes out: gone from the output (no copy of
-    them left), and no line of the output is an edit of them. A fuzz (session 35) had a whole-file output put a new
+    """Indices of code lines an edit takes out that the instruction does not ask to go: gone from the output (no
+    copy of them left), and no line of the output is an edit of them. Comments aside (the model rewords them).
+
+    Asked only for something added, any such line counts: a fuzz (session 35) had a whole-file output put a new
     statement in the place of `exports.parsePatch = parsePatch;`; the deletion checks judge runs of lines (five or
-    more), so one line lost this way passed without a word. Comments aside (the model rewords them as it adds).
+    more), so one line lost this way passed without a word. Asked to remove something, a line counts when it lies
+    outside every top-level block holding a word of what is to go and not between two lines of such blocks taken out
+    in one stretch (a Dockerfile's build stage, whose `COPY` lines name no "build"), and it is not what that removal
+    leaves unused (an import only the removed code used): a probe (session 35) asked a Dockerfile to "remove the
+    HEALTHCHECK", and the model also took out `EXPOSE 8000`, exit 0 (any removal word turns the deletion checks
+    off). When no line of the file holds such a word ("delete the last query"), nothing is judged.
     A note, not a refusal: an addition may well replace a line (a call wrapped in the new logging)."""
-    if not ADDS.search(instruction) or CHANGES.search(instruction) or NOT_NEEDED.search(instruction) \
-            or asks_shrinking(instruction) or is_prose(path) or language(path) in DATA or not language(path):
+    if NOT_NEEDED.search(instruction) or is_prose(path) or language(path) in DATA \
+            or not (language(path) or is_config(path)):
+        return []
+    # a removal and nothing else: no shrinking, rewording or moving beside it ("remove X and shorten Y")
+    removal = bool(REMOVES.search(instruction)) and not REWORKING.search(instruction) \
+        and not asks_shrinking(REMOVES.sub(" ", instruction))
+    if not removal and not (ADDS.search(instruction) and not CHANGES.search(instruction)
+                            and not asks_shrinking(instruction)):
         return []
     old, new = split_lines(old_text), split_lines(new_text)
     ops, lost = lost_lines(old, new)
+    asked: set[int] = set()  # the old lines of the blocks that hold a word of what is to go
+    if removal:
+        if not (asked := removal_lines(old, instruction)):
+            return []
+        for run in lost.values():  # what lies between two lines of it went with it ("remove the build stage")
+            held = [k for k in run if k in asked]
+            asked.update(k for k in run if held and held[0] < k < held[-1])
+    gone = {w for n, run in lost.items() for k in run if k in asked for w in NAME_TOKEN.findall(old[k])}
+    asked_text = {old[k].strip() for k in asked}  # a line written twice: the alignment may call either copy lost
+    left = set(NAME_TOKEN.findall(new_text))
     out = []
     for n, run in lost.items():
         _, _, _, j1, j2 = ops[n]
         there = {w for line in new[j1:j2] for w in NAME_TOKEN.findall(line)}
         for k in run:
             names = set(NAME_TOKEN.findall(old[k])) - COMMON
+            if k in asked or old[k].strip() in asked_text or (names & gone) - left and (
+                    IMPORT_LINE.match(old[k]) or names <= gone):
+                continue  # asked to go, or what the removal left unused (`import math`, only `clamp` used it)
             if names and not names <= there and not COMMENT_LINE.match(old[k]):  # not joined into a line there
                 out.append(k)  # (a signature's `target,` and `):` put on one line are no loss)
     return sorted(out)
 
 
-def dropped_note(path: str, old_text: str, lines: list[int]) -> str:
-    """The note for lines an addition took out."""
+def removal_lines(old: list[str], instruction: str) -> set[int]:
+    """The lines of the top-level blocks of `old` that hold a word of what the instruction asks to remove (the same
+    word, or one ending in up to three more letters: "prints" finds `print`; `tuple` is no word of `tuple_max`)."""
+    wanted = {w.lower() for w in re.findall(r"[A-Za-z_$][\w$-]*", REMOVES.sub(" ", instruction))} - FILLER
+    wanted = {w for w in wanted if len(w) >= 3}
+
+    def holds(line: str) -> bool:
+        for w in re.findall(r"[A-Za-z_$][\w$-]*", line.lower()):
+            if any(w == o or _inflected(w, o) or _inflected(o, w) for o in wanted):
+                return True
+        return False
+
+    out: set[int] = set()
+    k = 0
+    for b in split_blocks(old, 0):
+        span = range(k, k + len(b.lines))
+        if any(holds(line) for line in b.lines):
+            out.update(span)
+        k += len(b.lines) + len(b.blank)
+    return out
+
+
+def _inflected(word: str, stem: str) -> bool:
+    """Whether `word` is `stem` (four letters at least) with up to three letters more ("prints", "queries" no)."""
+    return len(stem) >= 4 and word.startswith(stem) and 0 < len(word) - len(stem) <= 3 and word[len(stem):].isalpha()
+
+
+def dropped_note(path: str, old_text: str, lines: list[int], instruction: str = "") -> str:
+    """The note for lines an edit took out that the instruction does not ask to go."""
     old = old_text.split("\n")
     shown = few([f"line {k + 1} ({old[k].strip()[:40]!r})" for k in lines])
-    return (f"{path}: note: the edit also takes out {shown}, which the instruction, asking only for an addition, "
-            f"does not ask to go; check {'it' if len(lines) == 1 else 'they'} should")
+    why = "" if REMOVES.search(instruction) else ", asking only for an addition,"
+    return (f"{path}: note: the edit also takes out {shown}, which the instruction{why} does not ask to go; check "
+            f"{'it' if len(lines) == 1 else 'they'} should")
 
 
 def drifted_note(path: str, names: list[str]) -> str:

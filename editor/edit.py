@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from editllm.editor import elision, goimports, prose
+from editllm.editor.commented import uncomment_removals
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
 from editllm.editor.datakeys import no_unasked_move
@@ -103,12 +104,14 @@ class EditResult:
     filled: bool = False  # it wrote placeholders for code it left out, filled from the original (editor.elision)
     imports_added: tuple[str, ...] = ()  # Go packages the edit used unimported, added (`goimports.fix_imports`)
     imports_dropped: tuple[str, ...] = ()  # and those whose every use it took out, dropped
+    uncommented: tuple[int, ...] = ()  # lines asked to go that the model commented out, taken out (editor.commented)
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
                                        "merged": self.merged, "fallback": self.fallback,
                                        "focused": list(self.focused), "imports_added": list(self.imports_added),
-                                       "imports_dropped": list(self.imports_dropped)}
+                                       "imports_dropped": list(self.imports_dropped),
+                                       "uncommented": list(self.uncommented)}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -324,6 +327,9 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
                                                    src.disk_path.parent if src.disk_path else None)
     if mended is not whole.lines:
         whole = replace(whole, text="".join(mended), lines=mended)
+    bare, uncommented = uncomment_removals(src.lines, whole.lines, instruction)
+    if uncommented:
+        whole = replace(whole, text="".join(bare), lines=bare)
     still_parses(src.path, src.text, whole.text)
     no_unasked_move(src.path, src.text, whole.text, instruction)
     still_balanced(src.path, src.lines, whole.lines)
@@ -338,7 +344,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
                       unmerged_text=unmerged, filled=filled, imports_added=tuple(added),
-                      imports_dropped=tuple(dropped))
+                      imports_dropped=tuple(dropped), uncommented=tuple(uncommented))
 
 
 def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:

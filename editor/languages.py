@@ -41,6 +41,17 @@ def language(path: str) -> str:
     return LANGUAGES.get(name.suffix.lower(), "")
 
 
+# Build and configuration files no fence tag names: their lines are statements, not prose (a probe, session 35: "remove
+# the HEALTHCHECK" also took out a Dockerfile's `EXPOSE 8000`, and the unasked-lines check skipped the file)
+CONFIG = re.compile(r"^(?:Dockerfile|Containerfile|Makefile|GNUmakefile|Jenkinsfile|Procfile|Vagrantfile|Gemfile|"
+                    r"Rakefile)(?:\.[\w-]+)?$|^\.env(?:\.[\w-]+)?$|\.(?:mk|ini|cfg|conf|env|properties)$")
+
+
+def is_config(path: str) -> bool:
+    """Whether the file is a build or configuration file no fence tag names (a Dockerfile, a Makefile, an .ini)."""
+    return bool(CONFIG.search(PurePosixPath(path).name))
+
+
 PYTHON = (".py", ".pyi", ".pyw")  # suffixes `ast` reads (a `.pyw` is a Windows script)
 
 

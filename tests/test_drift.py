@@ -171,3 +171,82 @@ def test_the_session_notes_a_line_an_addition_takes_out(tmp_path, monkeypatch, s
     notes: list[str] = []
     EditSession(scripted_lm(out + "```\n"), focus=False, log=notes.append).edit(["parse.js"], "add a VERSION constant")
     assert any("takes out line 2 ('exports.parsePatch = parsePatch;')" in note for note in notes), notes
+
+
+DOCKERFILE = '''FROM python:3.11-slim
+WORKDIR /app
+COPY . .
+
+ENV PORT=8000
+
+EXPOSE 8000
+
+HEALTHCHECK --interval=30s \\
+    CMD curl -fsS http://localhost:8000/healthz || exit 1
+
+USER app
+CMD ["gunicorn", "app:main"]
+'''
+HEALTHCHECK = "HEALTHCHECK --interval=30s \\\n    CMD curl -fsS http://localhost:8000/healthz || exit 1\n\n"
+WITHOUT_HEALTHCHECK = DOCKERFILE.replace(HEALTHCHECK, "")
+
+
+def test_a_line_a_removal_takes_out_beside_what_it_asks_to_go_is_noted():
+    """A probe (session 35): "remove the HEALTHCHECK" also took out a Dockerfile's `EXPOSE 8000`, exit 0: any removal
+    word turned the deletion checks off, and the lines check skipped a file no fence tag names. A line outside the
+    blocks holding a word of what is to go is noted; an import only the removed code used, a line written twice,
+    or a removal whose words no line holds ("the last query") are not."""
+    from editllm.editor.drift import dropped_lines, dropped_note
+
+    instruction = "remove the HEALTHCHECK"
+    assert dropped_lines("Dockerfile", DOCKERFILE, WITHOUT_HEALTHCHECK, instruction) == []
+    lost = WITHOUT_HEALTHCHECK.replace("EXPOSE 8000\n\n", "")
+    assert dropped_lines("Dockerfile", DOCKERFILE, lost, instruction) == [6]
+    assert dropped_note("Dockerfile", DOCKERFILE, [6], instruction) == (
+        "Dockerfile: note: the edit also takes out line 7 ('EXPOSE 8000'), which the instruction does not ask to go; "
+        "check it should")
+    assert dropped_lines("Dockerfile", DOCKERFILE, lost, "remove the last step") == []  # no line holds its words
+    assert dropped_lines("Dockerfile", DOCKERFILE, lost, "remove the HEALTHCHECK and simplify the rest") == []
+    py = ("import math\nimport os\n\n\ndef clamp(x):\n    return math.floor(x)\n\n\n"
+          "def main():\n    print(os.getcwd())\n    return 1\n")
+    removed = "import os\n\n\ndef main():\n    print(os.getcwd())\n    return 1\n"
+    assert dropped_lines("a.py", py, removed, "remove the clamp function") == []  # its import went with it
+    assert dropped_lines("a.py", py, removed.replace("    print(os.getcwd())\n", ""), "remove clamp") == [9]
+    twice = "def clamp(x):\n    return x\n\n\ndef keep(x):\n    return x\n"
+    assert dropped_lines("b.py", twice, "def keep(x):\n    return x\n", "delete clamp") == []
+
+
+def test_a_removal_written_as_commented_out_lines_takes_them_out(tmp_path, monkeypatch, scripted_lm):
+    """The same probe: the model wrote the HEALTHCHECK back behind `# `. Asked for removal, the lines go (and the gap
+    they leave stays one blank line), with a note; asked to comment it out, or commenting out lines no word of the
+    instruction speaks of, the output stands."""
+    from editllm.api.session import EditSession
+    from editllm.editor.commented import uncomment_removals
+    from editllm.editor.source import split_lines
+
+    commented = DOCKERFILE.replace("HEALTHCHECK --interval", "# HEALTHCHECK --interval").replace(
+        "    CMD curl", "#     CMD curl")
+    old, new = split_lines(DOCKERFILE), split_lines(commented)
+    assert uncomment_removals(old, new, "remove the HEALTHCHECK") == (split_lines(WITHOUT_HEALTHCHECK), [8, 9])
+    assert uncomment_removals(old, new, "comment out the HEALTHCHECK") == (new, [])
+    assert uncomment_removals(old, new, "remove the USER line") == (new, [])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Dockerfile").write_text(DOCKERFILE)
+    notes: list[str] = []
+    session = EditSession(scripted_lm(commented + "```\n"), focus=False, log=notes.append)
+    [edit] = session.edit(["Dockerfile"], "remove the HEALTHCHECK")
+    assert edit.new_text == WITHOUT_HEALTHCHECK
+    assert "Dockerfile: note: the model commented out lines 9-10 where the instruction asks for removal; taken out" \
+        in notes, notes
+
+
+def test_lines_between_two_of_a_removal_go_with_it():
+    from editllm.editor.drift import dropped_lines
+
+    text = ("FROM python AS builder\nWORKDIR /build\n\nCOPY requirements.txt ./\n"
+            "RUN pip install -r requirements.txt\n\nRUN pip wheel --wheel-dir /build/wheels .\n\n"
+            "FROM python AS runtime\nCOPY --from=builder /wheels /wheels\n")
+    runtime = "FROM python AS runtime\nCOPY --from=builder /wheels /wheels\n"
+    assert dropped_lines("Dockerfile", text, runtime, "remove the build stage") == []
+    assert dropped_lines("Dockerfile", text, runtime.replace("FROM python AS runtime\n", ""),
+                         "remove the build stage") == [8]
