@@ -41,9 +41,9 @@ from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_end_blanks, keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.syntax import still_parses
+from editllm.editor.twice import drop_repeats, no_second_definition
 from editllm.editor.wholefile import (
     ensure_whole,
-    no_second_definition,
     no_unasked_code_deletion,
     no_unasked_prose_deletion,
     still_balanced,
@@ -105,13 +105,14 @@ class EditResult:
     imports_added: tuple[str, ...] = ()  # Go packages the edit used unimported, added (`goimports.fix_imports`)
     imports_dropped: tuple[str, ...] = ()  # and those whose every use it took out, dropped
     uncommented: tuple[int, ...] = ()  # lines asked to go that the model commented out, taken out (editor.commented)
+    repeats: tuple[str, ...] = ()  # definitions it wrote again word for word, the copies left out (editor.twice)
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
                                        "merged": self.merged, "fallback": self.fallback,
                                        "focused": list(self.focused), "imports_added": list(self.imports_added),
                                        "imports_dropped": list(self.imports_dropped),
-                                       "uncommented": list(self.uncommented)}
+                                       "uncommented": list(self.uncommented), "repeats": list(self.repeats)}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -328,7 +329,8 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     if mended is not whole.lines:
         whole = replace(whole, text="".join(mended), lines=mended)
     bare, uncommented = uncomment_removals(src.lines, whole.lines, instruction)
-    if uncommented:
+    bare, repeats = drop_repeats(src.path, src.lines, bare)
+    if bare is not whole.lines:
         whole = replace(whole, text="".join(bare), lines=bare)
     still_parses(src.path, src.text, whole.text)
     no_unasked_move(src.path, src.text, whole.text, instruction)
@@ -344,7 +346,8 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     unmerged = restore_line_endings(src, text, lines) if whole.merged else new_text
     return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
                       unmerged_text=unmerged, filled=filled, imports_added=tuple(added),
-                      imports_dropped=tuple(dropped), uncommented=tuple(uncommented))
+                      imports_dropped=tuple(dropped), uncommented=tuple(uncommented),
+                      repeats=tuple(repeats))
 
 
 def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:

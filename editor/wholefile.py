@@ -11,13 +11,12 @@ fragment would delete everything else, so every regenerated text is checked here
 - a fragment is *merged* into the original (`merge`); a whole output that drops a method of a class the
   instruction does not ask to remove (`asks.removal`) is refused with a one-line reason, since merging it
   back could undo the edit;
-- a Python file may not define a function or class a second time in the same scope (`no_second_definition`);
-  that a file still parses, in every language, is `editor.syntax`'s job.
+- a definition written a second time in the same scope is `editor.twice`'s to judge; that a file still parses,
+  in every language, is `editor.syntax`'s job.
 """
 
 from __future__ import annotations
 
-import ast
 import keyword
 import re
 from collections import Counter
@@ -50,9 +49,9 @@ from editllm.editor.blocks import (
     target,
 )
 from editllm.editor.errors import EditError, few
-from editllm.editor.languages import PYTHON, is_prose, language
+from editllm.editor.languages import is_prose, language
 from editllm.editor.merge import merge_code, merge_region
-from editllm.editor.source import python_tree, split_lines
+from editllm.editor.source import split_lines
 
 
 @dataclass(frozen=True)
@@ -880,45 +879,6 @@ def still_balanced(path: str, old: list[str], new: list[str]) -> None:
         what = f"{delta} '{{'" if delta > 0 else f"{-delta} '}}'"
         raise EditError(f"{path}: the lines the edit leaves out hold {what} more than their pairs, so a block no "
                         "longer closes where it did (the output may be cut short); nothing written")
-
-
-SHARED_NAME = re.compile(r"overload|register|dispatch|setter|getter|deleter")  # decorators of one name's variants
-
-
-def _definitions(tree: ast.AST) -> Counter:
-    """How often each function or class is defined directly in a scope, by its dotted place (`Timer.timeit`). A
-    property's setter, `@overload` stubs and `register`ed or `dispatch`ed variants share the name on purpose and
-    are left out, and so are definitions under an `if` or `try` (one per platform or version)."""
-    found: Counter = Counter()
-
-    def visit(body: list[ast.stmt], scope: str) -> None:
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if not any(SHARED_NAME.search(ast.unparse(d)) for d in node.decorator_list):
-                    found[scope + node.name] += 1
-                if isinstance(node, ast.ClassDef):
-                    visit(node.body, f"{scope}{node.name}.")
-
-    visit(getattr(tree, "body", []), "")
-    return found
-
-
-def no_second_definition(path: str, old_text: str, new_text: str) -> None:
-    """Refuse a Python edit that defines a function or class again in a scope that has it: the later definition
-    silently replaces the first. A real probe (2026-11): asked to change a default, the bundled model wrote the
-    module's `timeit()` and `repeat()` indented under class Timer, so the class's own methods were replaced by
-    functions without `self`; the file parsed and the edit passed with exit 0."""
-    if not path.endswith(PYTHON) or old_text == new_text:
-        return
-    old_tree, new_tree = python_tree(old_text), python_tree(new_text)
-    if old_tree is None or new_tree is None:
-        return
-    before, after = _definitions(old_tree), _definitions(new_tree)
-    again = [name for name, n in after.items() if n > 1 and n > before[name]]
-    if again:
-        listed = " and ".join(again) if len(again) <= 2 else f"{', '.join(again[:2])} and {len(again) - 2} more"
-        raise EditError(f"{path}: the edit defines {listed} a second time in the same scope, so the later definition "
-                        "replaces the first; nothing written")
 
 
 # Words that ask a prose edit to take text out (or to rewrite it, which may leave out lines)

@@ -958,7 +958,7 @@ PY_TIMER = ("class Timer:\n    def timeit(self, number):\n        return number\
 def test_a_function_defined_again_in_its_class_is_refused():
     """The probe's timeit.py: the module's `timeit()` written again, indented, inside class Timer, replacing
     the method; the file parses, so nothing else caught it."""
-    from editllm.editor.wholefile import no_second_definition
+    from editllm.editor.twice import no_second_definition
 
     again = "\n    def timeit(stmt, number=7):\n        return Timer().timeit(number)"
     twice = PY_TIMER.replace("\n\n\ndef timeit", again + "\n\n\ndef timeit", 1)
@@ -976,13 +976,13 @@ def test_a_function_defined_again_in_its_class_is_refused():
     "        def path(self):\n            return 'b'\n",
 ])
 def test_names_defined_twice_on_purpose_pass(added):
-    from editllm.editor.wholefile import no_second_definition
+    from editllm.editor.twice import no_second_definition
 
     no_second_definition("t.py", PY_TIMER, PY_TIMER.replace("class Timer:\n", "class Timer:\n" + added, 1))
 
 
 def test_a_name_the_file_already_defines_twice_is_not_the_edits():
-    from editllm.editor.wholefile import no_second_definition
+    from editllm.editor.twice import no_second_definition
 
     old = "def f():\n    return 1\n\n\ndef f():\n    return 2\n"
     no_second_definition("t.py", old, old.replace("return 2", "return 3"))
@@ -1156,7 +1156,7 @@ def test_a_fragments_opening_string_unlike_the_docstring_leaves_it(opening):
 
 def test_a_decorated_method_defined_again_with_the_same_decorators_is_refused():
     """A review: `@staticmethod` (or `@property`, `@functools.cache`) methods written twice passed."""
-    from editllm.editor.wholefile import no_second_definition
+    from editllm.editor.twice import no_second_definition
 
     old = "class C:\n    @staticmethod\n    def make():\n        return 1\n"
     with pytest.raises(EditError, match=r"defines C\.make a second time"):
@@ -1193,7 +1193,7 @@ def test_an_asked_module_docstring_replaces_the_files_however_unlike():
 def test_a_cached_definition_added_above_the_bare_one_is_refused():
     """A review: keyed by decorators too, `@functools.cache def foo` above the unchanged `def foo` passed, though
     the later, uncached one wins."""
-    from editllm.editor.wholefile import no_second_definition
+    from editllm.editor.twice import no_second_definition
 
     old = "import functools\n\n\ndef foo():\n    return 1\n"
     with pytest.raises(EditError, match="defines foo a second time"):

@@ -1,0 +1,79 @@
+"""editor/twice.py: a definition written a second time where the file has it."""
+
+from __future__ import annotations
+
+import pytest
+from editllm.editor.errors import EditError
+from editllm.editor.source import split_lines
+from editllm.editor.twice import drop_repeats, no_second_definition
+
+MAKEFILE = """GO ?= go
+
+.PHONY: build test
+
+build:
+\t$(GO) build ./...
+
+cover: ## Run the tests with coverage
+\t$(GO) test -coverprofile=coverage.out ./...
+\t$(GO) tool cover -html=coverage.out
+
+clean:
+\trm -rf bin
+"""
+PHONY = MAKEFILE.replace(".PHONY: build test", ".PHONY: build test cover")
+COVER = "cover: ## Run the tests with coverage\n\t$(GO) test -coverprofile=coverage.out ./...\n" \
+        "\t$(GO) tool cover -html=coverage.out\n"
+
+
+def test_a_make_rule_written_again_word_for_word_is_left_out():
+    """A probe (session 35): "the cover target is missing from .PHONY, add it" fixed `.PHONY` and appended the
+    `cover:` rule again (make: "overriding recipe"), exit 0. The copy goes and the asked edit stays; a copy that
+    differs is refused; `.PHONY` written twice, or a variable, is no rule."""
+    again = PHONY + "\n" + COVER
+    assert drop_repeats("Makefile", split_lines(MAKEFILE), split_lines(again)) == (split_lines(PHONY), ["cover"])
+    assert drop_repeats("Makefile", split_lines(MAKEFILE), split_lines(PHONY)) == (split_lines(PHONY), [])
+    with pytest.raises(EditError, match="defines cover a second time"):
+        no_second_definition("Makefile", MAKEFILE, PHONY + "\n" + COVER.replace("coverage.out ./", "c.out ./"))
+    no_second_definition("Makefile", MAKEFILE, PHONY + "\n.PHONY: clean\nGO := go1.22\n")
+    no_second_definition("notes.txt", MAKEFILE, PHONY + "\n" + COVER.replace("coverage.out ./", "c.out ./"))
+
+
+@pytest.mark.parametrize(("path", "text", "added"), [
+    ("a.js", "function parse(s) {\n  return s;\n}\n", "\nfunction parse(s) {\n  return s.trim();\n}\n"),
+    ("a.go", "package a\n\nfunc (b *Bucket) Take() bool {\n\treturn true\n}\n",
+     "\nfunc (b *Bucket) Take() bool {\n\treturn false\n}\n"),
+    ("a.rs", "pub fn load() -> u32 {\n    1\n}\n", "\npub fn load() -> u32 {\n    2\n}\n"),
+    ("a.sh", "log() {\n  echo \"$@\"\n}\n", "\nlog() {\n  echo \"$@\" >&2\n}\n"),
+    ("a.lua", "local function clamp(x)\n  return x\nend\n", "\nlocal function clamp(x)\n  return 0\nend\n"),
+    ("a.py", "def f():\n    return 1\n", "\n\ndef f():\n    return 2\n"),
+])
+def test_a_second_definition_that_differs_is_refused(path, text, added):
+    with pytest.raises(EditError, match="a second time"):
+        no_second_definition(path, text, text + added)
+    new, names = drop_repeats(path, split_lines(text), split_lines(text + added))
+    assert names == []
+    again = added.replace("s.trim()", "s").replace("false", "true").replace("    2", "    1").replace(" >&2", "") \
+        .replace("return 0", "return x").replace("return 2", "return 1")
+    assert drop_repeats(path, split_lines(text), split_lines(text + again))[0] == split_lines(text)
+
+
+def test_variants_that_share_a_name_on_purpose_pass():
+    go = "package a\n\nfunc init() {\n\tx = 1\n}\n"
+    no_second_definition("a.go", go, go + "\nfunc init() {\n\ty = 2\n}\n")
+    rs = "#[cfg(unix)]\nfn home() -> u32 {\n    1\n}\n"
+    no_second_definition("a.rs", rs, rs + "\n#[cfg(windows)]\nfn home() -> u32 {\n    2\n}\n")
+    ts = "function f(a: string): void;\n"
+    no_second_definition("a.ts", ts, ts + "function f(a: number): void;\n")  # TypeScript overloads: not judged
+
+
+def test_the_session_leaves_out_the_copy_and_says_so(tmp_path, monkeypatch, scripted_lm):
+    from editllm.api.session import EditSession
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    notes: list[str] = []
+    session = EditSession(scripted_lm(PHONY + "\n" + COVER + "```\n"), focus=False, log=notes.append)
+    [edit] = session.edit(["Makefile"], "the cover target is missing from .PHONY, add it")
+    assert edit.new_text == PHONY
+    assert "Makefile: note: the model wrote cover a second time, word for word; the copy is left out" in notes, notes
