@@ -375,7 +375,9 @@ PLAIN = {"the", "and", "for", "with", "from", "into", "this", "that", "these", "
 
 
 HEAD_LINES = 3  # the lines of a statement whose words say what it is (`if TYPE_CHECKING:` then its import)
-ADDING = re.compile(r"\b(?:add|insert|append|include|put|write|introduce)\w*", re.I)
+# An instruction that asks for a comment added: a review (session 36) found this shadowed by the prose merge's
+# ADDING of the same name further down, so "write a comment" read as a rewrite of the one beside it
+ADDING = re.compile(r"\b(?:add|insert|append|include|put|write|introduce|new)\w*", re.I)
 CHANGING = re.compile(r"\b(?:reword|rewrit|rephras|replac|chang|updat|fix|edit|correct|improv|shorten|clarif)\w*", re.I)
 
 
@@ -806,7 +808,7 @@ def regions(old: list[str], new: list[str], offsets: list[int] | None,
 
 LONG_WORD = re.compile(r"\w{4,}")  # a word that says what a text is about (not "the", "and")
 # An instruction that asks for text to be added ("add a bullet", "insert a note", "a new section")
-ADDING = re.compile(r"\b(?:add\w*|insert\w*|append\w*|new)\b", re.I)
+ADDING_TEXT = re.compile(r"\b(?:add\w*|insert\w*|append\w*|new)\b", re.I)
 # What a prose line is, by its markup: text beside another kind was not written in its place
 LINE_KINDS = (("heading", re.compile(r"^\s*#{1,6}\s")), ("link", re.compile(r"^\s*\[[^\]]+\]:\s")),
               ("item", ITEM), ("rule", re.compile(r"^\s*([=\-~^\"'`#*+])\1{2,}\s*$")),
@@ -841,7 +843,7 @@ def added(stretch: list[str], lines: list[str], instruction: str, beyond: str | 
     if words and len(words & mine) * 2 >= len(words):
         return False
     if line_kind(next(x for x in stretch if not is_blank(x))) != line_kind(next(x for x in lines if not is_blank(x))) \
-            or ADDING.search(instruction):
+            or ADDING_TEXT.search(instruction):
         return True
     short = set(re.findall(r"\w+", theirs))
     if not words and short and len(short & mine) * 2 >= len(short):

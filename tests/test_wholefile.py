@@ -1727,6 +1727,10 @@ def test_a_skipped_comment_beside_an_added_one_and_a_licence_beside_added_code_s
 
     text = around("# Helpers for paths.") + "\n\ndef f():\n    return BASE\n"
     holds(text, around("# TODO: drop it."), "add a TODO comment about dropping it", "# Helpers", "# TODO: drop it.")
+    # "write" asks for one added too (a review, session 36: the prose merge's ADDING shadowed this one's, which
+    # knew only add, insert, append and new)
+    holds(text, around("# Paths are relative."), "write a comment saying paths are relative", "# Helpers",
+          "# Paths are relative.")
     licence = text.replace("# Helpers for paths.", "# Licensed under the Apache License, Version 2.0")
     holds(licence, around("__version__ = '1.0.0'"), "add a version string", "# Licensed under", "__version__ = ")
 
