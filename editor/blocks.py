@@ -94,9 +94,10 @@ ASSIGN = re.compile(r"^[ \t]*(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][
 IMPORT = re.compile(r"^(?:from\s+(\S+)\s+)?import\s+(.*)$", re.S)
 # An import line of the languages the editor meets (Python, JavaScript, Java, Rust's `use`, C's `#include`, C#'s
 # `using`, Ruby's `require`): focus shows them with the definitions (a probe, session 35, showed the model a Rust
-# struct without the `use` lines above it), and a removal that leaves one unused took it out as asked
-IMPORT_LINE = re.compile(r"^(?:import|from)\s+\S|^(?:pub\s+)?use\s+[\w:{]|^#\s*include\b|^using\s+[\w.]+\s*;"
-                         r"|^require(?:_relative)?\b")
+# struct without the `use` lines above it), and a removal that leaves one unused took it out as asked. Whole
+# statements only: a docstring's "use for GPU training." is no Rust `use`
+IMPORT_LINE = re.compile(r"^(?:import|from)\s+\S|^(?:pub(?:\([\w:]+\))?\s+)?use\s+[\w:{}*,\s]+;|^#\s*include\s*[<\"]"
+                         r"|^using\s+(?:static\s+)?[\w.=\s]+;|^require(?:_relative)?[\s(]+['\"]")
 
 HEADING = re.compile(r"^#{1,6}\s")
 

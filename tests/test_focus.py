@@ -267,3 +267,20 @@ def test_a_parameter_whose_callers_fill_most_of_the_file_shows_the_whole_file():
                                                  for i in range(4))
     assert focus_of(text, "in g0, return 1") is not None
     assert focus_of(text, "add a parameter scale to f") is None
+
+
+@pytest.mark.parametrize(("instruction", "widened"), [
+    ("in load_all, add a delete button that calls an onDelete prop", True),
+    ("add a parameter scale to load_all", True),
+    ("remove the limit argument from load_all", True),
+    ("Add an optional keyword argument `verbose` to load_all (default False)", False),  # no caller need pass it
+    ("Please add type annotations to the signature of load_all", False),
+    ("Write a docstring for load_all describing its arguments", False),
+    ("load_all's columns are misaligned", False),  # no verb that changes them
+])
+def test_only_a_change_to_what_a_definition_takes_shows_its_callers(instruction, widened):
+    text = ("def load_all(paths):\n    return [load(p) for p in paths]\n\n\n"
+            "def main():\n    return load_all(['a'])\n\n\n") + "".join(
+                f"def other{i}():\n    return {i}\n\n\n" for i in range(6))
+    focus = focus_of(text, instruction)
+    assert focus is not None and focus.names == (("load_all", "main") if widened else ("load_all",))
