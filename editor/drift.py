@@ -83,8 +83,8 @@ def units(lines: list[str]) -> list[Block]:
     """The file's top-level definitions, with a class (or `impl`, or namespace) that holds two named members or more
     (or one that is itself such) given as its members, each named `Class.member`: a Java or C# file is one class, so
     an edit that changed a method the instruction does not speak of went unnoted beside the one it asked for (the
-    class as a whole mentions it). A member counts its class's name among its words (`drifted`), so an instruction
-    that names the class ties every member."""
+    class as a whole mentions it). A class's name stands for each of its members (`drifted`), so an instruction
+    that names the class, or code that uses it, ties every member."""
     return [unit for b in split_blocks(lines, 0) for unit in _unit(b, "")]
 
 
