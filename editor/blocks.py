@@ -50,6 +50,7 @@ _METHOD_HEAD = (rf"^[ \t]+(?:{_TYPED}|(?:(?:static|async|get|set|public|private|
 METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
 METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line
 
+DEFINE = re.compile(r"#\s*define\b")
 PREPROCESSOR = re.compile(r"#\s*(?:if|ifdef|ifndef|elif|else|endif|define|undef|pragma|include|error|warning|line)\b")
 # A C or C++ function's first line: a type (words, pointers, templates), the name, its parameters, no `;` or `=`.
 C_FUNCTION = re.compile(
@@ -147,7 +148,9 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
         if starts and blocks and blocks[-1].lines and PREPROCESSOR.match(line):
             last = blocks[-1].lines[-1]  # C's `#if` in column 0 inside an open body (`{`, deeper lines) is of it
-            starts = not (indent_of(last) > indent or last.rstrip().endswith(("{", "(", ",", "\\")))
+            # ... but a `#define` whose continued lines have ended is no body: two macros apart are two blocks
+            done = DEFINE.match(blocks[-1].lines[0]) and not last.rstrip().endswith("\\")
+            starts = bool(done) or not (indent_of(last) > indent or last.rstrip().endswith(("{", "(", ",", "\\")))
         if starts and blocks and blocks[-1].lines and not blocks[-1].blank:
             last = blocks[-1]
             if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:

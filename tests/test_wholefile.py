@@ -1812,3 +1812,21 @@ def test_a_lua_function_or_method_asked_away_goes(start, instruction):
     out = LUA[:i] + LUA[LUA.index("\n\n", i) + 2:]
     assert ensure_whole(LUA, out, instruction, path="inventory.lua").text == out
     assert ensure_whole(LUA, out, "add a comment", path="inventory.lua").text == LUA  # not asked: put back
+
+
+C_MACROS = ('#include <stdio.h>\n\n#define MAX(a, b) \\\n    ((a) > (b) ? (a) : (b))\n\n#define LOG(fmt, ...) \\\n'
+            '    do { \\\n        fprintf(stderr, fmt, __VA_ARGS__); \\\n    } while (0)\n\n'
+            'static int clamp(int x) {\n    return MAX(x, 0);\n}\n')
+
+
+def test_two_c_macros_apart_are_two_blocks():
+    """A `#define` in column 0 after a macro's indented continued line was read as inside an open body, so two
+    macros a blank line apart were one block (and a fragment holding one took the place of both)."""
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.source import split_lines
+
+    firsts = [b.lines[0] for b in split_blocks(split_lines(C_MACROS), 0)]
+    assert firsts == ["#include <stdio.h>\n", "#define MAX(a, b) \\\n", "#define LOG(fmt, ...) \\\n",
+                      "static int clamp(int x) {\n"]
+    body = "#ifdef X\nint f(void) {\n    int x = 1;\n#ifdef DEBUG\n    log(x);\n#endif\n    return x;\n}\n#endif\n"
+    assert [len(b.lines) for b in split_blocks(split_lines(body), 0)] == [1, 7, 1]  # `#ifdef` in a body stays in it
