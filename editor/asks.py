@@ -75,6 +75,11 @@ CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot 
 SPAN = r"(?:[^.;:!?\n]|\.(?=[\w$`]))"  # a run of text within one clause
 
 
+# What a class's constructor is called, language by language, and the words that name it
+CONSTRUCTORS = {"__init__", "__new__", "__post_init__", "__construct", "constructor", "initialize", "new", "init"}
+CONSTRUCTOR_WORD = re.compile(r"\b(?:constructors?|initiali[sz]ers?|ctors?)\b", re.I)
+
+
 def removal(name: str, instruction: str, parts: bool | str = True) -> str | None:
     """Whether the instruction asks for `name` to go: "asked" when it is the object of a verb such as remove,
     delete, rename, inline or replace ("remove `A.f`", "delete the helpers a, b and c", "get rid of stop"),
@@ -90,6 +95,10 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
     asked, pair = placement(instruction), swap(instruction)
     if (asked and asked.name == name) or (pair and name in pair):
         return None
+    if name in CONSTRUCTORS and name != "constructor" and CONSTRUCTOR_WORD.search(instruction):
+        said = removal("constructor", CONSTRUCTOR_WORD.sub("constructor", instruction), parts)
+        if said == "asked":  # "remove ... the constructor": PHP's `__construct`, Python's `__init__` (a probe,
+            return said  # session 36: a correct removal refused as dropping `UserController.__construct`)
     verdict = None
     instruction = re.sub(r"\b(?:as well as|along with|together with)\b", "and", instruction, flags=re.I)
     ends = [c.end() for c in CLAUSE.finditer(instruction)]
@@ -131,6 +140,10 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
         between = before[-45:][verb.end():] if verb else ""
         if verb and not re.search(rf"\b(?:{'|'.join(OBJECT_OF | STOPS)})\b", between, re.I):
             return "asked"  # "delete the legacy helpers a, b and c"
+        colon = before.rfind(":")
+        if colon >= 0 and re.search(rf"\b(?:{AWAY})\b", before[:colon], re.I) and not re.search(
+                rf"\b(?:{'|'.join(OBJECT_OF | STOPS)})\b", before[colon:], re.I):
+            return "asked"  # "Remove the AuditLog dependency entirely: the property, the constructor, ..." (a probe)
         if re.search(rf"\b(?:{HINTS})\b", before + " " + after, re.I):
             verdict = "unclear"
     return verdict

@@ -44,8 +44,10 @@ _TYPED = (r"(?:(?:public|private|protected|internal)\s+(?:(?:static|final|abstra
           rf"(?:<[^()]*>\s+)?(?:{_TYPE_OK}[\w$.]+(?:<[^()]*>)?(?:\[\])*\??\s+){{0,2}}"
           r"|(?:(?:public|private|protected|internal|override|open|suspend|operator|inline|abstract|final)\s+)*fun\s+"
           r"(?:<[^()]*>\s+)?(?:[\w$.]+\.)?)")
+# Parameters may hold one level of parentheses: a default that is a call (`decoder: JSONDecoder = JSONDecoder()`,
+# `now = Date.now()`; a probe, session 36: the member read as dropped and a correct edit refused)
 _METHOD_HEAD = (rf"^[ \t]+(?:{_TYPED}|(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*)\*?#?"
-                rf"{_NAME_OK}([A-Za-z_$][\w$]*)(?:<[^()]*>)?\s*\([^()]*\)\s*(?:throws\s+[\w$.,\s]+?)?"
+                rf"{_NAME_OK}([A-Za-z_$][\w$]*)(?:<[^()]*>)?\s*\((?:[^()]|\([^()]*\))*\)\s*(?:throws\s+[\w$.,\s]+?)?"
                 r"(?::\s*[^{=;]+)?")
 METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
 METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line

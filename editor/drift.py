@@ -22,7 +22,7 @@ import re
 from collections import Counter
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import AWAY, GOES
+from editllm.editor.asks import AWAY, CONSTRUCTORS, GOES
 from editllm.editor.blocks import (
     CONTAINER,
     DEF,
@@ -74,9 +74,6 @@ def named(instruction: str, old_text: str) -> set[str]:
     for m in DOTTED.finditer(instruction):
         out.update(part for part in m[0].split(".") if part in in_file)
     return out
-
-
-CONSTRUCTORS = {"__init__", "__new__", "__post_init__", "constructor", "initialize", "new", "init"}
 
 
 def units(lines: list[str]) -> list[Block]:

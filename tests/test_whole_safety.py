@@ -4,6 +4,7 @@ that parsed still parses after the edit, and a focused edit never rewrites a def
 from __future__ import annotations
 
 import pytest
+from editllm.editor.wholefile import ensure_whole
 from test_file_conventions import run
 from test_input_safety import one_line_error as refused
 
@@ -123,3 +124,47 @@ def test_a_long_rewritten_stretch_is_not_paired_line_by_line():
     new = [f"other_{k} = {k * 7}\n" for k in range(100)]
     assert len(old) * len(new) > PAIRING_LIMIT and unmatched(old, new, 0) == set()
     assert unmatched(old[:3], new[:1], 0) == {1, 2}  # short: each new line stands for one old line
+
+
+SWIFT_CLIENT = '''import Foundation
+
+final class NetworkClient {
+    private let baseURL: URL
+    private let session: URLSession
+
+    init(baseURL: URL, session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.session = session
+    }
+
+    func get(_ path: String) async throws -> Data {
+        let (data, _) = try await session.data(from: baseURL.appendingPathComponent(path))
+        return data
+    }
+}
+'''
+
+
+def test_a_signature_whose_default_is_a_call_keeps_its_member():
+    """A probe (session 36): `init(..., decoder: JSONDecoder = JSONDecoder())` was no member by the method pattern
+    (parameters without parentheses), so the class read as having lost `init`: a correct edit refused."""
+    new = SWIFT_CLIENT.replace("session: URLSession = .shared) {",
+                               "session: URLSession = .shared, decoder: JSONDecoder = JSONDecoder()) {")
+    assert ensure_whole(SWIFT_CLIENT, new, "Add a decoder parameter to init.", path="c.swift").text == new
+    js = ("class Limiter {\n  constructor(limit) {\n    this.limit = limit;\n  }\n\n"
+          "  reset(key) {\n    return key;\n  }\n}\n")
+    new = js.replace("reset(key) {", "reset(key, at = Date.now()) {")
+    assert ensure_whole(js, new, "Add an at parameter to reset.", path="l.js").text == new
+
+
+def test_the_constructor_names_each_language_s_constructor():
+    """The same probe: "Remove the AuditLog dependency entirely: the property, the constructor, ..." removed PHP's
+    `__construct`, refused as a member the instruction does not ask to remove."""
+    from editllm.editor.asks import asks_removal
+
+    for name in ("__construct", "__init__", "constructor", "init"):
+        assert asks_removal(name, "Remove the constructor.")
+    listed = "Remove the AuditLog dependency entirely: the property, the constructor, and every audit call."
+    assert asks_removal("__construct", listed)
+    assert not asks_removal("__init__", "Remove the cache: keep the constructor as it is.")
+    assert not asks_removal("helper", "Add a call to helper in the constructor.")
