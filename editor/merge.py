@@ -622,7 +622,7 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     new_end = len(new.lines) - (closing(new.lines, top_new) if methods else 0)
     old_body = members(old.lines[top:old_end], inner, methods)
     new_body = members(new.lines[top_new:new_end], inner, methods)
-    drop = {k for k, b in enumerate(old_body) if b.name and asks_removal(b.name, instruction)}
+    drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
     body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
     lines = new.lines[:top_new] + joined(body)
     while lines and is_blank(lines[-1]):
@@ -632,6 +632,30 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
         # the output's own end, unless it closes more than the class (`};` then `} // namespace a`): the file's
         lines += new.lines[new_end:] if new_end < len(new.lines) and closers[1] == closers[0] else old.lines[old_end:]
     return Block(new.name, lines, blank)
+
+
+MEMBER_KEYWORDS = {"var", "let", "val", "const", "case", "fun", "func", "def", "fn", "public", "private",
+                   "protected", "internal", "static", "final", "readonly", "override", "open", "lateinit", "weak",
+                   "lazy", "abstract", "pub", "mut", "async", "suspend", "self", "this", "true", "false", "null", "nil",
+                   "None"}
+# What a member is called after its name ("the decoding case", "the tags field"): the member itself, not a part
+MEMBER_KIND = r"(?:cases?|variants?|fields?|attributes?|propert(?:y|ies)|members?|entr(?:y|ies)|constants?|values?)"
+
+
+def asked_away(member: Block, instruction: str) -> bool:
+    """Whether the instruction asks a member of a class to go: a method by its name, and a field, an enum case or a
+    bodyless declaration by a name on its first line (`tags: list[str] = ...`, `case decoding(Error)`, Kotlin's `fun
+    findById(id: String): Order?`), which the method pattern does not name: a probe (session 36) had "Remove the
+    badStatus case from NetworkError" and six more such removals written right by the model under focus, and the
+    merge kept the unnamed member, "no change proposed". It goes only where the output has nothing in its place."""
+    if member.name:
+        return asks_removal(member.name, instruction)
+    first = next((line for line in member.lines if not is_blank(line)), "")
+    if LINE_COMMENT.match(first):
+        return False
+    words = {w.lstrip("$") for w in re.findall(r"\$?[A-Za-z_][\w]*", first.split("//")[0])} - MEMBER_KEYWORDS
+    return any(asks_removal(w, re.sub(rf"(?<![\w$])({re.escape(w)}[`'\"]?)\s+{MEMBER_KIND}\b", r"\1", instruction,
+                                      flags=re.I)) for w in words)
 
 
 def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:

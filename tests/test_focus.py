@@ -284,3 +284,58 @@ def test_only_a_change_to_what_a_definition_takes_shows_its_callers(instruction,
                 f"def other{i}():\n    return {i}\n\n\n" for i in range(6))
     focus = focus_of(text, instruction)
     assert focus is not None and focus.names == (("load_all", "main") if widened else ("load_all",))
+
+
+SWIFT_ENUM = '''import Foundation
+
+enum NetworkError: Error {
+    case invalidURL
+    case badStatus(Int)
+    case decoding(Error)
+}
+
+struct Endpoint {
+    var path: String
+    var queryItems: [URLQueryItem] = []
+}
+
+func describe(_ error: NetworkError) -> String {
+    return "\\(error)"
+}
+
+func load(_ endpoint: Endpoint) -> URL? {
+    return URL(string: endpoint.path)
+}
+
+func retry(times: Int) -> Int {
+    return times
+}
+'''
+
+
+@pytest.mark.parametrize(("instruction", "line"), [
+    ("Remove the badStatus case from NetworkError.", "    case badStatus(Int)\n"),
+    ("Remove the decoding case from NetworkError.", "    case decoding(Error)\n"),
+    ("Remove the queryItems property from Endpoint.", "    var queryItems: [URLQueryItem] = []\n"),
+])
+def test_a_member_the_focused_output_removes_as_asked_goes(instruction, line):
+    """A probe (session 36): seven removals of a field, an enum case or an interface method, written right by the
+    model under focus, were put back by the merge ("no change proposed"): the member pattern names only methods,
+    and only named members could go. Unnamed members go by a name on their first line the instruction asks away."""
+    focus = focus_of(SWIFT_ENUM, instruction)
+    assert focus is not None and line in focus.text
+    assert merge_focus(SWIFT_ENUM, focus.text.replace(line, ""), instruction) == SWIFT_ENUM.replace(line, "")
+
+
+def test_a_member_the_focused_output_leaves_out_unasked_stays():
+    focus = focus_of(SWIFT_ENUM, "Add a timeout case to NetworkError.")
+    out = focus.text.replace("    case badStatus(Int)\n", "    case timeout\n")
+    assert "case badStatus(Int)" in merge_focus(SWIFT_ENUM, out, "Add a timeout case to NetworkError.")
+    py = ("from dataclasses import dataclass, field\n\n\n@dataclass\nclass Item:\n    sku: str\n"
+          "    tags: list[str] = field(default_factory=list)\n\n\n"
+          "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n")
+    instruction = "Remove tags from the Item dataclass."
+    focus = focus_of(py, instruction)
+    removed = py.replace("    tags: list[str] = field(default_factory=list)\n", "")
+    assert merge_focus(py, focus.text.replace("    tags: list[str] = field(default_factory=list)\n", ""),
+                       instruction) == removed
