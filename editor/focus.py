@@ -18,7 +18,19 @@ from dataclasses import dataclass
 
 from editllm.editor import goimports
 from editllm.editor.asks import asks_removal, mentioned
-from editllm.editor.blocks import IMPORT_LINE, Block, is_blank, joined, notes_above, split_blocks
+from editllm.editor.blocks import (
+    CONTAINER,
+    IMPORT_LINE,
+    Block,
+    braced,
+    child_indent,
+    header_size,
+    is_blank,
+    joined,
+    members,
+    notes_above,
+    split_blocks,
+)
 from editllm.editor.errors import EditError
 from editllm.editor.merge import merge_code
 from editllm.editor.source import split_lines
@@ -85,18 +97,45 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     go = goimports.handled(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
     kept = [b for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
-    return Focus(body if body.endswith("\n") else body + "\n", tuple(blocks[i].name for i in sorted(shown)))
+    names = tuple(blocks[i].name for i in sorted(shown) if blocks[i].name)  # not an export list's
+    return Focus(body if body.endswith("\n") else body + "\n", names)
 
 
 def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
-    """The indices of the top-level definitions the model is shown: those the instruction names, and when it changes
-    what they hold or take (`SHAPE`), the definitions that build or call them (`builds`), which must change too."""
+    """The indices of the top-level definitions the model is shown: those the instruction names (or one of whose
+    members it names as code, or the exports it asks to add to), and when it changes what they hold or take
+    (`SHAPE`), the definitions that build or call them (`builds`), which must change too."""
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
+    named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction)
+                                                                      or EXPORT.search(instruction) and exports(b))}
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.name
              and any(builds(b, blocks[k].name) for k in named)}
     return named | users
+
+
+EXPORT = re.compile(r"\bexport(?:s|ed|ing)?\b", re.I)
+EXPORTS = re.compile(r"^(?:module\.)?exports\b|^export\s*\{")  # CommonJS's and ES modules' export lists
+
+
+def holds_named_member(block: Block, instruction: str) -> bool:
+    """Whether the instruction names a member of this class as code (`request()`, `` `parse` ``, `findById`): a
+    probe (session 36) asked to "throw it from request() when the status code is 401" beside a named enum, was
+    shown the enum alone, and the model wrote a top-level `func request` of its own, pasted in with exit 0. A plain
+    word ("add", "get") is not taken for a member."""
+    inner, top = child_indent(block), header_size(block)
+    if not block.name or inner is None or not CONTAINER.match(block.lines[top - 1]):
+        return False
+    return any(m.name and mentioned(m.name, instruction) and (
+        re.search(rf"(?<![\w$]){re.escape(m.name)}\(|`{re.escape(m.name)}`", instruction)
+        or not re.fullmatch(r"[a-z]+", m.name)) for m in members(block.lines[top:], inner, braced(block)))
+
+
+def exports(block: Block) -> bool:
+    """Whether the block is the module's export list (`module.exports = {...}`, `export { a, b }`): "... and export
+    it" under focus showed the function alone, and the model's own export list was refused (the same probe)."""
+    return bool(block.lines) and bool(EXPORTS.match(block.lines[0]))
 
 
 def builds(block: Block, name: str) -> bool:

@@ -339,3 +339,24 @@ def test_a_member_the_focused_output_leaves_out_unasked_stays():
     removed = py.replace("    tags: list[str] = field(default_factory=list)\n", "")
     assert merge_focus(py, focus.text.replace("    tags: list[str] = field(default_factory=list)\n", ""),
                        instruction) == removed
+
+
+def test_a_member_named_as_code_shows_its_class_and_export_shows_the_export_list():
+    """A probe (session 36): "Add a case unauthorized to NetworkError and throw it from request() ..." was shown the
+    enum alone; the model wrote a top-level `func request` of its own, pasted in with exit 0. A class one of whose
+    members the instruction names as code is shown too (here: most of the file, so the whole of it); "... and
+    export it" shows the module's export list. A plain word ("add") names no member."""
+    instruction = "Add a case unauthorized to NetworkError and throw it from load() when the URL is nil."
+    swift = SWIFT_ENUM.replace("func load(_ endpoint: Endpoint) -> URL? {\n    return URL(string: endpoint.path)\n}\n",
+                               "final class Client {\n    func load(_ endpoint: Endpoint) -> URL? {\n"
+                               "        return URL(string: endpoint.path)\n    }\n\n    func add(_ x: Int) -> Int {\n"
+                               "        return x\n    }\n}\n")
+    focus = focus_of(swift, instruction)
+    assert focus is not None and focus.names == ("NetworkError", "Client")
+    assert focus_of(swift, "Add a case unauthorized to NetworkError.").names == ("NetworkError",)
+    js = ("function sendWelcome(user) {\n  return user;\n}\n\nfunction sendReset(user) {\n  return user;\n}\n\n"
+          "function render(name) {\n  return name;\n}\n\nfunction format(x) {\n  return x;\n}\n\n"
+          "module.exports = { sendWelcome, sendReset };\n")
+    focus = focus_of(js, "Add a sendGoodbye(user) function like sendWelcome, and export it.")
+    assert focus is not None and focus.names == ("sendWelcome",) and "module.exports" in focus.text
+    assert "module.exports" not in focus_of(js, "Make sendWelcome return the user's name.").text
