@@ -132,11 +132,41 @@ def unasked_keys(path: str, old_text: str, new_text: str, instruction: str) -> l
     if read is None:
         return []
     tag, old, new, had, kept = read
+    if tag == "yaml" and REMOVING.search(instruction):
+        had = set().union(set(), *(key_paths(doc) for doc in _kept_documents(old, new, instruction)))
     gone = sorted(p for p in had - kept if p[:-1] in kept or len(p) == 1)  # the highest key gone
     moved = _values(new)
     words = [w for w in re.findall(r"[A-Za-z][\w-]*", instruction) if len(w) >= 3]
     return [".".join(p) for p in gone if not any(named(key, instruction, words) for key in p)
             and _canonical(_at(old, p, tag)) not in moved]
+
+
+REMOVING = re.compile(r"\b(?:remov|delet|drop|get rid of|eliminat)\w*", re.I)
+
+
+def _kept_documents(old: list[Any], new: list[Any], instruction: str) -> list[Any]:
+    """The documents of a YAML stream an edit that asks for something to go did not take out whole: a probe (session
+    36) asked a Kubernetes manifest to "Remove the Service.", and the keys of the document it took out were noted
+    one by one as left out unasked. Taken out: a document with no equal in the output, when as many lack one as
+    the stream lost; else those of them with a word of the instruction among their values (`kind: Service`)."""
+    dropped = len(old) - len(new)
+    if dropped <= 0:
+        return old
+    written = {json.dumps(doc, sort_keys=True, default=str) for doc in new}
+    unmatched = [k for k, doc in enumerate(old) if json.dumps(doc, sort_keys=True, default=str) not in written]
+    if len(unmatched) != dropped:
+        words = {w.lower() for w in re.findall(r"[A-Za-z][\w-]{2,}", instruction)}
+        unmatched = [k for k in unmatched if words & {str(v).lower() for v in _scalars(old[k])}]
+    return old if len(unmatched) != dropped else [doc for k, doc in enumerate(old) if k not in unmatched]
+
+
+def _scalars(data: Any) -> list[Any]:
+    """Every scalar value the data holds (`Service`, `api`, `80`)."""
+    if isinstance(data, dict):
+        return [v for value in data.values() for v in _scalars(value)]
+    if isinstance(data, list):
+        return [v for value in data for v in _scalars(value)]
+    return [data]
 
 
 def unasked_keys_note(path: str, keys: list[str]) -> str:

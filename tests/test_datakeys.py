@@ -100,3 +100,52 @@ def test_a_key_put_under_another_parent_unasked_is_refused(scripted_lm):
     inline = CARGO.replace('tokio = { version = "1", features = ["rt"] }\n', "") + \
         '\n[dependencies.tokio]\nversion = "1"\nfeatures = ["rt"]\n'
     assert moved_keys("Cargo.toml", CARGO, inline, "give tokio a table of its own") == []
+
+
+MANIFEST = '''apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: api-config
+data:
+  LOG_LEVEL: info
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: api
+          envFrom:
+            - configMapRef:
+                name: api-config
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: api
+spec:
+  selector:
+    app: api
+  ports:
+    - port: 80
+'''
+
+
+def test_a_yaml_document_removed_whole_as_asked_notes_none_of_its_keys():
+    """A probe (session 36): "Remove the Service." on a three-document manifest took the Service out, exactly, and
+    was noted as leaving out spec.ports and spec.selector.app: the stream's keys were pooled, so the Deployment's
+    `spec` still held the path. A document taken out whole, as a removal asks, takes its keys with it."""
+    from editllm.editor.datakeys import unasked_keys
+
+    no_service = MANIFEST[:MANIFEST.rindex("---\n")]
+    assert unasked_keys("deploy.yaml", MANIFEST, no_service, "Remove the Service.") == []
+    no_config = MANIFEST[MANIFEST.index("---\n") + 4:].replace(
+        "          envFrom:\n            - configMapRef:\n                name: api-config\n", "")
+    assert unasked_keys("deploy.yaml", MANIFEST, no_config, "Remove the ConfigMap and the envFrom that uses it.") == []
+    # not asked to remove anything: the lost document's keys are noted as before
+    assert unasked_keys("deploy.yaml", MANIFEST, no_service, "Set the replicas to 3.") == ["spec.ports",
+                                                                                           "spec.selector"]
