@@ -837,14 +837,35 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
         added = sorted(set(names(split_blocks(merged, 0))) - had)
         stays = [n for n in had if mentioned(n, instruction)]  # named by a rename, and merged back
         if added and stays and RENAMING.search(instruction):  # the renamed definitions beside the old ones
-            raise EditError(f"the model wrote only part of the file for a rename, with new definitions ("
-                            f"{few(added)}) beside the old ones and their uses unchanged; nothing written")
+            merged = renamed_fragment(old, new, merged, instruction, stays, added)
     except EditError as exc:
         if path is None:
             raise
         raise EditError(f"{path}: {exc}") from None
     text = "".join(merged)  # merged blocks may join a last line that had no newline: split the text anew
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))
+
+
+def renamed_fragment(old: list[str], new: list[str], merged: list[str], instruction: str, stays: list[str],
+                     added: list[str]) -> list[str]:
+    """A rename's fragment merged without the old definitions it renamed: those the instruction names that the
+    fragment no longer mentions at all (it renamed them and every use it wrote), when the rest of the file, merged
+    back, does not use them either. A probe (session 36): "Rename the Item class to StockItem." renamed the class
+    and its five uses and stopped before the file's last function, which does not use it; the merge kept `class
+    Item` beside `class StockItem`, refused as "their uses unchanged", which they were not. Else refused, saying
+    which old names the rest of the file still uses."""
+    text = "".join(new)
+    renamed = [n for n in stays if not mentioned(n, text)]
+    blocks = split_blocks(old, 0)
+    if renamed:
+        retry = merge_code(old, new, instruction, {i for i, b in enumerate(blocks) if b.name in renamed})
+        if retry is not None and not any(mentioned(n, "".join(retry)) for n in renamed):
+            return retry
+    written = set(names(split_blocks(new, 0))) | set(stays)
+    rest = [b.text for b in blocks if b.name not in written]  # what the merge put back
+    used = [n for n in stays if any(mentioned(n, part) for part in rest)] or stays
+    raise EditError(f"the model wrote only part of the file for a rename: new definitions ({few(added)}) beside the "
+                    f"old ones, and the part of the file it did not write still uses {few(used)}; nothing written")
 
 
 BRACED = {"c", "cpp", "java", "javascript", "typescript", "tsx", "jsx", "rust", "go", "csharp", "swift", "kotlin",

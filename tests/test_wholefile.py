@@ -461,7 +461,8 @@ def test_a_fragment_for_a_rename_that_adds_the_new_definitions_beside_the_old_is
             "def Both(text):\n    return Bold(Underline(text))\n")
     frag = ("def Indent(s):\n    return s\n\n\ndef bold(text):\n    return termcolor.colored(text)\n\n\n"
             "def underline(text):\n    return text\n")
-    with pytest.raises(EditError, match="for a rename, with new definitions \\(bold, underline\\)"):
+    with pytest.raises(EditError, match="for a rename: new definitions \\(bold, underline\\) beside the old "
+                       "ones, and the part of the file it did not write still uses Bold;"):
         ensure_whole(text, frag, "rename helper Bold to bold everywhere in this file")
     local = "def Both(text):\n    t = Underline(text)\n    return Bold(t)\n"  # a rename inside one definition: fine
     out = ensure_whole(text, local, "in Both, rename the inner value to t").text
@@ -1830,3 +1831,40 @@ def test_two_c_macros_apart_are_two_blocks():
                       "static int clamp(int x) {\n"]
     body = "#ifdef X\nint f(void) {\n    int x = 1;\n#ifdef DEBUG\n    log(x);\n#endif\n    return x;\n}\n#endif\n"
     assert [len(b.lines) for b in split_blocks(split_lines(body), 0)] == [1, 7, 1]  # `#ifdef` in a body stays in it
+
+
+STOCK = '''from dataclasses import dataclass
+
+
+@dataclass
+class Item:
+    sku: str
+    quantity: int = 0
+
+
+def make(sku: str) -> Item:
+    return Item(sku)
+
+
+def total(items: list[Item]) -> int:
+    return sum(item.quantity for item in items)
+
+
+def describe(count: int) -> str:
+    return f"{count} items"
+'''
+
+
+def test_a_rename_cut_short_before_code_that_does_not_use_the_old_name_is_merged():
+    """A probe (session 36): "Rename the Item class to StockItem." renamed the class and every use, and stopped before
+    the last function, which does not use it; the merge kept `class Item` beside `class StockItem` and refused the
+    edit as leaving "their uses unchanged". Merged without the old class; where the part left out still uses the old
+    name, refused, saying so."""
+    instruction = "Rename the Item class to StockItem."
+    renamed = STOCK.replace("class Item:", "class StockItem:").replace("-> Item:", "-> StockItem:") \
+        .replace("return Item(", "return StockItem(").replace("list[Item]", "list[StockItem]")
+    cut = renamed[:renamed.index("\n\ndef describe")] + "\n"
+    assert ensure_whole(STOCK, cut, instruction, path="stock.py").text == renamed
+    short = renamed[:renamed.index("\n\ndef total")] + "\n"  # `total` still uses Item, and is not written
+    with pytest.raises(EditError, match="the part of the file it did not write still uses Item"):
+        ensure_whole(STOCK, short, instruction, path="stock.py")
