@@ -248,8 +248,20 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
     tied |= {c for k in seen for c in owners[k]} | (CONSTRUCTORS if any(owners[k] for k in seen) else set())
     before, after = Counter(b.name for b in old_blocks), Counter(b.name for b in new_blocks)
     now = {b.name: b for b in new_blocks}
+    said = {w.lower() for w in WORD.findall(instruction) if len(w) >= 4} - {w.lower() for w in COMMON}
     return [".".join(b.name.split(".")[-2:]) for b in old_blocks if b.name and short(b.name) not in tied
-            and before[b.name] == after[b.name] == 1 and now[b.name].lines != b.lines]  # `Class.method` at most
+            and before[b.name] == after[b.name] == 1 and now[b.name].lines != b.lines  # `Class.method` at most
+            and not speaks_to(b.lines, now[b.name].lines, said)]
+
+
+def speaks_to(old: list[str], new: list[str], said: set[str]) -> bool:
+    """Whether the lines an edit takes out of (or rewrites in) a definition hold a word of the instruction (four
+    letters or more, or one with up to three more): "Remove the AuditLog dependency entirely: ... every audit call"
+    took `$this->audit->record(...)` out of `store` (a probe, session 36), which names no `AuditLog`. Not the lines
+    it adds: logging added to a second function, asked for the first, holds the instruction's "log" too."""
+    changed = set(old) - set(new)
+    words = {w.lower() for line in changed for w in WORD.findall(line) if len(w) >= 4}
+    return any(w == s or _inflected(w, s) or _inflected(s, w) for w in words for s in said)
 
 
 # An instruction that asks for something added and for nothing else: no line of the file need go

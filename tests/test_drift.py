@@ -285,3 +285,19 @@ def test_a_member_of_a_class_the_edit_changes_unasked_is_noted():
     assert drifted("cart.py", py, fixed, "whatever I add to one cart shows up in the other") == []
     assert drifted("cart.py", py, fixed.replace("len(self.lines)", "len(self.lines) + 0"),
                    "whatever I add to one cart shows up in the other") == ["Cart.size"]
+
+
+def test_a_member_whose_lost_lines_hold_a_word_of_the_instruction_is_not_noted():
+    """A probe (session 36): "Remove the AuditLog dependency entirely: ... and every audit call" took
+    `$this->audit->record(...)` out of `store`, noted as a change the instruction does not speak of (it names no
+    `AuditLog` there). Lines taken out that hold a word of the instruction speak to it; lines added do not (logging
+    added to a second method, asked for the first, says "log" too)."""
+    php = ("<?php\nclass UserController\n{\n    public function __construct(private AuditLog $audit)\n    {\n    }\n\n"
+           "    public function store($data)\n    {\n        $this->audit->record('user.created');\n"
+           "        return $data;\n    }\n\n    public function show($id)\n    {\n        return $id;\n    }\n}\n")
+    new = php.replace("    public function __construct(private AuditLog $audit)\n    {\n    }\n\n", "").replace(
+        "        $this->audit->record('user.created');\n", "")
+    assert drifted("c.php", php, new, "Remove the AuditLog dependency: the constructor and every audit call.") == []
+    logged = JAVA.replace("return orders.get(id);", "log.debug(\"find\");\n        return orders.get(id);").replace(
+        "return orders.remove(id) != null;", "log.debug(\"cancel\");\n        return orders.remove(id) != null;")
+    assert drifted("OrderService.java", JAVA, logged, "add debug logging to findOrder") == ["OrderService.cancelOrder"]
