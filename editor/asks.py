@@ -125,7 +125,7 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
         while words and words[-1] in FILLER:
             words.pop()
         tail = " ".join(words[-4:]) + " "
-        if re.search(rf"\b(?:{GOES}|{NEEDLESS}|the name of|give|giving|name)\s+$", tail, re.I):
+        if re.search(rf"\b(?:{GOES}|{NEEDLESS}|the name of|name)\s+$", tail, re.I):
             return "asked"  # right after the verb: "get rid of stop", "remove the stop method", "we don't need foo"
         if re.match(rf"{QUOTES}(?:(?:a|an)\s+(?:[\w-]+\s+){{0,3}}name\b|(?:should|must|could|will|is to|to) be "
                     rf"(?:called|named|renamed)\b|(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)"

@@ -32,7 +32,7 @@ from editllm.editor.blocks import (
     split_blocks,
 )
 from editllm.editor.errors import EditError
-from editllm.editor.merge import merge_code
+from editllm.editor.merge import merge_code, removes_member
 from editllm.editor.source import split_lines
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
@@ -103,11 +103,17 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
 
 def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     """The indices of the top-level definitions the model is shown: those the instruction names (or one of whose
-    members it names as code, or the exports it asks to add to), and when it changes what they hold or take
+    members it names as code, or the exports it asks to add to), those that use what it asks away from them (a
+    probe, session 36: "Remove the invalidURL case from NetworkError and throw badStatus(0) where invalidURL was
+    thrown" was shown the enum alone, not the method that throws it), and when it changes what they hold or take
     (`SHAPE`), the definitions that build or call them (`builds`), which must change too."""
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
-    named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction)
+    known = {m for i in named for m in member_names(blocks[i])}  # a member a named class has is its own
+    named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction, known)
                                                                       or EXPORT.search(instruction) and exports(b))}
+    gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) if len(w) > 2
+            and any(mentioned(w, blocks[i].text) for i in named) and removes_member(w, instruction)}
+    named |= {i for i, b in enumerate(blocks) if i not in named and b.name and any(mentioned(w, b.text) for w in gone)}
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.name
@@ -119,17 +125,22 @@ EXPORT = re.compile(r"\bexport(?:s|ed|ing)?\b", re.I)
 EXPORTS = re.compile(r"^(?:module\.)?exports\b|^export\s*\{")  # CommonJS's and ES modules' export lists
 
 
-def holds_named_member(block: Block, instruction: str) -> bool:
-    """Whether the instruction names a member of this class as code (`request()`, `` `parse` ``, `findById`): a
-    probe (session 36) asked to "throw it from request() when the status code is 401" beside a named enum, was
-    shown the enum alone, and the model wrote a top-level `func request` of its own, pasted in with exit 0. A plain
-    word ("add", "get") is not taken for a member."""
+def member_names(block: Block) -> set[str]:
+    """The names of a class's members (empty for anything else)."""
     inner, top = child_indent(block), header_size(block)
     if not block.name or inner is None or not CONTAINER.match(block.lines[top - 1]):
-        return False
-    return any(m.name and mentioned(m.name, instruction) and (
-        re.search(rf"(?<![\w$]){re.escape(m.name)}\(|`{re.escape(m.name)}`", instruction)
-        or not re.fullmatch(r"[a-z]+", m.name)) for m in members(block.lines[top:], inner, braced(block)))
+        return set()
+    return {m.name for m in members(block.lines[top:], inner, braced(block)) if m.name}
+
+
+def holds_named_member(block: Block, instruction: str, known: set[str]) -> bool:
+    """Whether the instruction names a member of this class as code (`request()`, `` `parse` ``, `findById`) that
+    no definition already shown (`known`) has: a probe (session 36) asked to "throw it from request() when the
+    status code is 401" beside a named enum, was shown the enum alone, and the model wrote a top-level `func
+    request` of its own, pasted in with exit 0. A plain word ("add", "get") is not taken for a member."""
+    return any(mentioned(name, instruction) and (
+        re.search(rf"(?<![\w$]){re.escape(name)}\(|`{re.escape(name)}`", instruction)
+        or not re.fullmatch(r"[a-z]+", name)) for name in member_names(block) - known)
 
 
 def exports(block: Block) -> bool:

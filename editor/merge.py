@@ -654,8 +654,13 @@ def asked_away(member: Block, instruction: str) -> bool:
     if LINE_COMMENT.match(first):
         return False
     words = {w.lstrip("$") for w in re.findall(r"\$?[A-Za-z_][\w]*", first.split("//")[0])} - MEMBER_KEYWORDS
-    return any(asks_removal(w, re.sub(rf"(?<![\w$])({re.escape(w)}[`'\"]?)\s+{MEMBER_KIND}\b", r"\1", instruction,
-                                      flags=re.I)) for w in words)
+    return any(removes_member(w, instruction) for w in words)
+
+
+def removes_member(name: str, instruction: str) -> bool:
+    """Whether the instruction asks the member `name` away, called by what it is or not ("the decoding case")."""
+    return asks_removal(name, re.sub(rf"(?<![\w$])({re.escape(name)}[`'\"]?)\s+{MEMBER_KIND}\b", r"\1", instruction,
+                                     flags=re.I))
 
 
 def likest(blocks: list[Block], places: list[int], new: list[str], base: int, wanted: set[str]) -> list[int]:

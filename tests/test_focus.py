@@ -360,3 +360,15 @@ def test_a_member_named_as_code_shows_its_class_and_export_shows_the_export_list
     focus = focus_of(js, "Add a sendGoodbye(user) function like sendWelcome, and export it.")
     assert focus is not None and focus.names == ("sendWelcome",) and "module.exports" in focus.text
     assert "module.exports" not in focus_of(js, "Make sendWelcome return the user's name.").text
+
+
+def test_what_uses_a_member_asked_away_is_shown_too():
+    """A probe (session 36): "Remove the invalidURL case from NetworkError and throw badStatus(0) where invalidURL was
+    thrown" showed the enum alone: the throw sites could not be changed (the file no longer builds)."""
+    swift = SWIFT_ENUM.replace("    return URL(string: endpoint.path)\n",
+                               "    guard let url = URL(string: endpoint.path) else { return nil }\n"
+                               "    _ = NetworkError.badStatus(0)\n    return url\n")
+    focus = focus_of(swift, "Remove the badStatus case from NetworkError.")
+    assert focus is not None and focus.names == ("NetworkError", "load")
+    assert focus_of(swift, "Remove the decoding case from NetworkError.").names == ("NetworkError",)
+    assert focus_of(swift, "Give `retry` a `strict` parameter that defaults to false.").names == ("retry",)
