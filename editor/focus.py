@@ -111,8 +111,8 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     known = {m for i in named for m in member_names(blocks[i])}  # a member a named class has is its own
     named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction, known)
                                                                       or EXPORT.search(instruction) and exports(b))}
-    gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) if len(w) > 2
-            and any(mentioned(w, blocks[i].text) for i in named) and removes_member(w, instruction)}
+    declared = {w for i in named for w in declared_names(blocks[i])}
+    gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) & declared if removes_member(w, instruction)}
     named |= {i for i, b in enumerate(blocks) if i not in named and b.name and any(mentioned(w, b.text) for w in gone)}
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
@@ -131,6 +131,19 @@ def member_names(block: Block) -> set[str]:
     if not block.name or inner is None or not CONTAINER.match(block.lines[top - 1]):
         return set()
     return {m.name for m in members(block.lines[top:], inner, braced(block)) if m.name}
+
+
+def declared_names(block: Block) -> set[str]:
+    """The names a definition declares: its own, and its members' (a method's name; a field's, an enum case's: the
+    words of its first line), not what its body merely uses ("remove the print from parse" asks no name of it
+    away, and the file's other prints stay unshown)."""
+    inner, top = child_indent(block), header_size(block)
+    found = {block.name} if block.name else set()
+    if block.name and inner is not None and CONTAINER.match(block.lines[top - 1]):
+        for m in members(block.lines[top:], inner, braced(block)):
+            first = next((line for line in m.lines if not is_blank(line)), "")
+            found |= {m.name} if m.name else set(re.findall(r"[A-Za-z_$][\w$]*", first.split("//")[0]))
+    return found
 
 
 def holds_named_member(block: Block, instruction: str, known: set[str]) -> bool:

@@ -372,3 +372,6 @@ def test_what_uses_a_member_asked_away_is_shown_too():
     assert focus is not None and focus.names == ("NetworkError", "load")
     assert focus_of(swift, "Remove the decoding case from NetworkError.").names == ("NetworkError",)
     assert focus_of(swift, "Give `retry` a `strict` parameter that defaults to false.").names == ("retry",)
+    text = "def parse(x):\n    print(x)\n    return x\n\n\n" + "".join(
+        f"def g{i}():\n    print({i})\n    return {i}\n\n\n" for i in range(5))
+    assert focus_of(text, "remove the print from parse").names == ("parse",)  # a name it uses, not declares
