@@ -17,6 +17,8 @@ from editllm.editor.drift import REMOVES, removal_lines
 
 MARKERS = ("#", "//", "--", ";", "%")  # shell/Python/YAML, C-like, SQL/Lua/Haskell, INI/Lisp, TeX/Erlang
 COMMENTS = re.compile(r"\bcomment", re.I)  # "comment out the HEALTHCHECK", "keep it as a comment": asked for
+# A comment the model writes to say what it did, beside the lines it commented out (a probe, session 36)
+NARRATION = re.compile(r"^\s*(?:#|//|--|;|%)\s*(?:remov|delet|drop|no longer|not needed|unused)\w*\b", re.I)
 
 
 def commented(old_line: str, new_line: str) -> bool:
@@ -26,8 +28,9 @@ def commented(old_line: str, new_line: str) -> bool:
 
 
 def uncomment_removals(old: list[str], new: list[str], instruction: str) -> tuple[list[str], list[int]]:
-    """`new` with the commented-out lines of a removal taken out, and the indices in `old` of the lines they were;
-    `new` itself and [] when there are none."""
+    """`new` with the commented-out lines of a removal taken out (and a comment of the model's own among them that
+    says so: "// Remove the badStatus case"), and the indices in `old` of the lines they were; `new` itself and []
+    when there are none."""
     if not REMOVES.search(instruction) or COMMENTS.search(instruction):
         return new, []
     asked = None
@@ -40,6 +43,9 @@ def uncomment_removals(old: list[str], new: list[str], instruction: str) -> tupl
         for j in range(j1, j2):
             if is_blank(new[j]):
                 continue
+            if NARRATION.match(new[j]):  # "// Remove the badStatus case" above what it comments out
+                pairs.append((None, j))
+                continue
             while i < i2 and not commented(old[i], new[j]):
                 i += 1
             if i == i2:
@@ -47,13 +53,13 @@ def uncomment_removals(old: list[str], new: list[str], instruction: str) -> tupl
             pairs.append((i, j))
             i += 1
         else:
-            if not pairs:
+            if not any(i is not None for i, _ in pairs):
                 continue
             asked = removal_lines(old, instruction) if asked is None else asked
             if not any(i in asked for i, _ in pairs):
                 continue
             drop.update(j for _, j in pairs)
-            gone += [i for i, _ in pairs]
+            gone += [i for i, _ in pairs if i is not None]
             if (j1 == 0 or is_blank(new[j1 - 1])) and j2 < len(new) and is_blank(new[j2]) \
                     and all(is_blank(new[j]) or j in drop for j in range(j1, j2)):
                 drop.add(j2)  # the blank line after them, where one is already before: no double gap

@@ -301,3 +301,19 @@ def test_a_member_whose_lost_lines_hold_a_word_of_the_instruction_is_not_noted()
     logged = JAVA.replace("return orders.get(id);", "log.debug(\"find\");\n        return orders.get(id);").replace(
         "return orders.remove(id) != null;", "log.debug(\"cancel\");\n        return orders.remove(id) != null;")
     assert drifted("OrderService.java", JAVA, logged, "add debug logging to findOrder") == ["OrderService.cancelOrder"]
+
+
+def test_a_narrating_comment_beside_the_lines_a_removal_commented_out_goes_with_them():
+    """A probe (session 36): asked to remove a Swift enum case, the model wrote `// Remove the badStatus case` and
+    the `throw` of it behind `//`. Both go; a narrating comment alone (nothing commented out) stays."""
+    from editllm.editor.commented import uncomment_removals
+    from editllm.editor.source import split_lines
+
+    old = split_lines("func f(code: Int) throws {\n    if code != 200 {\n        throw E.badStatus(code)\n    }\n}\n")
+    new = split_lines("func f(code: Int) throws {\n    if code != 200 {\n        // Remove the badStatus case\n"
+                      "        // throw E.badStatus(code)\n    }\n}\n")
+    assert uncomment_removals(old, new, "Remove the badStatus case from E.") == (
+        split_lines("func f(code: Int) throws {\n    if code != 200 {\n    }\n}\n"), [2])
+    alone = split_lines("func f(code: Int) throws {\n    if code != 200 {\n        // Removed the badStatus case\n"
+                        "    }\n}\n")
+    assert uncomment_removals(old, alone, "Remove the badStatus case from E.") == (alone, [])
