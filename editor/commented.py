@@ -3,8 +3,8 @@
 A probe (session 35) asked a Dockerfile to "remove the HEALTHCHECK"; the 1.5B model wrote the two lines back with
 `# ` in front of each, exit 0. Whoever asks for lines to go wants them gone, not kept as dead text to be deleted by
 hand. So when the instruction asks for something to go (and says nothing of comments: "comment out X" is another
-ask), lines the output writes as exactly the file's lines with a comment marker in front, in a stretch of the file
-that holds a word of what is to go (`drift.removal_lines`), are taken out, and the session says so.
+ask), lines the output writes as exactly the file's lines with a comment marker in front, one of which holds a
+word of what is to go (`drift.removal_lines`), are taken out, and the session says so.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def uncomment_removals(old: list[str], new: list[str], instruction: str) -> tupl
         else:
             if not any(i is not None for i, _ in pairs):
                 continue
-            asked = removal_lines(old, instruction) if asked is None else asked
+            # a commented line itself names what goes: not a line of the same function commented out for another ask
+            asked = removal_lines(old, instruction, whole_blocks=False) if asked is None else asked
             if not any(i in asked for i, _ in pairs):
                 continue
             drop.update(j for _, j in pairs)

@@ -330,11 +330,32 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
     return sorted(out)
 
 
-def removal_lines(old: list[str], instruction: str) -> set[int]:
+# Where what a removal names ends: the clause, or another verb's ("... and disable the restart step")
+OTHER_VERB = re.compile(r"[.;!?]|\b(?:and|then|but)\s+(?:also\s+)?(?:disable|add|change|make|rename|update|set|move|"
+                        r"use|keep|replace|fix|put|turn|call|log|return|throw|raise|write|insert|create|convert|"
+                        r"comment|wrap|pass|send|read|print|handle|switch|let|leave|instead)\w*\b", re.I)
+# Where a removal says where from, not what ("the prune_backups call from main": main stays)
+PLACE = re.compile(r"\b(?:from|in|inside|within|of|under|on|out of)\s+(?:the\s+|its\s+)?[`'\"]?[\w$.:/-]+(?:\(\))?"
+                   r"[`'\"]?", re.I)
+
+
+def removal_words(instruction: str) -> set[str]:
+    """The words (lower case, filler aside) of what the instruction asks to remove: after each removal verb, up to
+    the end of its clause or another verb, leaving out where from. A probe (session 36): "Remove the prune_backups
+    call from main and disable the restart_service step" counted `main` and `restart_service` as asked away, and
+    the model's commented-out `main "$@"` was taken out: the script no longer ran."""
+    out: set[str] = set()
+    for m in REMOVES.finditer(instruction):
+        span = OTHER_VERB.split(instruction[m.end():], 1)[0]
+        out |= {w.lower() for w in re.findall(r"[A-Za-z_$][\w$-]*", PLACE.sub(" ", span))}
+    return out - FILLER
+
+
+def removal_lines(old: list[str], instruction: str, whole_blocks: bool = True) -> set[int]:
     """The lines of the top-level blocks of `old` that hold a word of what the instruction asks to remove (the same
-    word, or one ending in up to three more letters: "prints" finds `print`; `tuple` is no word of `tuple_max`)."""
-    wanted = {w.lower() for w in re.findall(r"[A-Za-z_$][\w$-]*", REMOVES.sub(" ", instruction))} - FILLER
-    wanted = {w for w in wanted if len(w) >= 3}
+    word, or one ending in up to three more letters: "prints" finds `print`; `tuple` is no word of `tuple_max`);
+    without `whole_blocks`, the lines that hold one themselves."""
+    wanted = {w for w in removal_words(instruction) if len(w) >= 3}
 
     def holds(line: str) -> bool:
         for w in re.findall(r"[A-Za-z_$][\w$-]*", line.lower()):
@@ -342,6 +363,8 @@ def removal_lines(old: list[str], instruction: str) -> set[int]:
                 return True
         return False
 
+    if not whole_blocks:
+        return {k for k, line in enumerate(old) if holds(line)}
     out: set[int] = set()
     k = 0
     for b in split_blocks(old, 0):

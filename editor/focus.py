@@ -58,8 +58,9 @@ SHAPE = re.compile(r"\b(?:add|remov|drop|delet|renam|introduc|accept|tak|requir|
                    r"signature)\b", re.I)
 # ... and not one about types or docs, nor an optional one ("add an optional keyword argument `verbose`", which no
 # caller need pass: 11 distillation instructions)
-TYPES_OR_DOCS = re.compile(r"\b(?:annotat\w*|type\s+hints?|typ(?:e|ing)s?|docstrings?|doc\s*comments?|document\w*|"
-                           r"describ\w*|validat\w*|optional\w*)\b", re.I)
+# ("add a required field X of type T" is no ask about types: a probe, session 36, hid the builders for its "type")
+TYPES_OR_DOCS = re.compile(r"\b(?:annotat\w*|type\s+hints?|typing|types\s+to|docstrings?|doc\s*comments?|"
+                           r"document\w*|describ\w*|validat\w*|optional\w*)\b", re.I)
 # An instruction about a definition's comment ("shorten the doc comment on hostname", "fix the JSDoc of parse"): a
 # real probe (session 28) showed the model only `pub fn hostname`, without the `///` lines above it, and got the
 # function back unchanged ("no change proposed")
@@ -113,7 +114,8 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
                                                                       or EXPORT.search(instruction) and exports(b))}
     declared = {w for i in named for w in declared_names(blocks[i])}
     gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) & declared if removes_member(w, instruction)}
-    named |= {i for i, b in enumerate(blocks) if i not in named and b.name and any(mentioned(w, b.text) for w in gone)}
+    named |= {i for i, b in enumerate(blocks) if i not in named and (b.name or exports(b))
+              and any(mentioned(w, b.text) for w in gone)}  # an export list too: a removed function stayed in it
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.name

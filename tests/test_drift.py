@@ -317,3 +317,20 @@ def test_a_narrating_comment_beside_the_lines_a_removal_commented_out_goes_with_
     alone = split_lines("func f(code: Int) throws {\n    if code != 200 {\n        // Removed the badStatus case\n"
                         "    }\n}\n")
     assert uncomment_removals(old, alone, "Remove the badStatus case from E.") == (alone, [])
+
+
+def test_what_a_removal_names_ends_with_its_clause_and_leaves_out_where_from():
+    """The second probe: "Remove the prune_backups call from main and disable the restart_service step" counted `main`
+    and `restart_service` as asked away; the model's commented-out `restart_service` (the "disable") and `main "$@"`
+    were taken out, and the script no longer ran."""
+    from editllm.editor.commented import uncomment_removals
+    from editllm.editor.drift import removal_words
+    from editllm.editor.source import split_lines
+
+    assert removal_words("Remove the prune_backups call from main and disable the restart_service step.") == {
+        "prune_backups", "call"}
+    assert removal_words("Remove X from C and the Y() method") == {"x", "y"}
+    old = split_lines('main() {\n  prune_backups\n  restart_service\n}\n\nmain "$@"\n')
+    new = split_lines('main() {\n  # restart_service\n}\n\nmain "$@"\n')
+    instruction = "Remove the prune_backups call from main and disable the restart_service step."
+    assert uncomment_removals(old, new, instruction) == (new, [])

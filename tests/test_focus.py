@@ -375,3 +375,19 @@ def test_what_uses_a_member_asked_away_is_shown_too():
     text = "def parse(x):\n    print(x)\n    return x\n\n\n" + "".join(
         f"def g{i}():\n    print({i})\n    return {i}\n\n\n" for i in range(5))
     assert focus_of(text, "remove the print from parse").names == ("parse",)  # a name it uses, not declares
+
+
+def test_a_field_given_its_type_in_words_and_a_removed_export_show_what_must_change():
+    """A second probe (session 36): "Add a required field sku of type string to the CartItem interface" took "type" for
+    an ask about types and hid `makeItem`, which builds one (tsc error, exit 0); "Remove the loadRecipients function"
+    hid `module.exports`, which still named it (a ReferenceError on load)."""
+    ts = ("export interface CartItem {\n  name: string;\n}\n\nexport function makeItem(name: string): CartItem {\n"
+          "  return CartItem ? { name } : { name };\n}\n\n" + "".join(
+              f"export function other{i}(): number {{\n  return {i};\n}}\n\n" for i in range(5)))
+    focus = focus_of(ts, "Add a required sku field of type string to the CartItem interface.")
+    assert focus is not None and focus.names == ("CartItem", "makeItem")
+    js = ("function loadRecipients(path) {\n  return [path];\n}\n\nfunction send(to) {\n  return to;\n}\n\n"
+          "function a() {\n  return 1;\n}\n\nfunction b() {\n  return 2;\n}\n\nfunction c() {\n  return 3;\n}\n\n"
+          "module.exports = { loadRecipients, send };\n")
+    focus = focus_of(js, "Remove the loadRecipients function.")
+    assert focus is not None and "module.exports" in focus.text
