@@ -38,7 +38,15 @@ from editllm.editor.errors import few
 from editllm.editor.languages import is_config, language
 from editllm.editor.prose import is_prose
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import COMMENT_LINE, COMMON, NAME_TOKEN, NOT_NEEDED, asks_shrinking, lost_lines
+from editllm.editor.wholefile import (
+    COMMENT_LINE,
+    COMMON,
+    GO_IMPORT,
+    NAME_TOKEN,
+    NOT_NEEDED,
+    asks_shrinking,
+    lost_lines,
+)
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
 DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # `Writer.pool`, `self.cache`
@@ -314,6 +322,7 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
             held = [k for k in run if k in asked]
             asked.update(k for k in run if held and held[0] < k < held[-1])
     gone = {w for n, run in lost.items() for k in run if k in asked for w in NAME_TOKEN.findall(old[k])}
+    go = language(path) == "go"
     asked_text = {old[k].strip() for k in asked}  # a line written twice: the alignment may call either copy lost
     left = set(NAME_TOKEN.findall(new_text))
     out = []
@@ -323,8 +332,9 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
         for k in run:
             names = set(NAME_TOKEN.findall(old[k])) - COMMON
             if k in asked or old[k].strip() in asked_text or (names & gone) - left and (
-                    IMPORT_LINE.match(old[k]) or names <= gone):
-                continue  # asked to go, or what the removal left unused (`import math`, only `clamp` used it)
+                    IMPORT_LINE.match(old[k]) or names <= gone) or go and GO_IMPORT.match(old[k]):
+                continue  # asked to go, or what the removal left unused (`import math`, only `clamp` used it; a Go
+                # import, which `goimports.fix_imports` drops, saying so, once no code uses it)
             if names and not names <= there and not COMMENT_LINE.match(old[k]):  # not joined into a line there
                 out.append(k)  # (a signature's `target,` and `):` put on one line are no loss)
     return sorted(out)

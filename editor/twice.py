@@ -19,7 +19,7 @@ import re
 from collections import Counter
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.blocks import is_blank
+from editllm.editor.blocks import is_blank, split_blocks
 from editllm.editor.errors import EditError, few
 from editllm.editor.languages import PYTHON, language
 from editllm.editor.source import python_tree
@@ -39,8 +39,13 @@ LINE_DEFS = {
     "ruby": re.compile(r"^def\s+((?:self\.)?[\w?!=]+)"),
 }
 LINE_DEFS["jsx"] = LINE_DEFS["javascript"]
+# TypeScript: a type alias, a class, an enum, or a function with a body (an overload signature ends in `;`)
+LINE_DEFS["typescript"] = LINE_DEFS["tsx"] = re.compile(
+    r"^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:(?:type|class|enum|abstract\s+class|const\s+enum)\s+([A-Za-z_$][\w$]*)"
+    r"|(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)\b[^;]*\{\s*$)")
 # A make rule with a recipe: `target [target...]: [prerequisites]` (not `:=`, `::`, `VAR = x`), then a tab line
 MAKE_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*:(?![:=])(?![^#]*=)")
+MAKE_IF = re.compile(r"^\s*(?:ifeq|ifneq|ifdef|ifndef)\b")
 MAKEFILE = re.compile(r"^(?:GNUmakefile|[Mm]akefile)$|\.mk$")
 
 
@@ -71,8 +76,10 @@ def definitions(path: str, text: str) -> Counter | None:
     lines = text.split("\n")
     found: Counter = Counter()
     if MAKEFILE.search(path.rsplit("/", 1)[-1]):
+        depth = 0  # a rule under `ifeq`/`ifdef` is one branch's variant; a pattern rule (`%.o:`) one of several
         for k, line in enumerate(lines[:-1]):
-            if (m := MAKE_RULE.match(line)) and lines[k + 1].startswith("\t"):
+            depth += 1 if MAKE_IF.match(line) else -1 if line.startswith("endif") else 0
+            if (m := MAKE_RULE.match(line)) and lines[k + 1].startswith("\t") and not depth and "%" not in m[1]:
                 found.update(f"{t}:" for t in m[1].split())
         return found
     pattern = LINE_DEFS.get(language(path))
@@ -111,17 +118,18 @@ def drop_repeats(path: str, old: list[str], new: list[str]) -> tuple[list[str], 
     for op, _, _, start, end in line_opcodes(old, new):
         if op != "insert":
             continue
-        j1, j2 = start, end
-        while j1 < j2 and is_blank(new[j1]):
-            j1 += 1
-        while j2 > j1 and is_blank(new[j2 - 1]):
-            j2 -= 1
-        stretch = new[j1:j2]
-        found = definitions(path, "".join(stretch))
-        repeated = [name for name in (found or {}) if after[name] > 1 and after[name] > before[name]]
-        if len(stretch) >= 2 and repeated and "".join(stretch) in text:
-            drop.update(range(start, end))  # with the blank lines that set it apart
-            names += [name.rstrip(":") for name in repeated]
+        j = start  # each block the output adds here, one by one: a copy may come beside a new definition
+        for block in split_blocks(new[start:end], 0):
+            lead = j
+            while lead > start and is_blank(new[lead - 1]) and lead - 1 not in drop:
+                lead -= 1  # the blank lines that set it apart
+            size = len(block.lines)
+            found = definitions(path, "".join(block.lines)) if size else None
+            repeated = [name for name in (found or {}) if after[name] > 1 and after[name] > before[name]]
+            if repeated and "".join(block.lines) in text:
+                drop.update(range(lead, j + size) if lead < j else range(j, j + size + len(block.blank)))
+                names += [name.rstrip(":") for name in repeated]
+            j += size + len(block.blank)
     if not drop:
         return new, []
     return [line for j, line in enumerate(new) if j not in drop], names

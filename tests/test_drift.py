@@ -334,3 +334,15 @@ def test_what_a_removal_names_ends_with_its_clause_and_leaves_out_where_from():
     new = split_lines('main() {\n  # restart_service\n}\n\nmain "$@"\n')
     instruction = "Remove the prune_backups call from main and disable the restart_service step."
     assert uncomment_removals(old, new, instruction) == (new, [])
+
+
+def test_a_go_import_the_removal_left_unused_is_not_noted():
+    """The second probe: "Remove the handleStats method and its route." had `goimports.fix_imports` drop the unused
+    `"encoding/json"` (with its own note) and the removal note call that line an unasked loss."""
+    from editllm.editor.drift import dropped_lines
+
+    old = ('package s\n\nimport (\n\t"encoding/json"\n\t"net/http"\n)\n\nfunc handleStats(w http.ResponseWriter) {\n'
+           '\tjson.NewEncoder(w).Encode(1)\n}\n\nfunc handleHealth(w http.ResponseWriter) {\n\tw.WriteHeader(200)\n}\n')
+    new = ('package s\n\nimport (\n\t"net/http"\n)\n\n'
+           'func handleHealth(w http.ResponseWriter) {\n\tw.WriteHeader(200)\n}\n')
+    assert dropped_lines("s.go", old, new, "Remove the handleStats method.") == []

@@ -77,3 +77,23 @@ def test_the_session_leaves_out_the_copy_and_says_so(tmp_path, monkeypatch, scri
     [edit] = session.edit(["Makefile"], "the cover target is missing from .PHONY, add it")
     assert edit.new_text == PHONY
     assert "Makefile: note: the model wrote cover a second time, word for word; the copy is left out" in notes, notes
+
+
+def test_variants_of_a_make_rule_and_typescript_copies():
+    """A second probe (session 36): a `clean:` rule given a variant under `ifeq ... else ... endif`, and a second
+    pattern rule (`%.o: %.S` beside `%.o: %.c`), were refused; a TypeScript `export type Discount` written again word
+    for word beside a new function passed (TypeScript was not read at all, for its overload signatures)."""
+    make = "app:\n\tcc -o app\n\nclean:\n\trm -f app\n"
+    variant = make.replace("clean:\n\trm -f app\n", "ifeq ($(OS),Windows_NT)\nclean:\n\tdel app.exe\nelse\nclean:\n"
+                           "\trm -f app\nendif\n")
+    no_second_definition("Makefile", make, variant)
+    no_second_definition("Makefile", make, make + "\n%.o: %.c\n\tcc -c $<\n\n%.o: %.S\n\tcc -c $<\n")
+    ts = ("export type Discount = { code: string };\n\nexport function f(a: string): void;\n"
+          "export function f(a: any) {\n  return a;\n}\n")
+    added = ts + "\nexport type Discount = { code: string };\n\nexport function g(): number {\n  return 1;\n}\n"
+    want = ts + "\nexport function g(): number {\n  return 1;\n}\n"
+    assert drop_repeats("cart.ts", split_lines(ts), split_lines(added)) == (split_lines(want), ["Discount"])
+    with pytest.raises(EditError, match="defines f a second time"):
+        no_second_definition("cart.ts", ts, ts + "\nexport function f(b: number) {\n  return b;\n}\n")
+    no_second_definition("cart.ts", ts, ts.replace("export function f(a: any)", "export function f(a: number): void;\n"
+                                                                                 "export function f(a: any)"))
