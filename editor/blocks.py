@@ -23,7 +23,7 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # The name is followed by what a definition goes on with (a parameter list, a base, `{`, `:`, the line's end):
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
-    MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod)\s+"
+    MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod|type)\s+"
     r"|impl<(?:[^<>]|<[^<>]*>)*>\s*)"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
     r"(?:[A-Za-z_]\w*::)*"  # a path's last part names it: `impl std::str::FromStr for Style` is FromStr, not `std`
     r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\:][A-Za-z_$][\w$]*)*)"  # `A.B`, `App\Http`, Lua's `T:m`

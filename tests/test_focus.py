@@ -391,3 +391,17 @@ def test_a_field_given_its_type_in_words_and_a_removed_export_show_what_must_cha
           "module.exports = { loadRecipients, send };\n")
     focus = focus_of(js, "Remove the loadRecipients function.")
     assert focus is not None and "module.exports" in focus.text
+
+
+def test_a_typescript_type_alias_is_a_definition():
+    """The second probe: `type User = {...}` was no definition, so "add a role field to User and show it in UserRow"
+    could never show it; the component used `user.role`, the type never got it (tsc error, exit 0)."""
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.source import split_lines
+
+    tsx = ("type User = {\n  name: string;\n};\n\nfunction UserRow({ user }: { user: User }) {\n"
+           "  return <li>{user.name}</li>;\n}\n\n" + "".join(f"function Other{i}() {{\n  return {i};\n}}\n\n"
+                                                              for i in range(6)))
+    assert [b.name for b in split_blocks(split_lines(tsx), 0)][:2] == ["User", "UserRow"]
+    focus = focus_of(tsx, "Add a role field to User and show it in UserRow.")
+    assert focus is not None and focus.names == ("User", "UserRow")
