@@ -140,6 +140,8 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
         between = before[-45:][verb.end():] if verb else ""
         if verb and not re.search(rf"\b(?:{'|'.join(OBJECT_OF | STOPS)})\b", between, re.I):
             return "asked"  # "delete the legacy helpers a, b and c"
+        if verb and re.search(r"(?:\band|,)\s+(?:also\s+)?(?:the|its)\s+[`'\"]?$", before, re.I):
+            return "asked"  # "Remove the discount field from Cart and the applyDiscount() method" (a probe, session 36)
         colon = before.rfind(":")
         if colon >= 0 and re.search(rf"\b(?:{AWAY})\b", before[:colon], re.I) and not re.search(
                 rf"\b(?:{'|'.join(OBJECT_OF | STOPS)})\b", before[colon:], re.I):

@@ -168,3 +168,15 @@ def test_the_constructor_names_each_language_s_constructor():
     assert asks_removal("__construct", listed)
     assert not asks_removal("__init__", "Remove the cache: keep the constructor as it is.")
     assert not asks_removal("helper", "Add a call to helper in the constructor.")
+
+
+def test_a_name_after_and_the_in_a_removal_is_asked_away():
+    """The second probe: "Remove the discount field from Cart together with the applyDiscount() method" took
+    applyDiscount for the object of "from", and a correct edit was refused as dropping Cart.applyDiscount."""
+    from editllm.editor.asks import asks_removal
+
+    assert asks_removal("applyDiscount", "Remove the discount field from Cart together with the applyDiscount() "
+                                         "method.")
+    assert asks_removal("applyDiscount", "Remove the discount field from Cart and the applyDiscount() method.")
+    assert not asks_removal("validate", "remove the print from parse and validate")
+    assert not asks_removal("validate", "Remove the log from parse and keep the validate helper.")
