@@ -118,7 +118,7 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
               and any(mentioned(w, b.text) for w in gone)}  # an export list too: a removed function stayed in it
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
-    users = {i for i, b in enumerate(blocks) if i not in named and b.name
+    users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too
              and any(builds(b, blocks[k].name) for k in named)}
     return named | users
 
@@ -165,9 +165,12 @@ def exports(block: Block) -> bool:
 
 
 def builds(block: Block, name: str) -> bool:
-    """Whether the block builds or calls `name`: `name(`, `name {`, `name::`, `new name`, `<name` (JSX); a type
-    annotation alone (`c: &Config`) needs no change when a field is added."""
-    return bool(re.search(rf"(?<![\w$.]){re.escape(name)}\s*(?:[({{]|::)|<{re.escape(name)}\b", block.text))
+    """Whether the block builds or calls `name`: `name(`, `name {`, `name::`, `new name`, `<name` (JSX), a literal
+    typed by it (`const o: Order = {`, `(): Order => ({`: the second probe, session 36); a type annotation alone
+    (`c: &Config`) needs no change when a field is added."""
+    word = re.escape(name)
+    return bool(re.search(rf"(?<![\w$.]){word}\s*(?:[({{]|::|=>)|<{word}\b|:\s*{word}(?:\[\])?\s*=\s*[{{\[]",
+                          block.text))
 
 
 def is_named(block: Block, instruction: str) -> bool:

@@ -405,3 +405,15 @@ def test_a_typescript_type_alias_is_a_definition():
     assert [b.name for b in split_blocks(split_lines(tsx), 0)][:2] == ["User", "UserRow"]
     focus = focus_of(tsx, "Add a role field to User and show it in UserRow.")
     assert focus is not None and focus.names == ("User", "UserRow")
+
+
+def test_a_literal_typed_by_the_definition_is_a_builder():
+    """The second probe: `const blankOrder = (): Order => ({...})` and `const o: Order = {...}` were no builders, so
+    "add a required field" left them without it (tsc error)."""
+    ts = ("export interface Order {\n  id: string;\n}\n\nexport const blankOrder = (): Order => ({ id: \"-\" });\n\n"
+          "export function seed(): Order[] {\n  const first: Order = { id: \"a\" };\n  return [first];\n}\n\n"
+          "export function describe(o: Order): string {\n  return o.id;\n}\n\n" + "".join(
+              f"export function other{i}(): number {{\n  return {i};\n}}\n\n" for i in range(6)))
+    focus = focus_of(ts, "Add a required field total: number to Order.")
+    assert focus is not None and "blankOrder" in focus.text and "const first: Order" in focus.text
+    assert "function describe" not in focus.text
