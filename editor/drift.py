@@ -24,6 +24,7 @@ from collections import Counter
 from editllm.editor.align import line_opcodes
 from editllm.editor.asks import AWAY, CONSTRUCTORS, GOES
 from editllm.editor.blocks import (
+    CLOSER,
     CONTAINER,
     DEF,
     IMPORT_LINE,
@@ -31,6 +32,7 @@ from editllm.editor.blocks import (
     braced,
     child_indent,
     header_size,
+    indent_of,
     members,
     split_blocks,
 )
@@ -301,7 +303,11 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
     in one stretch (a Dockerfile's build stage, whose `COPY` lines name no "build"), and it is not what that removal
     leaves unused (an import only the removed code used): a probe (session 35) asked a Dockerfile to "remove the
     HEALTHCHECK", and the model also took out `EXPOSE 8000`, exit 0 (any removal word turns the deletion checks
-    off). When no line of the file holds such a word ("delete the last query"), nothing is judged.
+    off). When no line of the file holds such a word ("delete the last query"), nothing is judged. Asked: a line
+    that holds such a word, the deeper or closing lines of its statement, a definition (or a class's member) that
+    went whole with such a line, and what lies between two of them taken out in one stretch: a second probe
+    (session 36) removed a class's `console.log` calls and two lines of another method's logic, unnoted while the
+    whole class counted as asked.
     A note, not a refusal: an addition may well replace a line (a call wrapped in the new logging)."""
     if NOT_NEEDED.search(instruction) or is_prose(path) or language(path) in DATA \
             or not (language(path) or is_config(path)):
@@ -314,13 +320,24 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
         return []
     old, new = split_lines(old_text), split_lines(new_text)
     ops, lost = lost_lines(old, new)
-    asked: set[int] = set()  # the old lines of the blocks that hold a word of what is to go
+    asked: set[int] = set()  # the old lines that go with what the instruction asks to go
     if removal:
-        if not (asked := removal_lines(old, instruction)):
+        if not (asked := removal_lines(old, instruction, whole_blocks=False)):
             return []
-        for run in lost.values():  # what lies between two lines of it went with it ("remove the build stage")
-            held = [k for k in run if k in asked]
+        taken = {k for run in lost.values() for k in run}
+        for start, end in spans(old):  # a definition whose first line (or its `def` line) names what goes, and went
+            if any(k in asked and k in taken and (k == start or DEF.match(old[k].strip())) for k in range(start, end)):
+                asked.update(range(start, end))
+        for run in lost.values():  # what lies between two lines of it went with it ("remove the build stage"),
+            held = [k for k in run if k in asked]  # and a statement's deeper or closing lines with its first
             asked.update(k for k in run if held and held[0] < k < held[-1])
+            for k in held:
+                after = [j for j in run if j > k]
+                for j in after:
+                    if not (indent_of(old[j]) > indent_of(old[k]) or CLOSER.match(old[j])
+                            and indent_of(old[j]) == indent_of(old[k])):
+                        break
+                    asked.add(j)
     gone = {w for n, run in lost.items() for k in run if k in asked for w in NAME_TOKEN.findall(old[k])}
     go = language(path) == "go"
     asked_text = {old[k].strip() for k in asked}  # a line written twice: the alignment may call either copy lost
@@ -359,6 +376,22 @@ def removal_words(instruction: str) -> set[str]:
         span = OTHER_VERB.split(instruction[m.end():], 1)[0]
         out |= {w.lower() for w in re.findall(r"[A-Za-z_$][\w$-]*", PLACE.sub(" ", span))}
     return out - FILLER
+
+
+def spans(lines: list[str]) -> list[tuple[int, int]]:
+    """The line ranges of the file's top-level blocks and of the members of its classes."""
+    out: list[tuple[int, int]] = []
+    k = 0
+    for b in split_blocks(lines, 0):
+        out.append((k, k + len(b.lines)))
+        inner, top = child_indent(b), header_size(b)
+        if b.name and inner is not None and CONTAINER.match(b.lines[top - 1]):
+            j = k + top
+            for m in members(b.lines[top:], inner, braced(b)):
+                out.append((j, j + len(m.lines)))
+                j += len(m.lines) + len(m.blank)
+        k += len(b.lines) + len(b.blank)
+    return out
 
 
 def removal_lines(old: list[str], instruction: str, whole_blocks: bool = True) -> set[int]:

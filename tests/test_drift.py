@@ -346,3 +346,18 @@ def test_a_go_import_the_removal_left_unused_is_not_noted():
     new = ('package s\n\nimport (\n\t"net/http"\n)\n\n'
            'func handleHealth(w http.ResponseWriter) {\n\tw.WriteHeader(200)\n}\n')
     assert dropped_lines("s.go", old, new, "Remove the handleStats method.") == []
+
+
+def test_a_line_lost_inside_the_class_a_removal_speaks_of_is_noted():
+    """The second probe: "Remove all console.log calls" took the calls out of a class and two lines of another
+    method's logic with them, unnoted (the whole class held the word). Lines holding what goes, their statements'
+    deeper lines, and definitions that went whole are asked; the rest is noted."""
+    from editllm.editor.drift import dropped_lines
+
+    js = ("class Cart {\n  add(item) {\n    console.log('add',\n      item);\n    const found = this.find(item);\n"
+          "    if (found) found.qty += 1;\n    else this.items.push(item);\n  }\n\n  clear() {\n"
+          "    console.log('clear');\n    this.items = [];\n  }\n}\n")
+    right = js.replace("    console.log('add',\n      item);\n", "").replace("    console.log('clear');\n", "")
+    assert dropped_lines("cart.js", js, right, "Remove all console.log calls.") == []
+    lost = right.replace("    if (found) found.qty += 1;\n    else this.items.push(item);\n", "")
+    assert dropped_lines("cart.js", js, lost, "Remove all console.log calls.") == [5, 6]
