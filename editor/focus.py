@@ -119,7 +119,7 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too
-             and any(builds(b, blocks[k].name) for k in named)}
+             and any(builds(b, blocks[k].name) for k in named if blocks[k].name)}  # not an export list's
     return named | users
 
 

@@ -417,3 +417,13 @@ def test_a_literal_typed_by_the_definition_is_a_builder():
     focus = focus_of(ts, "Add a required field total: number to Order.")
     assert focus is not None and "blankOrder" in focus.text and "const first: Order" in focus.text
     assert "function describe" not in focus.text
+
+
+def test_a_parameter_added_to_an_exported_function_with_the_export_list_shown():
+    """A review (session 36): the export list, unnamed, among the shown blocks crashed the builders' search (a
+    TypeError on its name) when the instruction both changed a parameter and spoke of exporting."""
+    js = ("function sendWelcome(user) {\n  return user;\n}\n\nfunction run() {\n  return sendWelcome(1);\n}\n\n"
+          + "".join(f"function other{i}() {{\n  return {i};\n}}\n\n" for i in range(6))
+          + "module.exports = { sendWelcome };\n")
+    focus = focus_of(js, "add a parameter name to sendWelcome and export it")
+    assert focus is not None and focus.names == ("sendWelcome", "run") and "module.exports" in focus.text
