@@ -275,6 +275,17 @@ def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
     return blocks
 
 
+def class_members(block: Block) -> list[Block] | None:
+    """A named class's (struct's, `impl`'s, namespace's) body cut into its members; None for any other block. The
+    one reading of "a class and its members" that focus, drift and the whole-file checks share."""
+    if not block.name or not block.lines:
+        return None
+    inner, top = child_indent(block), header_size(block)
+    if inner is None or not CONTAINER.match(block.lines[top - 1]):
+        return None
+    return members(block.lines[top:], inner, braced(block))
+
+
 def closing(lines: list[str], top: int) -> int:
     """How many lines end a braced definition: its closing brace(s) at the header's indentation, and the
     blank lines before them. A member merged in must not take them along (a class closed before its

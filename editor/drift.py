@@ -29,11 +29,9 @@ from editllm.editor.blocks import (
     DEF,
     IMPORT_LINE,
     Block,
-    braced,
-    child_indent,
+    class_members,
     header_size,
     indent_of,
-    members,
     split_blocks,
 )
 from editllm.editor.errors import few
@@ -97,9 +95,8 @@ def units(lines: list[str]) -> list[Block]:
 
 def _unit(block: Block, owner: str) -> list[Block]:
     name = f"{owner}{block.name}" if block.name else None
-    inner, top = child_indent(block), header_size(block)
-    if name and inner is not None and CONTAINER.match(block.lines[top - 1]):
-        parts = members(block.lines[top:], inner, braced(block))
+    parts = class_members(block)
+    if parts is not None:
         named = [m for m in parts if m.name]
         if len(named) >= 2 or len(named) == 1 and CONTAINER.match(named[0].lines[header_size(named[0]) - 1]):
             return [unit for m in parts for unit in _unit(m, f"{name}.")]
@@ -271,7 +268,7 @@ def speaks_to(old: list[str], new: list[str], said: set[str]) -> bool:
     it adds: logging added to a second function, asked for the first, holds the instruction's "log" too."""
     changed = set(old) - set(new)
     words = {w.lower() for line in changed for w in WORD.findall(line) if len(w) >= 4}
-    return any(w == s or _inflected(w, s) or _inflected(s, w) for w in words for s in said)
+    return any(_same_word(w, s) for w in words for s in said)
 
 
 # An instruction that asks for something added and for nothing else: no line of the file need go
@@ -384,10 +381,10 @@ def spans(lines: list[str]) -> list[tuple[int, int]]:
     k = 0
     for b in split_blocks(lines, 0):
         out.append((k, k + len(b.lines)))
-        inner, top = child_indent(b), header_size(b)
-        if b.name and inner is not None and CONTAINER.match(b.lines[top - 1]):
-            j = k + top
-            for m in members(b.lines[top:], inner, braced(b)):
+        parts = class_members(b)
+        if parts is not None:
+            j = k + header_size(b)
+            for m in parts:
                 out.append((j, j + len(m.lines)))
                 j += len(m.lines) + len(m.blank)
         k += len(b.lines) + len(b.blank)
@@ -402,7 +399,7 @@ def removal_lines(old: list[str], instruction: str, whole_blocks: bool = True) -
 
     def holds(line: str) -> bool:
         for w in re.findall(r"[A-Za-z_$][\w$-]*", line.lower()):
-            if any(w == o or _inflected(w, o) or _inflected(o, w) for o in wanted):
+            if any(_same_word(w, o) for o in wanted):
                 return True
         return False
 
@@ -416,6 +413,11 @@ def removal_lines(old: list[str], instruction: str, whole_blocks: bool = True) -
             out.update(span)
         k += len(b.lines) + len(b.blank)
     return out
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Whether two lower-case words are one, or one is the other with up to three letters more."""
+    return a == b or _inflected(a, b) or _inflected(b, a)
 
 
 def _inflected(word: str, stem: str) -> bool:

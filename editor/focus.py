@@ -19,15 +19,11 @@ from dataclasses import dataclass
 from editllm.editor import goimports
 from editllm.editor.asks import asks_removal, mentioned
 from editllm.editor.blocks import (
-    CONTAINER,
     IMPORT_LINE,
     Block,
-    braced,
-    child_indent,
-    header_size,
+    class_members,
     is_blank,
     joined,
-    members,
     notes_above,
     split_blocks,
 )
@@ -129,22 +125,17 @@ EXPORTS = re.compile(r"^(?:module\.)?exports\b|^export\s*\{")  # CommonJS's and 
 
 def member_names(block: Block) -> set[str]:
     """The names of a class's members (empty for anything else)."""
-    inner, top = child_indent(block), header_size(block)
-    if not block.name or inner is None or not CONTAINER.match(block.lines[top - 1]):
-        return set()
-    return {m.name for m in members(block.lines[top:], inner, braced(block)) if m.name}
+    return {m.name for m in class_members(block) or [] if m.name}
 
 
 def declared_names(block: Block) -> set[str]:
     """The names a definition declares: its own, and its members' (a method's name; a field's, an enum case's: the
     words of its first line), not what its body merely uses ("remove the print from parse" asks no name of it
     away, and the file's other prints stay unshown)."""
-    inner, top = child_indent(block), header_size(block)
     found = {block.name} if block.name else set()
-    if block.name and inner is not None and CONTAINER.match(block.lines[top - 1]):
-        for m in members(block.lines[top:], inner, braced(block)):
-            first = next((line for line in m.lines if not is_blank(line)), "")
-            found |= {m.name} if m.name else set(re.findall(r"[A-Za-z_$][\w$]*", first.split("//")[0]))
+    for m in class_members(block) or []:
+        first = next((line for line in m.lines if not is_blank(line)), "")
+        found |= {m.name} if m.name else set(re.findall(r"[A-Za-z_$][\w$]*", first.split("//")[0]))
     return found
 
 

@@ -34,6 +34,7 @@ from editllm.editor.blocks import (
     blank_tail,
     braced,
     child_indent,
+    class_members,
     defines,
     header_size,
     import_names,
@@ -99,10 +100,10 @@ def taken_apart(old: list[Block], new: list[Block]) -> dict[str, set[str]]:
     old_top, top = set(names(old)), {b.name: b for b in new if b.name}
     out: dict[str, set[str]] = {}
     for b in old:
-        inner = child_indent(b) if b.name and CONTAINER.match(b.lines[header_size(b) - 1]) else None
-        if inner is None:
+        parts = class_members(b)
+        if parts is None:
             continue
-        methods = set(names(members(b.lines[header_size(b):], inner, braced(b)))) - LIFECYCLE
+        methods = set(names(parts)) - LIFECYCLE
         moved = {n for n in methods if n in top and n not in old_top}
         if len(moved) >= 2 and 2 * len(moved) >= len(methods) and \
                 not any(SELF.search("".join(top[n].lines[:header_size(top[n])])) for n in moved):
