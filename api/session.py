@@ -564,6 +564,10 @@ class EditSession:
         if result.repeats:
             self.log(f"{src.path}: note: the model wrote {few(list(result.repeats))} a second time, word for word; "
                      "the copy is left out")
+        if result.reimports:
+            added = few([f"`{line}`" for line in result.reimports])
+            self.log(f"{src.path}: note: the model added {added}, which imports only what the file already imports; "
+                     "left out")
         if result.filled or (result.merged and result.new_text != result.unmerged_text):  # not when nothing came back
             self.log(f"{src.path}: the model wrote only part of the file{left_out(result)}; merged it into place")
         for why in result.focused:  # a typo on a line the spell checker flags nothing on is never read (a probe)

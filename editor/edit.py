@@ -41,7 +41,7 @@ from editllm.editor.prosefocus import Parts, merge_parts, parts_of
 from editllm.editor.reflow import keep_end_blanks, keep_layout
 from editllm.editor.source import SourceFile, restore_line_endings, split_lines
 from editllm.editor.syntax import still_parses
-from editllm.editor.twice import drop_repeats, no_second_definition
+from editllm.editor.twice import drop_reimports, drop_repeats, no_second_definition
 from editllm.editor.wholefile import (
     ensure_whole,
     no_unasked_code_deletion,
@@ -106,13 +106,15 @@ class EditResult:
     imports_dropped: tuple[str, ...] = ()  # and those whose every use it took out, dropped
     uncommented: tuple[int, ...] = ()  # lines asked to go that the model commented out, taken out (editor.commented)
     repeats: tuple[str, ...] = ()  # definitions it wrote again word for word, the copies left out (editor.twice)
+    reimports: tuple[str, ...] = ()  # import lines it added that import nothing new, left out (editor.twice)
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
                                        "merged": self.merged, "fallback": self.fallback,
                                        "focused": list(self.focused), "imports_added": list(self.imports_added),
                                        "imports_dropped": list(self.imports_dropped),
-                                       "uncommented": list(self.uncommented), "repeats": list(self.repeats)}
+                                       "uncommented": list(self.uncommented), "repeats": list(self.repeats),
+                                       "reimports": list(self.reimports)}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -330,6 +332,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
         whole = replace(whole, text="".join(mended), lines=mended)
     bare, uncommented = uncomment_removals(src.lines, whole.lines, instruction)
     bare, repeats = drop_repeats(src.path, src.lines, bare)
+    bare, reimports = drop_reimports(src.path, src.lines, bare)
     if bare is not whole.lines:
         whole = replace(whole, text="".join(bare), lines=bare)
     still_parses(src.path, src.text, whole.text)
@@ -347,7 +350,7 @@ def finish_edit(src: SourceFile, text: str, instruction: str, stats: DecodeStats
     return EditResult(src, new_text, stats, output, whole.complete and not filled, whole.merged or filled,
                       unmerged_text=unmerged, filled=filled, imports_added=tuple(added),
                       imports_dropped=tuple(dropped), uncommented=tuple(uncommented),
-                      repeats=tuple(repeats))
+                      repeats=tuple(repeats), reimports=tuple(reimports))
 
 
 def copy_shown(src: SourceFile, instruction: str, opts: EditOptions) -> tuple[Focus | None, str, list[str]]:

@@ -105,6 +105,75 @@ def no_second_definition(path: str, old_text: str, new_text: str) -> None:
                         "definition replaces the first; nothing written")
 
 
+# Import statements on one line, by what each name they bind is bound to: Python's `import a.b as c`, `from m import
+# a, b as c`; Rust's `use a::b::C;`, `use a::b::{C, D as E, self};`; JavaScript's and TypeScript's `import D, {a, b
+# as c} from "m"`, `import * as ns from "m"`. A glob (`use a::*`, `from m import *`) binds no name we can tell.
+PY_IMPORT = re.compile(r"^import\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)\s*(?:#.*)?$")
+PY_FROM = re.compile(r"^from\s+(\.*[\w.]*)\s+import\s+\(?\s*(\w+(?:\s+as\s+\w+)?(?:\s*,\s*\w+(?:\s+as\s+\w+)?)*)"
+                     r"\s*,?\s*\)?\s*(?:#.*)?$")
+RUST_USE = re.compile(r"^(?:pub(?:\([\w:\s]+\))?\s+)?use\s+([\w:]+?(?:\s+as\s+\w+)?)(?:::\{([\w\s,]+)\})?\s*;\s*(?://.*)?$")
+JS_IMPORT = re.compile(r"""^import\s+(?:type\s+)?(?:([\w$]+)\s*,?\s*)?(?:\{([\w$\s,]*)\}|\*\s+as\s+([\w$]+))?\s*"""
+                       r"""from\s+(['"])([^'"]+)\4\s*;?\s*(?://.*)?$""")
+
+
+def _aliased(item: str, sep: str) -> tuple[str, str]:
+    """("bound name", "what it names") for `x` or `x as y`."""
+    parts = item.split(sep)
+    return parts[-1].strip(), parts[0].strip()
+
+
+def bindings(kind: str, line: str) -> frozenset[tuple[str, str]] | None:
+    """The names a one-line import binds, each with what it is bound to; None for any other line (an indented
+    one too: an import inside a function is that function's)."""
+    text = line.rstrip("\r\n")
+    if kind == "python" and (m := PY_IMPORT.match(text)):
+        return frozenset((alias if alias != name else name.split(".")[0], name)
+                         for alias, name in (_aliased(x, " as ") for x in m[1].split(",")))
+    if kind == "python" and (m := PY_FROM.match(text)):
+        return frozenset((alias, f"{m[1]}.{name}") for alias, name in (_aliased(x, " as ") for x in m[2].split(",")
+                                                                         if x.strip()))
+    if kind == "rust" and (m := RUST_USE.match(text)):
+        if m[2] is None:
+            return frozenset({_aliased(m[1], " as ")}) if " as " in m[1] else frozenset({(m[1].split("::")[-1], m[1])})
+        found = set()
+        for item in (x for x in m[2].split(",") if x.strip()):
+            alias, name = _aliased(item, " as ")
+            full = m[1] if name == "self" else f"{m[1]}::{name}"
+            found.add((m[1].split("::")[-1] if alias == "self" else alias, full))
+        return frozenset(found)
+    if kind in ("javascript", "jsx", "typescript", "tsx") and (m := JS_IMPORT.match(text)) and (m[1] or m[2] or m[3]):
+        found = {(m[1], f"{m[5]}:default")} if m[1] else set()
+        found |= {(m[3], f"{m[5]}:*")} if m[3] else set()
+        for item in (x for x in (m[2] or "").split(",") if x.strip()):
+            alias, name = _aliased(item, " as ")
+            found.add((alias, f"{m[5]}:{name}"))
+        return frozenset(found)
+    return None
+
+
+def drop_reimports(path: str, old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """`new` without the import lines it adds that bind only what its other import lines already bind, each name
+    to the same thing, and those lines; `new` itself and [] when there are none. A real probe (session 35): asked
+    for a field of type Duration, the model wrote `use std::time::{Duration, Duration};` above the file's `use
+    std::time::Duration;`, which rustc refuses (E0252: defined multiple times); in Python or JavaScript it is a
+    line of noise. An import that binds a name to something else is no repeat: which one is meant is the user's."""
+    kind = language(path)
+    added = [j for op, _, _, start, end in line_opcodes(old, new) if op in ("insert", "replace")
+             for j in range(start, end)]
+    bound = {j: b for j in added if (b := bindings(kind, new[j]))}
+    if not bound:
+        return new, []
+    pool = Counter(x for line in new for x in (bindings(kind, line) or ()))
+    drop = []
+    for j in added:
+        if j in bound and all(pool[x] > 1 for x in bound[j]):
+            pool.subtract(bound[j])
+            drop.append(j)
+    if not drop:
+        return new, []
+    return [line for j, line in enumerate(new) if j not in drop], [new[j].strip() for j in drop]
+
+
 def drop_repeats(path: str, old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
     """`new` without the stretches it adds that repeat a definition of the file word for word while keeping the
     original too, and the names of those definitions; `new` itself and [] when there are none."""

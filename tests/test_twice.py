@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from editllm.editor.errors import EditError
 from editllm.editor.source import split_lines
-from editllm.editor.twice import drop_repeats, no_second_definition
+from editllm.editor.twice import bindings, drop_reimports, drop_repeats, no_second_definition
 
 MAKEFILE = """GO ?= go
 
@@ -97,3 +97,65 @@ def test_variants_of_a_make_rule_and_typescript_copies():
         no_second_definition("cart.ts", ts, ts + "\nexport function f(b: number) {\n  return b;\n}\n")
     no_second_definition("cart.ts", ts, ts.replace("export function f(a: any)", "export function f(a: number): void;\n"
                                                                                  "export function f(a: any)"))
+
+
+RUST = "use std::fs;\nuse std::time::Duration;\n\npub struct Config {\n    pub interval: Duration,\n}\n"
+
+
+@pytest.mark.parametrize(("path", "text", "added", "left_out"), [
+    # a probe (session 35): rustc refuses the name defined twice (E0252); the field added beside it is the ask
+    ("config.rs", RUST, RUST.replace("use std::time::Duration;\n", "use std::time::{Duration, Duration};\n"
+                                     "use std::time::Duration;\n").replace("Duration,\n}",
+                                                                            "Duration,\n    pub t: u32,\n}"),
+     ["use std::time::{Duration, Duration};"]),
+    ("a.py", "import os\nfrom pathlib import Path\n\nX = 1\n", "import os\nfrom pathlib import Path\nimport os\n"
+     "from pathlib import (Path)\n\nX = 2\n", ["import os", "from pathlib import (Path)"]),
+    ("a.ts", 'import { a, b as c } from "./m";\n\nf();\n',
+     'import { a, b as c } from "./m";\nimport { a } from "./m";\n\nf();\n', ['import { a } from "./m";']),
+])
+def test_an_added_import_of_what_the_file_imports_is_left_out(path, text, added, left_out):
+    new, dropped = drop_reimports(path, split_lines(text), split_lines(added))
+    assert dropped == left_out
+    rest = split_lines(added)
+    for line in left_out:  # the last of equal lines: the one added
+        del rest[len(rest) - 1 - [x.strip() for x in reversed(rest)].index(line)]
+    assert new == rest
+
+
+@pytest.mark.parametrize(("path", "text", "added"), [
+    ("a.py", "from json import loads\n", "from json import loads\nfrom orjson import loads\n"),  # another thing
+    ("a.py", "import os\n", "import os\nimport os.path\n"),  # binds os, and loads os.path
+    ("a.py", "def f():\n    import os\n", "import os\n\n\ndef f():\n    import os\n"),  # the function's own
+    ("a.rs", "use std::io;\n", "use std::io;\nuse std::io::{self, Read};\n"),  # Read is new
+    ("a.rs", "use std::io::*;\n", "use std::io::*;\nuse std::io::*;\n"),  # a glob binds no name we can tell
+    ("a.ts", 'import a from "./m";\n', 'import a from "./m";\nimport { a } from "./m";\n'),  # default vs named
+    ("a.go", 'import "fmt"\n', 'import "fmt"\nimport "fmt"\n'),  # Go's are goimports'
+])
+def test_an_import_that_binds_something_new_stays(path, text, added):
+    assert drop_reimports(path, split_lines(text), split_lines(added)) == (split_lines(added), [])
+
+
+def test_bindings_of_one_line_imports():
+    assert bindings("python", "import a.b as c, d.e\n") == {("c", "a.b"), ("d", "d.e")}
+    assert bindings("python", "from .m import x, y as z  # why\n") == {("x", ".m.x"), ("z", ".m.y")}
+    assert bindings("rust", "pub use crate::a::{self as m, B};\n") == {("m", "crate::a"), ("B", "crate::a::B")}
+    assert bindings("rust", "use std::fmt::Result as FmtResult;\n") == {("FmtResult", "std::fmt::Result")}
+    assert bindings("typescript", "import type D, * as ns from 'm'\n") == {("D", "m:default"), ("ns", "m:*")}
+    assert bindings("python", "    import os\n") is None
+    assert bindings("javascript", 'import "./side-effect.js";\n') is None
+
+
+def test_the_session_says_which_import_it_left_out(tmp_path, monkeypatch, scripted_lm):
+    from editllm.api.session import EditSession
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.rs").write_text(RUST)
+    wrote = RUST.replace("use std::fs;\n", "use std::fs;\nuse std::time::{Duration, Duration};\n")
+    notes: list[str] = []
+    session = EditSession(scripted_lm(wrote.replace("Duration,\n}", "Duration,\n    pub t: u32,\n}") + "```\n"),
+                          focus=False, log=notes.append)
+    [edit] = session.edit(["config.rs"], "add a field t: u32 to Config")
+    assert edit.new_text == RUST.replace("Duration,\n}", "Duration,\n    pub t: u32,\n}")
+    assert edit.result.reimports == ("use std::time::{Duration, Duration};",)
+    assert ("config.rs: note: the model added `use std::time::{Duration, Duration};`, which imports only what the "
+            "file already imports; left out") in notes, notes
