@@ -30,6 +30,7 @@ from editllm.editor.blocks import (
     IMPORT_LINE,
     Block,
     class_members,
+    closing,
     header_size,
     indent_of,
     split_blocks,
@@ -99,6 +100,11 @@ def _unit(block: Block, owner: str) -> list[Block]:
     if parts is not None:
         named = [m for m in parts if m.name]
         if len(named) >= 2 or len(named) == 1 and CONTAINER.match(named[0].lines[header_size(named[0]) - 1]):
+            # the class's closing brace is no part of its last member: a method added after it (the commonest way
+            # to add one) left that member "changed", and a probe (session 37) was told an untouched countAll changed
+            end = closing(block.lines, header_size(block))
+            if end and len(parts[-1].lines) > end:
+                parts[-1] = Block(parts[-1].name, parts[-1].lines[:-end], parts[-1].blank)
             return [unit for m in parts for unit in _unit(m, f"{name}.")]
     return [block if name == block.name else Block(name, block.lines, block.blank)]
 
@@ -317,11 +323,17 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
         return []
     old, new = split_lines(old_text), split_lines(new_text)
     ops, lost = lost_lines(old, new)
+    sql = language(path) == "sql"  # a statement runs to its `;`, at any indentation (`CREATE VIEW v AS`, `SELECT`)
     asked: set[int] = set()  # the old lines that go with what the instruction asks to go
     if removal:
         if not (asked := removal_lines(old, instruction, whole_blocks=False)):
             return []
         taken = {k for run in lost.values() for k in run}
+        kept = set(new)
+        for k in sorted(asked) if sql else []:  # an SQL statement that names what goes, taken out, to its `;`
+            while old[k] not in kept and not ends_statement(old[k]) and k + 1 < len(old):
+                k += 1
+                asked.add(k)
         for start, end in spans(old):  # a definition whose first line (or its `def` line) names what goes, and went
             if any(k in asked and k in taken and (k == start or DEF.match(old[k].strip())) for k in range(start, end)):
                 asked.update(range(start, end))
@@ -352,6 +364,11 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
             if names and not names <= there and not COMMENT_LINE.match(old[k]):  # not joined into a line there
                 out.append(k)  # (a signature's `target,` and `):` put on one line are no loss)
     return sorted(out)
+
+
+def ends_statement(line: str) -> bool:
+    """Whether an SQL line ends its statement: a `;` at its end, a `--` comment aside."""
+    return line.split("--", 1)[0].rstrip().endswith(";")
 
 
 # Where what a removal names ends: the clause, or another verb's ("... and disable the restart step")

@@ -361,3 +361,33 @@ def test_a_line_lost_inside_the_class_a_removal_speaks_of_is_noted():
     assert dropped_lines("cart.js", js, right, "Remove all console.log calls.") == []
     lost = right.replace("    if (found) found.qty += 1;\n    else this.items.push(item);\n", "")
     assert dropped_lines("cart.js", js, lost, "Remove all console.log calls.") == [5, 6]
+
+
+def test_a_method_added_after_the_last_one_leaves_that_one_unchanged():
+    """A probe (session 37): asked to add `update` to a PHP repository, the model appended it after `countAll`, and
+    the note said the edit "also changes UserRepository.countAll": the class's closing brace was read as part of its
+    last member."""
+    php = ("<?php\nclass UserRepository\n{\n    public function find(int $id): ?array\n    {\n        return null;\n"
+           "    }\n\n    public function countAll(): int\n    {\n        return 0;\n    }\n}\n")
+    added = php.replace("        return 0;\n    }\n}\n", "        return 0;\n    }\n\n"
+                        "    public function update(int $id): bool\n    {\n        return true;\n    }\n}\n")
+    assert drifted("UserRepository.php", php, added, "Add a method update(int $id): bool") == []
+    changed = added.replace("return 0;", "return 1;")
+    assert drifted("UserRepository.php", php, changed, "Add a method update(int $id): bool") == \
+        ["UserRepository.countAll"]
+
+
+def test_an_sql_statement_removed_whole_is_asked_to_its_semicolon():
+    """A probe (session 37): "Remove the order_totals view" took out the view and was told it "also takes out" its
+    `SELECT`, `FROM`, `JOIN` and `GROUP BY` lines: each unindented SQL line is a block of its own."""
+    from editllm.editor.drift import dropped_lines
+
+    sql = ("CREATE INDEX idx_o ON orders (id);\n\nCREATE VIEW order_totals AS\nSELECT o.id, SUM(i.n) AS n\n"
+           "FROM orders o\nJOIN items i ON i.order_id = o.id\nGROUP BY o.id;\n\nCREATE TABLE t (id INT);\n\nCOMMIT;\n")
+    view = ("CREATE VIEW order_totals AS\nSELECT o.id, SUM(i.n) AS n\nFROM orders o\n"
+            "JOIN items i ON i.order_id = o.id\nGROUP BY o.id;\n\n")
+    assert dropped_lines("m.sql", sql, sql.replace(view, ""), "Remove the order_totals view") == []
+    noted = sql.replace(view, "-- the view is gone\n\n")  # the model's own comment in its place
+    assert dropped_lines("m.sql", sql, noted, "Remove the order_totals view") == []
+    also = sql.replace(view, "").replace("CREATE TABLE t (id INT);\n\n", "")
+    assert dropped_lines("m.sql", sql, also, "Remove the order_totals view") == [8]
