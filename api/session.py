@@ -27,6 +27,7 @@ from editllm.editor.errors import EditError, few, lines_named
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
 from editllm.editor.modelspec import bundled_for, check_model_spec
+from editllm.editor.prosefocus import section_kept
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text, split_lines
 from editllm.editor.undefined import missing_asked, newly_unbound
@@ -35,6 +36,8 @@ from editllm.editor.unfinished import (
     kept_removals,
     left_unrenamed,
     leftover_note,
+    partly_kept,
+    partly_kept_note,
     still_used,
     still_used_note,
 )
@@ -564,6 +567,9 @@ class EditSession:
         if result.repeats:
             self.log(f"{src.path}: note: the model wrote {few(list(result.repeats))} a second time, word for word; "
                      "the copy is left out")
+        if result.removed_as_asked:
+            self.log(f"{src.path}: note: the model gave {few(list(result.removed_as_asked))} back unchanged where the "
+                     "instruction asks only for its removal; removed")
         if result.reimports:
             added = few([f"`{line}`" for line in result.reimports])
             self.log(f"{src.path}: note: the model added {added}, which imports only what the file already imports; "
@@ -589,6 +595,11 @@ class EditSession:
             self.log(leftover_note(src.path, old, new, lines))
         if kept := kept_removals(src.text, result.new_text, instruction):
             self.log(kept_note(src.path, kept))
+        for name, lines in partly_kept(src.text, result.new_text, instruction):
+            self.log(partly_kept_note(src.path, name, lines))
+        if section := section_kept(src.path, src.lines, result.new_text, instruction):
+            self.log(f"{src.path}: note: the instruction asks to remove the {section[0]} section, but the edit keeps "
+                     f"{section[1]} of its {section[2]} lines")
         if keys := unasked_keys(src.path, src.text, result.new_text, instruction):
             self.log(unasked_keys_note(src.path, keys))
         lf = result.new_text.replace("\r\n", "\n")

@@ -68,7 +68,7 @@ PREPOSITIONS = {"to", "into", "in", "from", "of", "with", "inside", "within", "b
 OBJECT_OF = PREPOSITIONS | {"calls", "call", "calling", "uses", "use", "using", "called"}
 
 FILLER = {"the", "a", "an", "its", "their", "this", "that", "method", "function", "helper", "class", "member", "field",
-          "attribute", "property"}
+          "attribute", "property", "all", "every", "each"}  # "remove all error_log calls" (a probe, session 37)
 
 CLAUSE = re.compile(r"[.;!?\n](?![\w$`(])")  # a sentence or clause ends (a dot inside `A.f` or `f.py` does not)
 

@@ -18,7 +18,7 @@ from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
-from editllm.editor.focus import Focus, focus_of, merge_focus
+from editllm.editor.focus import Focus, echoed_removal, focus_of, merge_focus
 from editllm.editor.languages import is_prose, language
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
@@ -107,6 +107,7 @@ class EditResult:
     uncommented: tuple[int, ...] = ()  # lines asked to go that the model commented out, taken out (editor.commented)
     repeats: tuple[str, ...] = ()  # definitions it wrote again word for word, the copies left out (editor.twice)
     reimports: tuple[str, ...] = ()  # import lines it added that import nothing new, left out (editor.twice)
+    removed_as_asked: tuple[str, ...] = ()  # definitions asked away that it gave back unchanged, taken out (focus)
 
     def as_dict(self) -> dict:
         return self.stats.as_dict() | {"path": self.source.path, "complete_output": self.complete_output,
@@ -114,7 +115,8 @@ class EditResult:
                                        "focused": list(self.focused), "imports_added": list(self.imports_added),
                                        "imports_dropped": list(self.imports_dropped),
                                        "uncommented": list(self.uncommented), "repeats": list(self.repeats),
-                                       "reimports": list(self.reimports)}
+                                       "reimports": list(self.reimports),
+                                       "removed_as_asked": list(self.removed_as_asked)}
 
 
 def prompt_ids(lm: LoadedModel, prompt: Prompt) -> list[int]:
@@ -236,9 +238,11 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         text, stats, output, filled = regenerate(lm, src, src.text, instruction, opts, on_progress)
         return finish_edit(src, text, instruction, stats, output, opts.allow_deletions, filled)
     edited, stats, output, filled = regenerate(lm, src, focus.text, instruction, opts, on_progress)
-    whole = merge_focus(src.text, edited, instruction, opts.allow_deletions, src.lines)
+    echoed = echoed_removal(src.text, focus.text, edited, instruction, src.lines)
+    whole = merge_focus(src.text, "" if echoed else edited, instruction, opts.allow_deletions, src.lines)
     result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions, filled)
     result.focused = focus.names
+    result.removed_as_asked = echoed
     return result
 
 

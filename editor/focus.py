@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from editllm.editor import goimports
-from editllm.editor.asks import asks_removal, mentioned
+from editllm.editor.asks import AWAY, asks_removal, mentioned
 from editllm.editor.blocks import (
     IMPORT_LINE,
     Block,
@@ -199,6 +199,37 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
+
+
+# Words of an instruction that ask for more than taking definitions out: then an unchanged answer is no removal to make
+BEYOND_REMOVAL = re.compile(r"\b(?:add|insert|append|introduce|include|log|annotate|document|write|renam|swap|mov|merg|"
+                            r"combin|inlin|chang|replac|rewrit|refactor|fix|correct|updat|convert|simplif|clean|"
+                            r"restructur|reorgani[sz]|mak|us(?:e|ing)|turn|switch|instead|wrap|split|extract|sort|"
+                            r"format|keep|but|except|call|pass|if|unless|whether|only)\w*", re.I)
+
+
+def echoed_removal(text: str, shown: str, edited: str, instruction: str,
+                   lines: list[str] | None = None) -> tuple[str, ...]:
+    """The definitions to take out when the instruction asks only that the named ones go and the model gave back
+    what it was shown, unchanged: real probes (sessions 36 and 37) asked to "Remove the DefaultConfig function" and
+    "Remove the ringbuf_is_full function", were shown that function alone, and wrote it back: "no change proposed".
+    What to do is then not in doubt. () otherwise: the model's answer stands."""
+    if edited.strip() != shown.strip() or not asks_removal_only(instruction):
+        return ()
+    blocks = split_blocks(split_lines(text) if lines is None else lines, 0)
+    named = [b for b in blocks if is_named(b, instruction)]
+    if not named or not all(asks_removal(b.name, instruction) for b in named) or \
+            shown_blocks(blocks, instruction) != {i for i, b in enumerate(blocks) if b in named}:
+        return ()
+    return tuple(b.name for b in named)
+
+
+def asks_removal_only(instruction: str) -> bool:
+    """Whether the instruction asks for definitions to go and for nothing else ("Remove the `parse` helper, it is
+    unused"; not "remove parse and call load instead")."""
+    return bool(re.search(rf"\b(?:{AWAY})\b", instruction, re.I)) and not BEYOND_REMOVAL.search(
+        re.sub(rf"\b(?:{AWAY})\b|\b(?:unused|dead|obsolete|deprecated|no\s+longer\s+used|not\s+used)\b", " ",
+               instruction, flags=re.I))
 
 
 def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int]) -> None:

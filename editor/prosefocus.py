@@ -123,6 +123,29 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
     return section(hits[0]), title
 
 
+REMOVES_SECTION = re.compile(r"\b(?:remov\w*|delet\w*|drop\w*|get\s+rid\s+of|cut)\b", re.I)
+
+
+def section_kept(path: str, lines: list[str], new_text: str, instruction: str) -> tuple[str, int, int] | None:
+    """(title, lines kept, lines it had) when the instruction asks a named section to go and the edit keeps most of
+    its text: a probe (session 37) asked to "Remove the Features section", and the model renamed its heading and kept
+    the list, exit 0 without a word (the heading's word was gone, so nothing named stayed)."""
+    if not is_prose(path) or not REMOVES_SECTION.search(instruction):
+        return None
+    found = named_section(lines, instruction)
+    if found is None:
+        return None
+    (start, end), title = found
+    said = _words(instruction)
+    if not re.search(rf"\b(?:{REMOVES_SECTION.pattern})\s+(?:the\s+)?(?:whole\s+|entire\s+)?(?:section\s+)?"
+                     rf"{re.escape(_words(title))}\b", said):
+        return None  # "remove the duplicate link from the Install section": something in it goes, not the section
+    body = [line for line in lines[start + 1:end] if line.strip() and not UNDERLINE.match(line.rstrip("\n"))]
+    left = set(new_text.splitlines(keepends=True))
+    kept = sum(1 for line in body if line in left)
+    return (title, kept, len(body)) if body and kept * 2 > len(body) else None
+
+
 def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:
     """Split into parts of about `size` lines at blank lines outside code blocks (a part never cuts a
     code block or a paragraph); a file without such a place stays one part."""
@@ -159,17 +182,73 @@ def spelling_parts(lines: list[str], within: tuple[int, int] | None = None) -> P
                  tuple(words for _, words in found))
 
 
+# "the first paragraph", "the last paragraph of the Usage section", "paragraph 2"
+ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|opening|last|final|closing)\s+paragraph\b"
+                     r"|\bparagraph\s+(\d+)\b", re.I)
+ORDINALS = {"first": 0, "opening": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1, "final": -1,
+            "closing": -1}
+MOVES = re.compile(r"\b(?:move|swap|above|below|before|after|merge|combine|split)\b", re.I)
+# a badge, an HTML line, a link definition, a list item: no paragraph's text ("the first paragraph" of a README that
+# opens with a list of links is the prose after it)
+NOT_PROSE = re.compile(r"^\s*(?:\[?!\[|<|\[//\]:|\[[^\]]+\]:\s|[-*+]\s|\d+[.)]\s)")
+
+
+def paragraphs(lines: list[str], within: tuple[int, int] | None = None) -> list[tuple[int, int]]:
+    """The paragraphs of a text as line ranges: runs of lines outside code blocks that are not blank, not a heading
+    (nor its underline) and not only badges, HTML or list items."""
+    inside = in_block(lines)
+    heads = {j for k, _, _ in headings(lines) for j in (k, k + 1) if j == k or UNDERLINE.match(lines[j].rstrip("\n"))}
+    lo, hi = within or (0, len(lines))
+    runs: list[tuple[int, int]] = []
+    start = None
+    for k in range(lo, hi + 1):
+        text = k < hi and lines[k].strip() and not inside[k] and k not in heads
+        if text and start is None:
+            start = k
+        elif not text and start is not None:
+            if not all(NOT_PROSE.match(line) for line in lines[start:k]):
+                runs.append((start, k))
+            start = None
+    return runs
+
+
+def named_paragraph(lines: list[str], instruction: str, within: tuple[int, int] | None = None) \
+        -> tuple[tuple[int, int], str] | None:
+    """The paragraph the instruction names by its place ("the first paragraph"), in the named section if any, and
+    how it was named; None when it names none, or several. A probe (session 37): "Fix the typo in the first
+    paragraph" showed the model every line of the README holding a flagged word, and it also changed `pydantic`
+    in the Features list."""
+    said = ORDINAL.findall(instruction)
+    if len(said) != 1:
+        return None
+    word, number = said[0]
+    index = ORDINALS[word.lower()] if word else int(number) - 1
+    runs = paragraphs(lines, within)
+    if not -len(runs) <= index < len(runs):
+        return None
+    return runs[index], f"{word.lower() or 'number ' + number} paragraph"
+
+
 def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
-    """What of a prose file the model edits: a named section, the lines of the flagged words of a
-    spelling request (in the section, if one is named), or (chunking on) every part of a long file; None
-    for code files and where the whole file is one part."""
+    """What of a prose file the model edits: a named section or paragraph, the lines of the flagged words of a
+    spelling request (in the section or paragraph, if one is named), or (chunking on) every part of a long file;
+    None for code files and where the whole file is one part."""
     if not is_prose(path) or not lines:
         return None
     section = named_section(lines, instruction)
+    if section and MOVES.search(instruction) and re.search(
+            rf"\b(?:above|below|before|after|into|to|under)\s+(?:the\s+)?{re.escape(_words(section[1]))}\b",
+            _words(instruction)):
+        section = None  # where text goes, not what is edited: "move the first paragraph below the Usage section"
+    paragraph = None if MOVES.search(instruction) else named_paragraph(lines, instruction,
+                                                                       section[0] if section else None)
+    scope = paragraph or section
     if prose.WORDS and prose.HINTS and prose.SPELLING.search(instruction):
-        words = spelling_parts(lines, section[0] if section else None)
+        words = spelling_parts(lines, scope[0] if scope else None)
         if words is not None:
             return words
+    if paragraph is not None:
+        return Parts((paragraph[0],), f"paragraph: {paragraph[1]}")
     if section is not None:
         return Parts((section[0],), f"section: {section[1]}")
     if prose.CHUNKS:

@@ -184,6 +184,53 @@ def kept_removals(old_text: str, new_text: str, instruction: str) -> list[str]:
     return kept
 
 
+# An instruction that asks for every one of a thing to go ("the console.log calls", "all TODOs", "every print"), and a
+# place that narrows it ("from parse", "in main": the rest stay)
+EVERY = re.compile(r"\b(?:all|every|each|any)\b|\b(?:calls|statements|lines|uses|usages|invocations|occurrences|"
+                   r"references|instances|prints|logs)\b", re.I)
+DOTTED = re.compile(r"(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+(?![\w$])")
+NARROWED = re.compile(r"\b(?:from|in|inside|within|under|of)\s+(?!(?:the|this)\s+(?:file|code|module|class)\b)"
+                      r"(?:the\s+|its\s+)?[`'\"]?[\w$.:/-]+", re.I)
+
+
+def partly_kept(old_text: str, new_text: str, instruction: str) -> list[tuple[str, list[int]]]:
+    """(name, 1-based lines of the edited text) for each name the instruction asks every use of to go that the edit
+    took out of some lines and left, untouched, on others: a probe (session 37) asked to "Remove the
+    Console.WriteLine calls" of a C# class and "the error_log calls" of a PHP one, and the model took out the first
+    of two each time, exit 0 without a word (`kept_removals` speaks only when none went)."""
+    instruction = DOES.sub(" ", instruction)
+    if not DELETION.search(instruction) or not EVERY.search(instruction) or NARROWED.search(instruction):
+        return []
+    old, new = old_text.split("\n"), new_text.split("\n")
+    moved = {}  # each old line left as it was: where it is now
+    for op, i1, i2, j1, _ in line_opcodes(old, new):
+        if op == "equal":
+            moved.update({i1 + d: j1 + d for d in range(i2 - i1)})
+    out: list[tuple[str, list[int]]] = []
+    dotted = {d: d.replace(".", "_") for d in DOTTED.findall(instruction)}  # `Console.WriteLine`, `fmt.Println`
+    for d, flat in dotted.items():
+        instruction = instruction.replace(d, flat)
+    names = {flat: d for d, flat in dotted.items()}
+    for m in TOKEN.finditer(instruction):
+        name = names.get(m.group(2), m.group(2))
+        if name in [n for n, _ in out] or not (_code_like(instruction, m) or name in dotted) \
+                or removal(m.group(2), instruction, False) != "asked":
+            continue
+        word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+        holding = [k for k, line in enumerate(old) if word.search(line) and not COMMENT_LINE.match(line)]
+        left = [moved[k] + 1 for k in holding if k in moved]
+        if left and len(left) < len(holding):
+            out.append((name, left))
+    return out
+
+
+def partly_kept_note(path: str, name: str, lines: list[int]) -> str:
+    """The note for a removal made of some uses and not of the others."""
+    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return (f"{path}: note: the instruction asks to remove every {name}, but the edit leaves line"
+            f"{'s' if len(lines) > 1 else ''} {where}")
+
+
 def _untouched(old_text: str, new_text: str, word: re.Pattern) -> bool:
     """Whether every line of the file holding `word` is still where it was, unchanged: a line the edit moved or
     rewrote was acted on ("remove pytest-cov from the runtime dependencies and add it to the dev extra")."""
@@ -216,14 +263,14 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
     if old_text == new_text:
         return []
     before, after = split_blocks(split_lines(old_text), 0), split_blocks(split_lines(new_text), 0)
+    out = _methods_still_called(before, after, new_text, instruction)
     shell = {word for b in before if SHELL_FUNCTION.match(b.lines[0].strip() if b.lines else "") for word in headed(b)}
     if shell and SOURCED.search(new_text):
         shell = set()  # "move it into lib.sh and source it": defined where this text cannot see
     defined_before = {b.name for b in before if b.name} | shell
     defined_after = {b.name for b in after if b.name} | {word for b in after for word in headed(b)} | \
         set(ONE_LINE_FUNCTION.findall(new_text))
-    out = []
-    for name in sorted(defined_before - defined_after):
+    for name in sorted(defined_before - defined_after - {name for name, _ in out}):
         if removal(name, instruction) != "asked" and name not in shell:
             continue
         word = re.compile(rf"(?<![\w$.]){re.escape(name)}(?![\w$])")
@@ -233,6 +280,67 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
         if lines:
             out.append((name, lines))
     return out
+
+
+# A member function a return type precedes and `{` (or its body) follows, C++'s too (`double& at(size_t r) const {`,
+# `size_t rows() const { return rows_; }`), which blocks leaves unnamed: not a call statement (`c.print();`)
+TYPED_MEMBER = re.compile(r"^[ \t]+(?!(?:return|if|for|while|switch|else|new|delete|throw|case)\b)"
+                          r"(?:[\w:<>,]+[\s*&]+)+(~?[A-Za-z_]\w*)\s*\([^;]*\)\s*(?:const\s*)?(?:override\s*)?"
+                          r"(?:noexcept\s*)?(?:\{.*)?$")
+
+
+def _methods_still_called(before: list, after: list, new_text: str, instruction: str) -> list[tuple[str, list[int]]]:
+    """(name, lines) for each method of a class the instruction asks to remove that no class of the edited text has
+    any more while a line still calls it (`c.print();`, `$this->save(`, a bare `totalUnits()`): a real probe (session
+    37) removed `Matrix::print` and left `c.print();` in `main`, which no longer compiles, exit 0 (only top-level
+    definitions were read)."""
+    from editllm.editor.blocks import DEF, METHOD, class_members
+
+    def methods(blocks: list) -> dict[str, str]:
+        found = {}
+        for b in blocks:
+            for m in class_members(b) or []:
+                first = next((line for line in m.lines if line.strip()), "")
+                typed = TYPED_MEMBER.match(first) if m.name is None else None  # C++'s `Matrix transpose() const {`
+                if m.name or typed:
+                    found[m.name or typed[1]] = b.name
+        return found
+
+    had, has = methods(before), methods(after)
+    out = []
+    for name in sorted(set(had) - set(has) - {b.name for b in after if b.name}):
+        if removal(name, instruction) != "asked":
+            continue
+        call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\((?![^()]*\)\s*\{{)")  # not `load() {` (a definition)
+        lines = [n for n, line in enumerate(new_text.split("\n"), 1)
+                 if any(_own_call(c.string[:c.start()], had[name], name) for c in call.finditer(QUOTED.sub('""', line)))
+                 and not COMMENT_LINE.match(line) and not DEF.match(line.strip()) and not METHOD.match(line)
+                 and not TYPED_MEMBER.match(line)]
+        if lines:
+            out.append((name, lines))
+    return out
+
+
+# Method names every library has (`map.get(`, `stream.end(`, `emitter.emit(`): a call of one on another object than
+# `this` is no call of the class's own (a fuzz over npm's classes, session 37)
+LIBRARY_METHODS = {"get", "set", "has", "add", "delete", "remove", "clear", "insert", "push", "pop", "shift", "end",
+                   "emit", "on", "off", "once", "load", "save", "close", "open", "run", "start", "stop", "write",
+                   "read", "send", "copy", "search", "find", "filter", "map", "keys", "values", "entries", "refresh",
+                   "update", "reset", "toJSON", "toString", "equals", "hashCode", "compareTo", "size", "length", "next"}
+OWN_RECEIVER = re.compile(r"(?:\bthis|\bself|\$this|\bMe)\s*(?:\.|->|::|\?\.)\s*#?$|@$")
+
+
+def _own_call(before: str, owner: str, name: str) -> bool:
+    """Whether a call whose line reads `before` up to the name may be the removed method's: a bare call or one on
+    `this`, or on an object, unless the chain goes through another class (`key_1.Key.fromJSON(`, `System.out.print(`,
+    `super.end(`) or the name is one every library has (`this.store.get(`)."""
+    before = before[-200:]  # the receiver's chain, not a minified line's every call before it
+    if OWN_RECEIVER.search(before) or not re.search(r"(?:\.|->|::|\?\.)\s*#?$", before):
+        return True
+    chain = re.search(r"[\w$#]+(?:\([^()]*\))?(?:\s*(?:\.|->|::|\?\.)\s*#?[\w$]+(?:\([^()]*\))?)*\s*(?:\.|->|::|\?\.)"
+                      r"\s*#?$", before)
+    classes = {w for w in re.findall(r"(?<![\w$#])[A-Z][\w$]*", chain[0] if chain else "")} - {owner}
+    return name not in LIBRARY_METHODS and not classes
 
 
 def still_used_note(path: str, name: str, lines: list[int]) -> str:

@@ -110,7 +110,8 @@ def test_javascript_and_markdown_placeholders(tmp_path, model):
     md = "# Title\n\nFirst paragraph, with a tpyo.\n\nSecond paragraph.\n\nThird paragraph.\n"
     (tmp_path / "m.md").write_text(md)
     model["text"] = "# Title\n\nFirst paragraph, with a typo.\n\n[... rest of the document unchanged ...]\n````\n"
-    res = run(tmp_path, "fix", "m.md", "fix the typo in the first paragraph", "--apply")
+    res = run(tmp_path, "fix", "m.md", "fix the typo in the first paragraph", "--apply",
+              "--no-focus")  # the whole file: its placeholder
     assert res.exit_code == 0, res.stderr
     assert (tmp_path / "m.md").read_text() == md.replace("tpyo", "typo")
 

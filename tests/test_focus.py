@@ -6,7 +6,7 @@ import pytest
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
-from editllm.editor.source import SourceFile
+from editllm.editor.source import SourceFile, read_source
 from fakes import scripted_model
 
 MODULE = '''import math
@@ -181,6 +181,52 @@ def test_an_empty_answer_to_a_removal_removes_the_named_definition_and_its_comme
         "function withTmp(cb) {\n  return cb()\n}\n\n", "")
     with pytest.raises(EditError):  # nothing asked to go: an empty answer places nothing
         merge_focus(js, "", "Fix the withTmp function")
+
+
+RING = ("#include <stdbool.h>\n\nint ring_size(int n) {\n    return n;\n}\n\n/* Whether it is full. */\n"
+        "bool ring_is_full(int n) {\n    return n > 8;\n}\n\nint ring_sum(int n) {\n    return n + 1;\n}\n"
+        "\nint ring_last(int n) {\n    return n - 1;\n}\n")
+
+
+@pytest.mark.parametrize(("instruction", "removed"), [
+    ("Remove the ring_is_full function", True),
+    ("Delete `ring_is_full()`, it is unused.", True),
+    ("Remove ring_is_full if nothing calls it", False),  # a condition the model may have judged
+    ("Remove ring_is_full and use ring_size instead", False),  # more than a removal
+    ("Fix ring_is_full", False),
+])
+def test_a_definition_asked_away_and_given_back_unchanged_is_removed(scripted_lm, tmp_path, instruction, removed):
+    """Real probes (sessions 36 and 37): "Remove the DefaultConfig function" and "Remove the ringbuf_is_full
+    function" showed the model that function alone, and it wrote it back: "no change proposed". The instruction
+    leaves nothing in doubt, so the definition (and its comment) goes, with a note; in both modes alike."""
+    from editllm.editor.focus import echoed_removal
+
+    (tmp_path / "ring.c").write_text(RING)
+    shown = focus_of(RING, instruction)
+    assert shown is not None
+    want = ("ring_is_full",) if removed else ()
+    assert echoed_removal(RING, shown.text, shown.text, instruction) == want
+    assert echoed_removal(RING, shown.text, shown.text.replace("8", "9"), instruction) == ()  # the model's answer
+    for mode in ("rewrite", "spec"):
+        src = read_source(tmp_path / "ring.c", "ring.c")
+        result = edit_file(scripted_lm(shown.text + "```\n"), src, instruction, EditOptions(mode=mode))
+        assert result.removed_as_asked == want
+        gone = RING.replace("/* Whether it is full. */\nbool ring_is_full(int n) {\n    return n > 8;\n}\n\n", "")
+        assert result.new_text == (gone if removed else RING)
+
+
+def test_the_session_says_the_definition_given_back_was_removed(scripted_lm, tmp_path, monkeypatch):
+    from editllm.api.session import EditSession
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ring.c").write_text(RING)
+    shown = focus_of(RING, "Remove the ring_is_full function")
+    notes: list[str] = []
+    [edit] = EditSession(scripted_lm(shown.text + "```\n"), log=notes.append).edit(
+        ["ring.c"], "Remove the ring_is_full function")
+    assert "ring_is_full" not in edit.new_text and edit.diff
+    assert ("ring.c: note: the model gave ring_is_full back unchanged where the instruction asks only for its "
+            "removal; removed") in notes, notes
 
 
 def test_a_request_about_a_definitions_comment_is_not_focused_away_from_it():

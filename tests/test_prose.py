@@ -602,6 +602,31 @@ def test_spelling_focus_shows_the_model_only_the_lines_of_the_flagged_words():
     assert prosefocus.parts_of("tool.py", lines, "Fix the spelling mistakes.") is None
 
 
+def test_a_paragraph_named_by_its_place_is_the_scope():
+    """A probe (session 37): "Fix the typo in the first paragraph" showed the model every line of the README holding a
+    flagged word, and it also changed `pydantic` in the Features list. A paragraph named by its place ("the first",
+    "the last ... of the Usage section", "paragraph 2") is the scope, of a spelling request and of any other; badges,
+    headings, lists and code blocks are no paragraphs; moving text between places is not narrowed."""
+    text = ("# Tool\n\n[![ci](x.svg)](y)\n\nFetches forecasts and caches them localy,\nso answers are fast.\n\n"
+            "## Features\n\n- Typed results built on pydantc models\n\n## Usage\n\n```sh\ntool run\n```\n\n"
+            "Run it once.\n\nThen run it twice.\n")
+    lines = split_lines(text)
+    assert prosefocus.paragraphs(lines) == [(4, 6), (17, 18), (19, 20)]  # a list is no paragraph
+    assert prosefocus.parts_of("README.md", lines, "Reword the first paragraph.") == \
+        prosefocus.Parts(((4, 6),), "paragraph: first paragraph")
+    usage = prosefocus.parts_of("README.md", lines, "Shorten the last paragraph of the Usage section")
+    assert usage.ranges == ((19, 20),)
+    assert prosefocus.parts_of("README.md", lines, "Expand paragraph 2").ranges == ((17, 18),)
+    assert prosefocus.parts_of("README.md", lines, "Move the first paragraph to the end") is None
+    assert prosefocus.parts_of("README.md", lines, "Move the first paragraph below the Usage section") is None
+    assert prosefocus.parts_of("README.md", lines, "In the Usage section, move the code block below the text") \
+        .ranges == ((11, 20),)
+    assert prosefocus.parts_of("README.md", lines, "Reword the tenth paragraph") is None
+    pytest.importorskip("spellchecker")
+    typo = prosefocus.parts_of("README.md", lines, "Fix the typo in the first paragraph")
+    assert typo.ranges == ((4, 5),) and typo.words == (("localy",),)  # not the list's "pydantc"
+
+
 def test_a_spelling_focus_edit_changes_only_the_flagged_lines_in_both_modes(scripted_lm, monkeypatch, tokenizer):
     """Each flagged line is one request naming its own words; the rest of the file is byte for byte the
     original, and rewrite and spec give the same text."""
@@ -890,3 +915,25 @@ def test_the_models_notes_and_lists_after_code_are_its_own_and_a_readmes_hope_is
     items = "steps:\n  - run: test\n"  # a list the file itself ends in is the file's
     assert finish_text(SourceFile("ci.yml", items), items + "  - run: lint\n````\n", "````", "stop", 10**6, items,
                        "add a lint step") == items + "  - run: lint\n"
+
+
+def test_a_section_asked_away_and_kept_is_noted(tmp_path, monkeypatch, scripted_lm):
+    """A probe (session 37): "Remove the Features section" had the model rename the heading and keep the list, exit 0
+    without a word."""
+    from editllm.api.session import EditSession
+
+    text = "# Tool\n\nIt runs.\n\n## Features\n\n- fast\n- small\n\n## Usage\n\nRun it.\n"
+    lines = split_lines(text)
+    renamed = text.replace("## Features", "## Documentation")
+    assert prosefocus.section_kept("README.md", lines, renamed, "Remove the Features section") == ("Features", 2, 2)
+    gone = text.replace("## Features\n\n- fast\n- small\n\n", "")
+    assert prosefocus.section_kept("README.md", lines, gone, "Remove the Features section") is None
+    assert prosefocus.section_kept("README.md", lines, renamed, "Remove the second bullet of the Features section") \
+        is None  # something in it goes, not the section
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "README.md").write_text(text)
+    notes: list[str] = []
+    EditSession(scripted_lm(renamed + "```\n"), focus=False, log=notes.append).edit(
+        ["README.md"], "Remove the Features section")
+    assert "README.md: note: the instruction asks to remove the Features section, but the edit keeps 2 of its 2 " \
+           "lines" in notes, notes

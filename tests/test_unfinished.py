@@ -163,3 +163,106 @@ def test_a_shell_function_the_edit_removes_unasked_while_lines_still_call_it_is_
     assert still_used(script, sourced, "move log_msg into lib.sh and source it") == []
     inlined = script.replace("build() {\n  make\n}\n", "").replace("build\n", 'make\necho "build done"\n')
     assert still_used(script, inlined, "inline build") == []
+
+
+CPP = """class Matrix {
+public:
+    Matrix(size_t rows) : rows_(rows) {}
+
+    size_t rows() const { return rows_; }
+
+    void print() const {
+        std::cout << rows_ << std::endl;
+    }
+
+private:
+    size_t rows_;
+};
+
+int main() {
+    Matrix c(2);
+    c.print();
+    std::cout << c.rows();
+}
+"""
+
+
+def test_a_removed_method_still_called_is_noted():
+    """A real-model probe (session 37): "Remove the print method and its uses in main" took `Matrix::print` out and
+    left `c.print();`, which no longer compiles, exit 0: only top-level definitions were read. C++'s members, which
+    `blocks` leaves unnamed, count too."""
+    removed = CPP.replace("    void print() const {\n        std::cout << rows_ << std::endl;\n    }\n\n", "")
+    assert still_used(CPP, removed, "Remove the print method and its uses in main") == [("print", [13])]
+    assert still_used(CPP, removed.replace("    c.print();\n", ""), "Remove the print method") == []
+    assert still_used(CPP, removed, "Make rows() inline") == []  # not asked to go
+    java = ("public class Stock {\n    public int total() {\n        return 1;\n    }\n\n"
+            "    public String summary() {\n        return \"n=\" + total();\n    }\n}\n")
+    gone = java.replace("    public int total() {\n        return 1;\n    }\n\n", "")
+    assert still_used(java, gone, "Remove the total method") == [("total", [3])]
+
+
+def test_a_call_of_another_class_or_library_method_is_not_the_removed_one():
+    """A fuzz over 164 method removals in npm's classes (session 37): another class's static method of the name
+    (`key_1.Key.fromJSON(`, `System.out.print(`), `super`'s, a library's everyday name on another object
+    (`this.store.get(`) and an object literal's own method (`load() { }`) are not uses of the removed one."""
+    js = ("class Store {\n  get(k) {\n    return this.map.get(k)\n  }\n\n  fromJSON(o) {\n    return o\n  }\n}\n\n"
+          "const a = Key.fromJSON(x)\nconst b = file_1.MetaFile.fromJSON(y)\nconst h = { fromJSON() { } }\n"
+          "store.get(1)\nsuper.get(2)\n")
+    gone = js.replace("  get(k) {\n    return this.map.get(k)\n  }\n\n", "")
+    assert still_used(js, gone, "Remove the get method") == []
+    gone = js.replace("\n\n  fromJSON(o) {\n    return o\n  }\n", "\n")
+    assert still_used(js, gone, "Remove the fromJSON method") == []
+    assert still_used(js, gone + "this.fromJSON(z)\nstore.fromJSON(z)\nStore.fromJSON(z)\n",
+                      "Remove the fromJSON method") == [("fromJSON", [12, 13, 14])]
+
+
+CSHARP = """public class OrderProcessor
+{
+    public void Process(Order o)
+    {
+        Console.WriteLine("processing " + o.Id);
+        Save(o);
+    }
+
+    public string Receipt()
+    {
+        Console.WriteLine("building receipt");
+        return "ok";
+    }
+}
+"""
+
+
+def test_a_removal_of_every_use_made_of_some_is_noted():
+    """A real-model probe (session 37): "Remove the Console.WriteLine calls" and "Remove the error_log calls" each
+    took out the first of two and left the second, exit 0 without a word (`kept_removals` speaks when none went)."""
+    from editllm.editor.unfinished import partly_kept, partly_kept_note
+
+    half = CSHARP.replace('        Console.WriteLine("processing " + o.Id);\n', "")
+    assert partly_kept(CSHARP, half, "Remove the Console.WriteLine calls") == [("Console.WriteLine", [10])]
+    assert partly_kept_note("a.cs", "Console.WriteLine", [10]) == \
+        "a.cs: note: the instruction asks to remove every Console.WriteLine, but the edit leaves line 10"
+    both = half.replace('        Console.WriteLine("building receipt");\n', "")
+    assert partly_kept(CSHARP, both, "Remove the Console.WriteLine calls") == []
+    assert partly_kept(CSHARP, half, "Remove the Console.WriteLine call from Process") == []  # a place narrows it
+    assert partly_kept(CSHARP, half, "Remove the first Console.WriteLine") == []  # one, not every
+    assert partly_kept(CSHARP, CSHARP, "Remove the Console.WriteLine calls") == []  # none went: kept_removals'
+    php = "<?php\nerror_log(\"a\");\n$x = 1;\nerror_log(\"b\");\n"
+    assert partly_kept(php, php.replace('error_log("a");\n', ""), "Remove all error_log calls") == [("error_log", [3])]
+
+
+def test_the_session_notes_a_removal_made_of_some_uses_and_a_method_still_called(tmp_path, monkeypatch, scripted_lm):
+    from editllm.api.session import EditSession
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.cs").write_text(CSHARP)
+    (tmp_path / "m.cpp").write_text(CPP)
+    half = CSHARP.replace('        Console.WriteLine("processing " + o.Id);\n', "")
+    removed = CPP.replace("    void print() const {\n        std::cout << rows_ << std::endl;\n    }\n\n", "")
+    notes: list[str] = []
+    EditSession(scripted_lm(half + "```\n"), focus=False, log=notes.append).edit(
+        ["a.cs"], "Remove the Console.WriteLine calls")
+    EditSession(scripted_lm(removed + "```\n"), focus=False, log=notes.append).edit(
+        ["m.cpp"], "Remove the print method and its uses in main")
+    assert "a.cs: note: the instruction asks to remove every Console.WriteLine, but the edit leaves line 10" in notes
+    assert "m.cpp: note: the edit removes print, but line 13 still uses it" in notes, notes
