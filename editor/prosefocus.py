@@ -178,7 +178,7 @@ def spelling_parts(lines: list[str], within: tuple[int, int] | None = None) -> P
     found = [(k, words) for k, words in suspect_lines(lines) if lo <= k < hi]
     if not found:
         return None
-    return Parts(tuple((k, k + 1) for k, _ in found), f"spelling: {len(found)} lines",
+    return Parts(tuple((k, k + 1) for k, _ in found), f"spelling: {len(found)} line{'' if len(found) == 1 else 's'}",
                  tuple(words for _, words in found))
 
 

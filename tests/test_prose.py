@@ -664,7 +664,7 @@ def test_a_spelling_focus_line_keeps_the_files_last_line_ending(scripted_lm, end
     text = f"# Tool{ending or chr(10)}{ending or chr(10)}The pacakge works.{ending}"
     src = SourceFile("README.md", text)
     result = edit_file(scripted_lm("The package works.\n````\n"), src, "Fix the spelling mistakes.", EditOptions())
-    assert result.focused == ("spelling: 1 lines",)
+    assert result.focused == ("spelling: 1 line",)
     assert result.new_text == text.replace("pacakge", "package")
 
 
