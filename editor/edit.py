@@ -238,12 +238,19 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
         text, stats, output, filled = regenerate(lm, src, src.text, instruction, opts, on_progress)
         return finish_edit(src, text, instruction, stats, output, opts.allow_deletions, filled)
     edited, stats, output, filled = regenerate(lm, src, focus.text, instruction, opts, on_progress)
-    echoed = echoed_removal(src.text, focus.text, edited, instruction, src.lines)
-    whole = merge_focus(src.text, "" if echoed else edited, instruction, opts.allow_deletions, src.lines)
+    whole, echoed = merge_shown(src, focus, edited, instruction, opts)
     result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions, filled)
     result.focused = focus.names
     result.removed_as_asked = echoed
     return result
+
+
+def merge_shown(src: SourceFile, focus: Focus, edited: str, instruction: str,
+                opts: EditOptions) -> tuple[str, tuple[str, ...]]:
+    """The focused output merged back into the file, and the definitions taken out because the model gave back
+    unchanged what the instruction asks only to remove (`focus.echoed_removal`): the model's answer otherwise."""
+    echoed = echoed_removal(src.text, focus.text, edited, instruction, src.lines)
+    return merge_focus(src.text, "" if echoed else edited, instruction, opts.allow_deletions, src.lines), echoed
 
 
 def edit_parts(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOptions, parts: Parts,
@@ -378,9 +385,10 @@ def finish_copy(src: SourceFile, text: str, instruction: str, stats, focus: Focu
     text, filled = elision.fill(shown, text, instruction, src.path)
     if focus is None:
         return finish_edit(src, text, instruction, stats, stats.program, opts.allow_deletions, filled)
-    whole = merge_focus(src.text, text, instruction, opts.allow_deletions, src.lines)
+    whole, echoed = merge_shown(src, focus, text, instruction, opts)
     result = finish_edit(src, whole, instruction, stats, stats.program, opts.allow_deletions, filled)
     result.focused = focus.names
+    result.removed_as_asked = echoed
     return result
 
 

@@ -330,3 +330,14 @@ def test_copy_focus_writes_the_program_over_the_named_definition_only(scripted_l
     assert result.fallback is None and result.focused == ("g",)
     assert result.new_text == body  # line 5 of the focused text is `    return 2`: copied, unchanged
     assert result.stats.copied_lines == 1
+
+
+def test_copy_focus_gives_back_a_definition_asked_away_unchanged_and_it_goes(scripted_lm):
+    """As in rewrite and spec (`focus.echoed_removal`): a program that copies back the one definition the instruction
+    asks only to remove has it removed, with the name kept for the note."""
+    body = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n\n\ndef h():\n    return 3\n"
+    lm = scripted_lm('<gen>import os\n\n\ndef g():\n</gen><copy lines="5-5"/>')
+    result = edit_file(lm, SourceFile("m.py", body), "Remove the g function.",
+                       EditOptions(mode="copy", copy_focus=True))
+    assert result.fallback is None and result.removed_as_asked == ("g",)
+    assert result.new_text == "import os\n\n\ndef f():\n    return 1\n\n\ndef h():\n    return 3\n"
