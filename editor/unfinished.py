@@ -22,28 +22,8 @@ from __future__ import annotations
 import re
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import AWAY, removal
+from editllm.editor.asks import AWAY, NAME, removal, renames
 from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
-
-NAME = r"[A-Za-z_$][\w$]*"
-# "rename (the function) `parse()` to `parse_args()`", "rename X as Y", "rename X → Y", "rename X -> Y"
-# "rename the function foo to bar", "rename the Bucket type to bucket", "rename the members table to patrons": a kind
-# word before the name (lower case) or after it, the name taken first (a probe, session 35: `type` was taken for
-# the name of "the Bucket type", and a complete rename noted as left half done)
-KINDS = (r"type|struct|table|class|function|method|variable|field|column|constant|interface|enum|module|key|"
-         r"property|parameter|argument|trait|view|index")
-RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:(?-i:[a-z]+)\s+)??[`'\"]?({NAME})(?:\(\))?[`'\"]?"
-                    rf"(?:\s+(?:{KINDS}))?\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
-NOT_NAMES = {"function", "method", "class", "variable", "field", "parameter", "argument", "constant", "module",
-             "file", "it", "this", "that", "them", "all", "each", "type", "struct", "table", "column"}  # "rename the
-# method to something clearer"
-
-
-def renames(instruction: str) -> list[tuple[str, str]]:
-    """The (old, new) names the instruction asks to rename, in order; none when it asks no rename in these words."""
-    pairs = [(m.group(1), m.group(2)) for m in RENAME.finditer(instruction)]
-    return [(old, new) for old, new in dict.fromkeys(pairs) if old != new and old.lower() not in NOT_NAMES]
-
 
 RECEIVER = re.compile(rf"({NAME})\s*\.\s*$")  # the name an attribute is looked up on: `json` in `json.load`
 IMPORTED = re.compile(rf"^\s*(?:import\s+({NAME})|from\s+\S+\s+import\s+(.+))", re.M)

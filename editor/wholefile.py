@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import AWAY, GONE, NEEDLESS, RENAMING, asks_removal, mentioned
+from editllm.editor.asks import AWAY, GONE, NEEDLESS, RENAMING, asks_removal, mentioned, renames
 from editllm.editor.blocks import (
     CONTAINER,
     HEADING,
@@ -74,7 +74,20 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
     want = Counter(names(old_blocks))
     dissolved = {name for name, left in taken_apart(old_blocks, new_blocks).items()
                  if all(asks_removal(m, instruction) for m in left)}
-    return [n for n in want if have[n] < want[n] and not asked_away(n, instruction) and n not in dissolved]
+    return [n for n in want if have[n] < want[n] and not asked_away(n, instruction) and n not in dissolved
+            and not renamed_with(n, instruction, have)]
+
+
+def renamed_with(name: str, instruction: str, have: Counter) -> bool:
+    """Whether a definition is gone because the asked rename renamed it too: `test_format_price` written as
+    `test_format_money` for "rename format_price to format_money" (a probe, session 37: the whole test file, written
+    right, was taken for a fragment, and the old test and its import were pasted back beside the new ones, so the
+    tests no longer imported). `formatPrice` → `formatMoney` in `testFormatPrice` too."""
+    for old, new in renames(instruction):
+        for a, b in ((old, new), (old[:1].upper() + old[1:], new[:1].upper() + new[1:])):
+            if a != name and a in name and have[name.replace(a, b)]:
+                return True
+    return False
 
 
 def asked_away(name: str, instruction: str) -> bool:
@@ -151,7 +164,7 @@ def dropped_members(olds: list[Block], news: list[Block], where: str, instructio
         made = GENERATES.search("".join(nb.lines[:header_size(nb)])) and not GENERATES.search("".join(b.lines[:top])) \
             and ASKS_GENERATED.search(instruction)
         gone = [f"{where}{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)
-                and not (made and n in GENERATED)]
+                and not (made and n in GENERATED) and not renamed_with(n, instruction, have)]
         shown_only = (b.lines[:top] == nb.lines[:header_size(nb)] and not (have - want))  # same header, no new ones
         if not sparse or (shown_only and 2 * sum((want & have).values()) < sum(want.values())):
             out += gone

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from editllm.editor.unfinished import kept_removals, left_unrenamed, renames, still_used
+from editllm.editor.asks import renames
+from editllm.editor.unfinished import kept_removals, left_unrenamed, still_used
 from test_file_conventions import run
 
 C = ("#include \"ringbuf.h\"\n\n/* rb_count is the number of bytes stored. */\nsize_t rb_count(const ringbuf_t *rb)\n"

@@ -1868,3 +1868,21 @@ def test_a_rename_cut_short_before_code_that_does_not_use_the_old_name_is_merged
     short = renamed[:renamed.index("\n\ndef total")] + "\n"  # `total` still uses Item, and is not written
     with pytest.raises(EditError, match="the part of the file it did not write still uses Item"):
         ensure_whole(STOCK, short, instruction, path="stock.py")
+
+
+def test_a_definition_the_asked_rename_renames_too_is_no_left_out_one():
+    """A probe (session 37): "rename format_price to format_money and update all callers" over three files; the model
+    wrote the test file whole and right, `test_format_price` renamed `test_format_money`, and the tool took it for a
+    fragment (a definition gone) and pasted back the old test and the old import: the tests no longer imported."""
+    old = ("from shop.helpers import format_price\n\n\ndef test_format_price():\n"
+           "    assert format_price(1) == '1'\n\n\n"
+           "class TestCart:\n    def test_format_price_rounds(self):\n        assert format_price(2)\n\n"
+           "    def test_total(self):\n        assert True\n")
+    new = old.replace("format_price", "format_money")
+    whole = ensure_whole(old, new, "rename format_price to format_money and update all callers")
+    assert whole.text == new and not whole.merged
+    camel = old.replace("format_price", "formatPrice")
+    assert ensure_whole(camel, camel.replace("ormatPrice", "ormatMoney"), "rename formatPrice to formatMoney").text \
+        == camel.replace("ormatPrice", "ormatMoney")
+    other = new.replace("def test_format_money", "def test_money_format")  # not the rename's name: left out
+    assert ensure_whole(old, other, "rename format_price to format_money").merged
