@@ -391,3 +391,20 @@ def test_an_sql_statement_removed_whole_is_asked_to_its_semicolon():
     assert dropped_lines("m.sql", sql, noted, "Remove the order_totals view") == []
     also = sql.replace(view, "").replace("CREATE TABLE t (id INT);\n\n", "")
     assert dropped_lines("m.sql", sql, also, "Remove the order_totals view") == [8]
+
+
+def test_a_dotted_name_asked_away_is_itself_not_its_receiver():
+    """A probe (session 37): "remove all log.debug and log.info calls" also took out a `log.warn` and a `log.error`,
+    and the note named neither: `log.debug` was read as the words `log` and `debug` (the dot ended the clause, and
+    "and log" read as another verb), so every `log.` line counted as asked."""
+    from editllm.editor.drift import dropped_lines, removal_words
+
+    assert removal_words("remove all log.debug and log.info calls") >= {"log.debug", "log.info"}
+    assert "log" not in removal_words("remove all log.debug and log.info calls")
+    lua = ('local log = require("log")\n\nlocal function run(job)\n  log.debug("run " .. job.kind)\n'
+           '  log.warn("slow")\n  local ok = job.fn()\n  log.info("done")\n  return ok\nend\n')
+    asked = lua.replace('  log.debug("run " .. job.kind)\n', "").replace('  log.info("done")\n', "")
+    assert dropped_lines("q.lua", lua, asked, "remove all log.debug and log.info calls") == []
+    more = asked.replace('  log.warn("slow")\n', "")
+    assert dropped_lines("q.lua", lua, more, "remove all log.debug and log.info calls") == [4]
+    assert dropped_lines("q.lua", lua, more, "remove the log calls") == []  # every `log` line is asked then
