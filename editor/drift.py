@@ -225,6 +225,39 @@ def drifted_keys(path: str, old_text: str, new_text: str, instruction: str,
     return list(dict.fromkeys(out))
 
 
+DOCKERFILE = re.compile(r"^(?:Dockerfile|Containerfile)(?:\.[\w-]+)?$|\.dockerfile$", re.I)
+FROM_LINE = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+([\w.-]+))?", re.I)
+LAST_STAGE = re.compile(r"\b(?:final|last|runtime|production|release)\s+(?:build\s+)?stage\b", re.I)
+
+
+def drifted_stages(path: str, old_text: str, new_text: str, instruction: str) -> list[str]:
+    """The stages of a multi-stage Dockerfile the edit changes when the instruction names another one ("the build
+    stage", by its `AS` name; "the final stage"): a probe (session 37) asked to "remove curl from the build stage
+    packages", and the model took it out of the runtime stage too, where the HEALTHCHECK still runs it, exit 0."""
+    if not DOCKERFILE.search(path.rsplit("/", 1)[-1]) or old_text == new_text:
+        return []
+    old, new = split_lines(old_text), split_lines(new_text)
+
+    def stages(lines: list[str]) -> list[tuple[int, str, str | None]]:
+        return [(k, m[1], m[2]) for k, line in enumerate(lines) if (m := FROM_LINE.match(line))]
+
+    before, after = stages(old), stages(new)
+    if len(before) < 2 or [(image, name) for _, image, name in before] != [(i, n) for _, i, n in after]:
+        return []  # one stage, or stages added, dropped or renamed: the edit is about them
+    words = {w.lower() for w in re.findall(r"[\w.-]+", instruction)}
+    asked = {k for k, (_, _, name) in enumerate(before) if name and name.lower() in words}
+    asked |= {len(before) - 1} if LAST_STAGE.search(instruction) else set()
+    if not asked:
+        return []
+    ends = [k for k, _, _ in before[1:]] + [len(old)]
+    new_ends = [k for k, _, _ in after[1:]] + [len(new)]
+    out = []
+    for k, ((start, image, name), (new_start, _, _)) in enumerate(zip(before, after, strict=True)):
+        if k not in asked and old[start:ends[k]] != new[new_start:new_ends[k]]:
+            out.append(f"the {name} stage" if name else f"stage {k + 1} (FROM {image}, line {start + 1})")
+    return out
+
+
 def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines: list[str] | None = None) -> list[str]:
     """The top-level definitions the edit changes that nothing ties to what the instruction names (see the module's
     docstring). Tied: a definition that mentions a named thing before or after the edit, and every definition such a
@@ -233,6 +266,8 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
     nothing of the file. `old_lines`: `old_text` split, where the caller has it (the original is split once)."""
     if language(path) in DATA:
         return drifted_keys(path, old_text, new_text, instruction, old_lines)
+    if DOCKERFILE.search(path.rsplit("/", 1)[-1]):
+        return drifted_stages(path, old_text, new_text, instruction)
     if old_text == new_text or is_prose(path) or not language(path):
         return []
     asked = named(instruction, old_text)

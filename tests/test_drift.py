@@ -408,3 +408,19 @@ def test_a_dotted_name_asked_away_is_itself_not_its_receiver():
     more = asked.replace('  log.warn("slow")\n', "")
     assert dropped_lines("q.lua", lua, more, "remove all log.debug and log.info calls") == [4]
     assert dropped_lines("q.lua", lua, more, "remove the log calls") == []  # every `log` line is asked then
+
+
+DOCKER = ("FROM python:3.12 AS build\nRUN apt-get install -y gcc curl\nRUN pip wheel -w /w .\n\nFROM python:3.12-slim\n"
+          "RUN apt-get install -y libpq5 curl\nCOPY --from=build /w /w\nHEALTHCHECK CMD curl -f http://localhost/\n")
+
+
+def test_a_dockerfile_stage_the_instruction_does_not_name_is_noted_when_changed():
+    """A probe (session 37): "remove curl from the build stage packages" took curl out of the runtime stage too, where
+    the HEALTHCHECK still runs it, exit 0 (a Dockerfile was not read for drift at all)."""
+    both = DOCKER.replace("gcc curl", "gcc").replace("libpq5 curl", "libpq5")
+    asked = "remove curl from the build stage packages"
+    assert drifted("Dockerfile", DOCKER, both, asked) == ["stage 2 (FROM python:3.12-slim, line 5)"]
+    assert drifted("Dockerfile", DOCKER, DOCKER.replace("gcc curl", "gcc"), asked) == []
+    assert drifted("app.dockerfile", DOCKER, both, "remove curl from the final stage") == ["the build stage"]
+    assert drifted("Dockerfile", DOCKER, both, "remove curl everywhere") == []  # no stage named
+    assert drifted("Dockerfile", DOCKER, both.replace("AS build", "AS builder"), asked) == []  # stages renamed
