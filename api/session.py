@@ -568,8 +568,8 @@ class EditSession:
             self.log(f"{src.path}: note: the model wrote {few(list(result.repeats))} a second time, word for word; "
                      "the copy is left out")
         if result.removed_as_asked:
-            self.log(f"{src.path}: note: the model gave {few(list(result.removed_as_asked))} back unchanged where the "
-                     "instruction asks only for its removal; removed")
+            self.log(f"{src.path}: note: the model did not remove {few(list(result.removed_as_asked))}, which is all "
+                     "the instruction asks; removed")
         if result.reimports:
             added = few([f"`{line}`" for line in result.reimports])
             self.log(f"{src.path}: note: the model added {added}, which imports only what the file already imports; "

@@ -30,6 +30,7 @@ from editllm.editor.blocks import (
 from editllm.editor.errors import EditError
 from editllm.editor.merge import merge_code, removes_member
 from editllm.editor.source import split_lines
+from editllm.editor.wholefile import COMMENT_LINE
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
 # "File" counts only as the edit's scope ("at the top of the file", "the file's header"), not as what a function
@@ -211,10 +212,14 @@ BEYOND_REMOVAL = re.compile(r"\b(?:add|insert|append|introduce|include|log|annot
 def echoed_removal(text: str, shown: str, edited: str, instruction: str,
                    lines: list[str] | None = None) -> tuple[str, ...]:
     """The definitions to take out when the instruction asks only that the named ones go and the model gave back
-    what it was shown, unchanged: real probes (sessions 36 and 37) asked to "Remove the DefaultConfig function" and
-    "Remove the ringbuf_is_full function", were shown that function alone, and wrote it back: "no change proposed".
-    What to do is then not in doubt. () otherwise: the model's answer stands."""
-    if edited.strip() != shown.strip() or not asks_removal_only(instruction):
+    what it was shown, unchanged, or a comment alone: real probes (sessions 36 and 37) asked to "Remove the
+    DefaultConfig function" and "Remove the ringbuf_is_full function", were shown that function alone, and wrote it
+    back ("no change proposed"); asked to "remove the parse_sku function", the model wrote `# No changes made`
+    (refused: it shares nothing with the file). What to do is then not in doubt. () otherwise: the model's answer
+    stands."""
+    said = [line for line in split_lines(edited) if line.strip()]
+    if (edited.strip() != shown.strip() and not (said and all(COMMENT_LINE.match(line) for line in said))) \
+            or not asks_removal_only(instruction):  # an empty answer is the removal itself
         return ()
     blocks = split_blocks(split_lines(text) if lines is None else lines, 0)
     named = [b for b in blocks if is_named(b, instruction)]

@@ -207,6 +207,8 @@ def test_a_definition_asked_away_and_given_back_unchanged_is_removed(scripted_lm
     want = ("ring_is_full",) if removed else ()
     assert echoed_removal(RING, shown.text, shown.text, instruction) == want
     assert echoed_removal(RING, shown.text, shown.text.replace("8", "9"), instruction) == ()  # the model's answer
+    assert echoed_removal(RING, shown.text, "// No changes made\n", instruction) == want  # a comment alone: no answer
+    assert echoed_removal(RING, shown.text, "\n", instruction) == ()  # empty: the removal itself, no note
     for mode in ("rewrite", "spec"):
         src = read_source(tmp_path / "ring.c", "ring.c")
         result = edit_file(scripted_lm(shown.text + "```\n"), src, instruction, EditOptions(mode=mode))
@@ -215,7 +217,7 @@ def test_a_definition_asked_away_and_given_back_unchanged_is_removed(scripted_lm
         assert result.new_text == (gone if removed else RING)
 
 
-def test_the_session_says_the_definition_given_back_was_removed(scripted_lm, tmp_path, monkeypatch):
+def test_the_session_says_the_definition_left_was_removed(scripted_lm, tmp_path, monkeypatch):
     from editllm.api.session import EditSession
 
     monkeypatch.chdir(tmp_path)
@@ -225,8 +227,7 @@ def test_the_session_says_the_definition_given_back_was_removed(scripted_lm, tmp
     [edit] = EditSession(scripted_lm(shown.text + "```\n"), log=notes.append).edit(
         ["ring.c"], "Remove the ring_is_full function")
     assert "ring_is_full" not in edit.new_text and edit.diff
-    assert ("ring.c: note: the model gave ring_is_full back unchanged where the instruction asks only for its "
-            "removal; removed") in notes, notes
+    assert "ring.c: note: the model did not remove ring_is_full, which is all the instruction asks; removed" in notes
 
 
 def test_a_request_about_a_definitions_comment_is_not_focused_away_from_it():
