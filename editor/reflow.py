@@ -52,14 +52,14 @@ def blank_run(lines: list[str], start: bool) -> int:
 
 
 def keep_end_blanks(old: list[str], new: list[str], instruction: str) -> list[str]:
-    """`new` with the blank lines `old` starts and ends with that it lost put back: `new` itself when none were
-    lost, when the instruction may ask for them to go, or when they are all the output changes (that was the
-    edit: "delete the last two lines"). The model drops them at both ends of what it writes: a real probe (session
-    32) asked to add an item to a README's list, and the diff also deleted the file's last, blank line, a hunk
-    nobody asked for that fails `editllm check` on a file that already does what the rule says; another (session
-    33) had PyYAML's error.py, which opens with a blank line, lose it in 2 of 2 edits about its classes. Those at
-    the start only above the line the file started with (or its edit): a line the edit puts on top (a shebang, a
-    header) takes their place."""
+    """`new` with the blank lines `old` starts and ends with that it lost put back, and none it gained at its end:
+    `new` itself when none were lost or gained, when the instruction may ask for them to go, or when they are all
+    the output changes (that was the edit: "delete the last two lines"). The model drops them at both ends of what
+    it writes: a real probe (session 32) asked to add an item to a README's list, and the diff also deleted the
+    file's last, blank line, a hunk nobody asked for that fails `editllm check` on a file that already does what the
+    rule says; another (session 33) had PyYAML's error.py, which opens with a blank line, lose it in 2 of 2 edits
+    about its classes. Those at the start only above the line the file started with (or its edit): a line the edit
+    puts on top (a shebang, a header) takes their place."""
     if END_BLANKS.search(instruction) or not "".join(new).strip():  # an emptied file stays empty
         return new
     old_lead, old_tail, new_lead, new_tail = (blank_run(old, True), blank_run(old, False), blank_run(new, True),
@@ -69,6 +69,8 @@ def keep_end_blanks(old: list[str], new: list[str], instruction: str) -> list[st
     if new_tail < old_tail:
         last = new[-1] if new[-1].endswith("\n") else new[-1] + "\n"
         new = new[:-1] + [last] + old[len(old) - old_tail + new_tail:]
+    elif new_tail > old_tail:  # the blank lines that set a last definition apart, left when it went (a probe, session
+        new = new[:len(new) - new_tail + old_tail]  # 37: "remove the parse_sku function" ended the file in two)
     if new_lead < old_lead < len(old) and alike(new[new_lead], old[old_lead]):  # not above a new top line (a shebang)
         new = old[:old_lead - new_lead] + new
     return new

@@ -125,6 +125,16 @@ def test_the_blank_lines_a_file_ends_with_are_kept_unless_asked_away():
     assert keep_end_blanks(["x = 1\n"], ["x = 2\n"], "set x to 2") == ["x = 2\n"]
 
 
+def test_the_blank_lines_that_set_apart_a_last_definition_removed_go_with_it():
+    """A probe (session 37): "remove the parse_sku function", the file's last, left the two blank lines above it at
+    the file's end. Blank lines the output gains at its end go, unless the instruction may ask for them."""
+    old = ["def a():\n", "    return 1\n", "\n", "\n", "def b():\n", "    return 2\n"]
+    gone = ["def a():\n", "    return 1\n", "\n", "\n"]
+    assert keep_end_blanks(old, gone, "remove the b function") == gone[:2]
+    assert keep_end_blanks(old, gone, "add a trailing blank line") is gone
+    assert keep_end_blanks(old + ["\n"], gone, "remove the b function") == gone[:3]
+
+
 def test_blank_lines_the_output_only_drops_were_the_edit():
     """A review (session 32): when dropping the final blank lines is all the output changes, that was the edit
     ("delete the last two lines", "fix the W391 warning"), whatever words the instruction uses."""
