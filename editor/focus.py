@@ -217,7 +217,7 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
     back ("no change proposed"); asked to "remove the parse_sku function", the model wrote `# No changes made`
     (refused: it shares nothing with the file). What to do is then not in doubt. () otherwise: the model's answer
     stands."""
-    said = [line for line in split_lines(edited) if line.strip()]
+    said = [line for line in edited.split("\n") if line.strip()]  # not split_lines: merge_focus splits it once
     if (edited.strip() != shown.strip() and not (said and all(COMMENT_LINE.match(line) for line in said))) \
             or not asks_removal_only(instruction):  # an empty answer is the removal itself
         return ()

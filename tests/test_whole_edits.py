@@ -517,7 +517,7 @@ def test_a_class_taken_apart_with_a_method_left_out_is_refused():
     """A review: the conversion that drops `test_div_zero` was written (half the methods moved was enough), and two
     methods written without their class for "make save return 22" replaced a four-method class."""
     src = SourceFile("test_calc.py", UNITTEST)
-    lossy = PYTEST[:PYTEST.index("\n\ndef test_div_zero")] + "\n"
+    lossy = PYTEST[:PYTEST.index("\n\ndef test_div_zero")]
     with pytest.raises(EditError, match="takes class TestCalc apart into functions but leaves out test_div_zero"):
         finish_edit(src, lossy, "Convert these tests to pytest style", DecodeStats("rewrite"), "")
     asked = finish_edit(src, lossy, "Convert these tests to pytest style and drop test_div_zero",
