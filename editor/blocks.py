@@ -9,6 +9,7 @@ a file that does not parse (the model's output mid-edit) is still read. Lines ar
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import keyword
 import re
@@ -143,7 +144,14 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
     in the current block. Lines before the first block start (shallower text) form an unnamed block.
     """
     blocks: list[Block] = []
-    for line in lines:
+    inside = in_strings(lines)  # a multi-line string's lines start nothing (a module docstring's
+    # `fnmatchcase(FILENAME, PATTERN) ...` was a block of its own, shown as a caller: a probe, session 37)
+    for k, line in enumerate(lines):
+        if k in inside and blocks:
+            block = blocks[-1]
+            block.lines.extend(block.blank + [line])
+            block.blank = []
+            continue
         starts = (not is_blank(line) and indent_of(line) <= indent and not CLOSER.match(line)
                   and not (END_LINE.match(line) and blocks and blocks[-1].lines and not blocks[-1].blank)
                   and line.strip() != "{"  # a brace on its own line (PHP's PSR-12, C#, Allman) opens the last one
@@ -179,6 +187,35 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
         elif block.name is None and indent == 0 and block.lines:
             block.name = c_function(block)
     return blocks
+
+
+STRING_OPENS = re.compile(r"(?:^|[^\w`'\"\\])\s*[rRbBuUfF]{0,2}(\"\"\"|''')")
+
+
+def in_strings(lines: list[str]) -> set[int]:
+    """The indices of the lines between the first and the last of a triple-quoted string that closes: a string left
+    open to the end (the model's output cut short, a docstring's closing line lost) holds nothing, so the file's
+    blocks stay, and a closing line at the margin is a block of its own, which a merge can put back."""
+    odd = {q: [k for k, line in enumerate(lines) if line.count(q) % 2] for q in ('"' * 3, "'" * 3)}
+    odds = set(odd['"' * 3]) | set(odd["'" * 3])
+    inside: set[int] = set()
+    k = 0
+    while k < len(lines):
+        quote = opened_string(lines[k]) if k in odds else None
+        at = bisect.bisect_right(odd[quote], k) if quote else 0
+        if quote and at < len(odd[quote]):  # the next line that holds an odd number of them closes it
+            end = odd[quote][at]
+            inside.update(range(k + 1, end))  # not its closing line: lost, it is a block of its own to put back
+            k = end
+        k += 1
+    return inside
+
+
+def opened_string(line: str) -> str | None:
+    """The triple quote of a string the line opens and leaves open: one whose quotes follow no word, quote or
+    backtick (a docstring; after `SQL = ` or `+ rf`); a Markdown line naming them in backticks opens none."""
+    m = STRING_OPENS.search(line)
+    return m[1] if m and line[m.start(1):].count(m[1]) % 2 else None
 
 
 def c_function(block: Block) -> str | None:

@@ -116,11 +116,13 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too
+             and not DOCSTRING.match(b.lines[0])  # the module's docstring names calls, makes none (a probe, session 37)
              and any(builds(b, blocks[k].name) for k in named if blocks[k].name)}  # not an export list's
     return named | users
 
 
 EXPORT = re.compile(r"\bexport(?:s|ed|ing)?\b", re.I)
+DOCSTRING = re.compile(r"^[rRbBuUfF]{0,2}(?:\"\"\"|''')")  # a string at the margin: the module's docstring
 EXPORTS = re.compile(r"^(?:module\.)?exports\b|^export\s*\{")  # CommonJS's and ES modules' export lists
 
 

@@ -474,3 +474,40 @@ def test_a_parameter_added_to_an_exported_function_with_the_export_list_shown():
           + "module.exports = { sendWelcome };\n")
     focus = focus_of(js, "add a parameter name to sendWelcome and export it")
     assert focus is not None and focus.names == ("sendWelcome", "run") and "module.exports" in focus.text
+
+
+FNMATCH = '''"""Filename matching with shell patterns.
+
+fnmatch(FILENAME, PATTERN) matches according to the local convention.
+fnmatchcase(FILENAME, PATTERN) always takes case in account.
+"""
+import os
+
+
+def fnmatch(name, pat):
+    return fnmatchcase(os.path.normcase(name), pat)
+
+
+def fnmatchcase(name, pat):
+    return name == pat
+
+
+def translate(pat):
+    return pat
+'''
+
+
+def test_a_module_docstring_is_one_block_and_no_caller():
+    """A probe (session 37): fnmatch.py's docstring lines at the margin were blocks of their own, and "add a parameter
+    ignore_case to fnmatchcase" showed the model `fnmatchcase(FILENAME, PATTERN) always ...` as a caller, without its
+    quotes: the model's right edit merged into a file that no longer parsed. A string left open (a closing line lost)
+    holds nothing, so the merge can still put that line back."""
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.source import split_lines
+
+    blocks = split_blocks(split_lines(FNMATCH), 0)
+    assert [len(b.lines) for b in blocks[:3]] == [4, 1, 1]  # the docstring to its closing line, which stands alone
+    shown = focus_of(FNMATCH, "Add a parameter ignore_case=False to fnmatchcase and pass it from fnmatch")
+    assert shown is not None and shown.names == ("fnmatch", "fnmatchcase") and '"""' not in shown.text
+    open_doc = FNMATCH.replace('case in account.\n"""\n', "case in account.\n")
+    assert len(split_blocks(split_lines(open_doc), 0)) == 7  # every line at the margin a block, as before
