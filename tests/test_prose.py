@@ -793,6 +793,21 @@ def test_a_block_added_before_a_section_ending_in_a_block_is_taken():
         == output + "\n\n"
 
 
+def test_a_last_code_block_edited_in_place_ends_the_output():
+    """A probe (session 37): section focus showed a README's USAGE section, which ends with a js example; the edit
+    reworded a comment in the example and the model stopped after its closing line: refused as maybe cut short. The
+    same opening line and as many lines, most unchanged, is the file's block edited; one with fewer lines is not."""
+    shown = "## Usage\n\n```js\nconst v = require('v')\n// default true\nv({ tag: true })\n```\n"
+    edited = shown.replace("default true", "defaults to true")
+    assert finish_text(SourceFile("README.md", shown), edited, "````", "eos", 10**6, shown) == edited
+    cut = "## Usage\n\n```js\nconst v = require('v')\n```\n"
+    with pytest.raises(EditError, match="may close the file's last code block or the output itself"):
+        finish_text(SourceFile("README.md", shown), cut, "````", "eos", 10**6, shown)
+    rewritten = "## Usage\n\n```js\nimport v from 'v'\n// defaults on\nv({})\n```\n"  # most lines new: not told
+    with pytest.raises(EditError, match="may close the file's last code block or the output itself"):
+        finish_text(SourceFile("README.md", shown), rewritten, "````", "eos", 10**6, shown)
+
+
 def test_text_added_before_the_files_last_fence_line_is_refused_not_put_in_the_block():
     """The probe: "add a section at the end" of a README that ends in a code block; the model wrote the
     section before the block's closing line and stopped. That line may close the block or the output."""
