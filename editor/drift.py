@@ -370,8 +370,9 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
                 k += 1
                 asked.add(k)
         for start, end in spans(old):  # a definition whose first line (or its `def` line) names what goes, and went
-            if any(k in asked and k in taken and (k == start or DEF.match(old[k].strip())) for k in range(start, end)):
-                asked.update(range(start, end))
+            head = next((k for k in range(start, end) if DEF.match(old[k].strip())), start)  # its own, not a
+            if any(k in asked and k in taken for k in {start, head}):  # member's: "remove the __bool__ method of
+                asked.update(range(start, end))  # TopologicalSorter" asked the whole class away (a probe, session 37)
         for run in lost.values():  # what lies between two lines of it went with it ("remove the build stage"),
             held = [k for k in run if k in asked]  # and a statement's deeper or closing lines with its first
             asked.update(k for k in run if held and held[0] < k < held[-1])

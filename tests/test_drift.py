@@ -424,3 +424,18 @@ def test_a_dockerfile_stage_the_instruction_does_not_name_is_noted_when_changed(
     assert drifted("app.dockerfile", DOCKER, both, "remove curl from the final stage") == ["the build stage"]
     assert drifted("Dockerfile", DOCKER, both, "remove curl everywhere") == []  # no stage named
     assert drifted("Dockerfile", DOCKER, both.replace("AS build", "AS builder"), asked) == []  # stages renamed
+
+
+def test_a_member_removed_asks_its_own_lines_away_not_its_class():
+    """A probe (session 37): "Remove the __bool__ method of TopologicalQueue" also took out the class's
+    `__class_getitem__ = classmethod(GenericAlias)`, exit 0 and no note: the method's `def` line, asked and taken,
+    asked its whole class away with it."""
+    from editllm.editor.drift import dropped_lines
+
+    py = ("class Queue:\n    def __init__(self):\n        self.n = 0\n\n"
+          "    def __bool__(self):\n        return True\n\n    __class_getitem__ = classmethod(list)\n")
+    gone = py.replace("    def __bool__(self):\n        return True\n\n", "")
+    assert dropped_lines("s.py", py, gone, "Remove the __bool__ method of Queue") == []
+    also = gone.replace("\n    __class_getitem__ = classmethod(list)\n", "\n")
+    assert dropped_lines("s.py", py, also, "Remove the __bool__ method of Queue") == [7]
+    assert dropped_lines("s.py", py, "", "Remove the Queue class") == []
