@@ -13,8 +13,9 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -30,7 +31,7 @@ from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.prosefocus import section_kept
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text, split_lines
-from editllm.editor.undefined import missing_asked, newly_unbound
+from editllm.editor.undefined import defines, missing_asked, newly_unbound
 from editllm.editor.unfinished import (
     kept_note,
     kept_removals,
@@ -445,7 +446,7 @@ class EditSession:
         sources = read_sources(paths, instruction, stdin_path)
         if self.server is not None:  # the server takes concurrent requests: no lock
             self.prepare()
-            edits = one_by_one(self.edit_source, sources, instruction)
+            edits = one_by_one(partial(self.edit_source, together=sources), sources, instruction)
         else:
             with self._lock:  # another thread's edit waits (its rows, if any, are left alone)
                 edits = self._edit_local(sources, instruction)
@@ -469,7 +470,7 @@ class EditSession:
                     self.open_rows(size)
             if self._rows is not None:
                 return self._edit_together(sources, instruction)
-        return one_by_one(self.edit_source, sources, instruction)
+        return one_by_one(partial(self.edit_source, together=sources), sources, instruction)
 
     def _edit_together(self, sources: list[SourceFile], instruction: str) -> list[FileEdit]:
         """Each file in a thread of its own on a row of the open batch; when all are done, the first error in
@@ -477,7 +478,7 @@ class EditSession:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(self._rows.size, thread_name_prefix="editllm-row") as pool:
-            futures = [pool.submit(self.edit_source, src, instruction) for src in sources]
+            futures = [pool.submit(self.edit_source, src, instruction, sources) for src in sources]
         outcomes = [f.exception() or f.result() for f in futures]
         for k, outcome in enumerate(outcomes):
             if isinstance(outcome, BaseException):
@@ -528,10 +529,11 @@ class EditSession:
             self._rows.close()
             self._rows = None
 
-    def edit_source(self, src: SourceFile, instruction: str) -> FileEdit:
+    def edit_source(self, src: SourceFile, instruction: str, together: Sequence[SourceFile] = ()) -> FileEdit:
         """One read file through the loaded model or the server (`prepare` first). Concurrent with a server,
         and locally after `open_rows` (each thread's file on a row of its own); else one cache, so threads
-        take turns (the session's lock). An EditError names the file first, as in a multi-file run it must."""
+        take turns (the session's lock). An EditError names the file first, as in a multi-file run it must.
+        `together`: the files of the same edit, whose definitions this file may use."""
         from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
 
         opts = self.edit_options()
@@ -589,8 +591,9 @@ class EditSession:
             raise EditError(f"{src.path}: the model's proposal uses {', '.join(unknown[:5])}, which is not defined "
                             "or imported where it is used, so it would break the file; nothing proposed, and the "
                             "file is not judged either way (run the check again, or `fix` to see the proposal)")
-        for name in missing_asked(src.path, result.new_text, instruction):
-            self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")
+        for name in missing_asked(src.path, result.new_text, instruction):  # unless another file of the edit has it
+            if not any(defines(other.text, name) for other in together if other is not src):
+                self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")
         for old, new, lines in left_unrenamed(src.text, result.new_text, instruction):
             self.log(leftover_note(src.path, old, new, lines))
         if kept := kept_removals(src.text, result.new_text, instruction):

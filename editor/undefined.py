@@ -151,6 +151,15 @@ def newly_unbound(path: str, old: str, new: str) -> list[str]:
     return sorted(after - before)
 
 
+def defines(text: str, name: str) -> bool:
+    """Whether a file's text defines `name` at a line's start (`def`, `class`, `function`, `func`, `fn`, `const`,
+    `let`, `var`, or `name =`): another file of a multi-file edit may hold what the instruction asks for (a probe,
+    session 37, was told a test file lacked `scheduler`, which sched.py defines)."""
+    word = re.escape(name)
+    return re.search(rf"^\s*(?:(?:async\s+)?def|class|function|func|fn|const|let|var)\s+{word}\b|^{word}\s*=", text,
+                     re.M) is not None
+
+
 def missing_asked(path: str, new: str, instruction: str) -> list[str]:
     """The definitions the instruction asks to add ("add a method remaining() to Chunk") that the edited Python
     text does not define anywhere; [] when it cannot be judged. A real probe: the model wrote a line about

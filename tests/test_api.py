@@ -228,7 +228,7 @@ def test_files_decoded_together_name_every_other_files_outcome(scripted_lm, monk
     outcomes = {"a.py": FIXED, "b.py": ServerError("b.py: busy", transient=True), "c.py": BUGGY,
                 "d.py": EditError("d.py: refused")}
 
-    def edit_source(src, instruction):
+    def edit_source(src, instruction, together=()):
         out = outcomes[src.path]
         if isinstance(out, Exception):
             raise out

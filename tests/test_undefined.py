@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from editllm.editor.source import read_source
 from editllm.editor.undefined import newly_unbound, unbound
 from test_file_conventions import run
 
@@ -93,6 +94,28 @@ def test_an_asked_for_definition_the_edit_lacks_is_noted(tmp_path, model):
     model["text"] = text + "\n    def remaining(self):\n        return 0\n```\n"
     res = run(tmp_path, "fix", "m.py", "add a method remaining() to the Chunk class")
     assert res.exit_code == 0 and "asks for remaining" not in res.stderr
+
+
+def test_an_asked_for_definition_another_file_of_the_edit_has_is_not_noted(tmp_path, monkeypatch, scripted_lm):
+    """A probe (session 37): a two-file edit (sched.py and its test) was told the test file lacked `scheduler`, the
+    class sched.py defines."""
+    from editllm.api.session import EditSession
+    from editllm.editor.undefined import defines
+
+    assert defines("import heapq\n\n\nclass scheduler:\n    pass\n", "scheduler")
+    assert defines("async def load():\n    pass\n", "load") and defines("LIMIT = 3\n", "LIMIT")
+    assert not defines("x = scheduler()\n", "scheduler")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sched.py").write_text("class scheduler:\n    def clear(self):\n        return 1\n")
+    (tmp_path / "test_sched.py").write_text("def test_one():\n    assert True\n")
+    test = ("from sched import scheduler\n\n\ndef test_one():\n    assert True\n\n\n"
+            "def test_clear():\n    assert scheduler().clear() == 1\n")
+    ask = "add a method clear() to scheduler, and a test of it"
+    for together, noted in (([], True), ([read_source(tmp_path / "sched.py", "sched.py")], False)):
+        notes: list[str] = []
+        session = EditSession(scripted_lm(test + "```\n"), focus=False, log=notes.append)
+        session.edit_source(read_source(tmp_path / "test_sched.py", "test_sched.py"), ask, together)
+        assert any("asks for clear" in n for n in notes) == noted, notes
 
 
 def test_a_go_edit_that_uses_a_standard_package_it_does_not_import_is_noted():
