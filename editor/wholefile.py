@@ -50,7 +50,7 @@ from editllm.editor.blocks import (
     target,
 )
 from editllm.editor.errors import EditError, few
-from editllm.editor.languages import is_prose, language
+from editllm.editor.languages import LANGUAGES, is_prose, language
 from editllm.editor.merge import merge_code, merge_region
 from editllm.editor.source import split_lines
 
@@ -849,7 +849,8 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
             raise EditError("the model wrote part of the file and it could not be merged safely; nothing written")
         had = set(names(split_blocks(old, 0)))
         added = sorted(set(names(split_blocks(merged, 0))) - had)
-        stays = [n for n in had if mentioned(n, instruction)]  # named by a rename, and merged back
+        said = FILE_NAME.sub(" ", instruction)  # "in getopt.py" names the file, not its `getopt` (a probe, session 37)
+        stays = [n for n in had if mentioned(n, said)]  # named by a rename, and merged back
         if added and stays and RENAMING.search(instruction):  # the renamed definitions beside the old ones
             merged = renamed_fragment(old, new, merged, instruction, stays, added)
     except EditError as exc:
@@ -858,6 +859,11 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
         raise EditError(f"{path}: {exc}") from None
     text = "".join(merged)  # merged blocks may join a last line that had no newline: split the text anew
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))
+
+
+# A file's name in an instruction ("rename x to y in getopt.py and in the test file")
+FILE_NAME = re.compile(r"(?<![\w.$])[\w./-]+\.(?:" + "|".join(sorted({k[1:] for k in LANGUAGES}, key=len, reverse=True))
+                       + r")\b")
 
 
 def renamed_fragment(old: list[str], new: list[str], merged: list[str], instruction: str, stays: list[str],

@@ -1868,6 +1868,9 @@ def test_a_rename_cut_short_before_code_that_does_not_use_the_old_name_is_merged
     short = renamed[:renamed.index("\n\ndef total")] + "\n"  # `total` still uses Item, and is not written
     with pytest.raises(EditError, match="the part of the file it did not write still uses Item"):
         ensure_whole(STOCK, short, instruction, path="stock.py")
+    # the file's name is no old name (a probe, session 37: "... in getopt.py" was said to be still used as `getopt`)
+    with pytest.raises(EditError, match="the part of the file it did not write still uses Item; nothing written"):
+        ensure_whole(STOCK, short, "Rename the Item class to StockItem in total.py.", path="total.py")
 
 
 def test_a_definition_the_asked_rename_renames_too_is_no_left_out_one():
