@@ -74,7 +74,7 @@ def request_hint(file_text: str, instruction: str, words: tuple[str, ...] | None
     """The per-request prompt line for a prose file: the spell checker's flagged words (`words` when
     spelling focus chose them over the whole file, else those of `file_text`) when the instruction asks
     for spelling fixes, else ""."""
-    if not HINTS or not SPELLING.search(instruction):
+    if not HINTS or not asks_spelling(instruction):
         return ""
     from editllm.editor.spelling import hint
 
@@ -109,6 +109,16 @@ def keep_leading_blanks(shown: str, edited: str) -> str:
 
 
 SPELLING = re.compile(r"\b(spelling|spell|typos?|misspell\w*)\b", re.I)
+# A wording the instruction asks for beside the spelling ("fix the typos, and make every "default true" comment say
+# "defaults to true"": a probe, session 37, got spelling focus, which showed the model none of those lines)
+ASKED_WORDING = re.compile(r"\b(?:make|change|replace|reword|rephrase|rewrite|rename|say|read)\b[^.;]*?"
+                           r"(?:[\"\u201c`]|(?<=\s)')", re.I)  # an opening quote, not "the author's"
+
+
+def asks_spelling(instruction: str) -> bool:
+    """Whether the instruction asks for spelling fixes and no wording of its own: the spelling guard, hints and
+    focus are for it."""
+    return bool(SPELLING.search(instruction)) and not ASKED_WORDING.search(instruction)
 WORD = re.compile(r"\w+|\s+|[^\w\s]")
 # a misspelling is a few letters off ("Permision", "evalution"); a word spelt out is not ("admin" → "administrator",
 # dpkg's "conffile" → "configuration file": a probe's unasked changes)
@@ -126,7 +136,7 @@ def spelling_only(shown: str, edited: str, instruction: str) -> str:
     of that shape are restored from `shown`. Other instructions are left alone. It looks only at the
     finished text, so rewrite and spec (identical outputs) stay identical.
     """
-    if not SPELLING.search(instruction):
+    if not asks_spelling(instruction):
         return edited
     old, new = shown.splitlines(keepends=True), edited.splitlines(keepends=True)
     out: list[str] = []

@@ -243,7 +243,7 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
     paragraph = None if MOVES.search(instruction) else named_paragraph(lines, instruction,
                                                                        section[0] if section else None)
     scope = paragraph or section
-    if prose.WORDS and prose.HINTS and prose.SPELLING.search(instruction):
+    if prose.WORDS and prose.HINTS and prose.asks_spelling(instruction):
         words = spelling_parts(lines, scope[0] if scope else None)
         if words is not None:
             return words

@@ -602,6 +602,25 @@ def test_spelling_focus_shows_the_model_only_the_lines_of_the_flagged_words():
     assert prosefocus.parts_of("tool.py", lines, "Fix the spelling mistakes.") is None
 
 
+def test_a_spelling_request_with_a_wording_of_its_own_is_no_spelling_request():
+    """A probe (session 37): "Fix the typos in the USAGE section: ... but make every "default true" comment say
+    "defaults to true" consistently" got spelling focus, which showed the model only the flagged lines, none of
+    those comments: "no change proposed". A quoted wording asked for beside the typos turns the spelling focus,
+    hints and guard off; "change nothing else" does not."""
+    from editllm.editor.prose import asks_spelling, spelling_only
+
+    mixed = 'Fix the typos in the USAGE section, and make every "default true" comment say "defaults to true".'
+    assert not asks_spelling(mixed)
+    assert asks_spelling("Fix the spelling mistakes. Change nothing else.") and asks_spelling('Fix the typo "teh".')
+    assert asks_spelling("Fix the typos, but don't change the author's name") and not asks_spelling(
+        "Fix the typos and replace 'colour' with 'color'")
+    text = "## USAGE\n\nRun it // default true\n"
+    edited = text.replace("default true", "defaults to true")
+    assert spelling_only(text, edited, mixed) == edited
+    assert spelling_only(text, edited, "Fix the typos.") == text
+    assert prosefocus.parts_of("README.md", split_lines(text), mixed).why == "section: USAGE"
+
+
 def test_a_paragraph_named_by_its_place_is_the_scope():
     """A probe (session 37): "Fix the typo in the first paragraph" showed the model every line of the README holding a
     flagged word, and it also changed `pydantic` in the Features list. A paragraph named by its place ("the first",
