@@ -119,6 +119,8 @@ def asks_spelling(instruction: str) -> bool:
     """Whether the instruction asks for spelling fixes and no wording of its own: the spelling guard, hints and
     focus are for it."""
     return bool(SPELLING.search(instruction)) and not ASKED_WORDING.search(instruction)
+
+
 WORD = re.compile(r"\w+|\s+|[^\w\s]")
 # a misspelling is a few letters off ("Permision", "evalution"); a word spelt out is not ("admin" → "administrator",
 # dpkg's "conffile" → "configuration file": a probe's unasked changes)

@@ -226,7 +226,7 @@ def named_paragraph(lines: list[str], instruction: str, within: tuple[int, int] 
     runs = paragraphs(lines, within)
     if not -len(runs) <= index < len(runs):
         return None
-    return runs[index], f"{word.lower() or 'number ' + number} paragraph"
+    return runs[index], f"{word.lower()} paragraph" if word else f"paragraph {number}"
 
 
 def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
