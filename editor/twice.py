@@ -153,7 +153,7 @@ def bindings(kind: str, line: str) -> frozenset[tuple[str, str]] | None:
 
 def drop_reimports(path: str, old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
     """`new` without the import lines it adds that bind only what its other import lines already bind, each name
-    to the same thing, and those lines; `new` itself and [] when there are none. A real probe (session 35): asked
+    to the same thing, and those lines; `new` itself and [] when there are none. A real probe (session 36): asked
     for a field of type Duration, the model wrote `use std::time::{Duration, Duration};` above the file's `use
     std::time::Duration;`, which rustc refuses (E0252: defined multiple times); in Python or JavaScript it is a
     line of noise. An import that binds a name to something else is no repeat: which one is meant is the user's."""
