@@ -236,12 +236,12 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
     if not is_prose(path) or not lines:
         return None
     section = named_section(lines, instruction)
-    if section and MOVES.search(instruction) and re.search(
+    moves = MOVES.search(instruction)
+    if section and moves and re.search(
             rf"\b(?:above|below|before|after|into|to|under)\s+(?:the\s+)?{re.escape(_words(section[1]))}\b",
             _words(instruction)):
         section = None  # where text goes, not what is edited: "move the first paragraph below the Usage section"
-    paragraph = None if MOVES.search(instruction) else named_paragraph(lines, instruction,
-                                                                       section[0] if section else None)
+    paragraph = None if moves else named_paragraph(lines, instruction, section[0] if section else None)
     scope = paragraph or section
     if prose.WORDS and prose.HINTS and prose.asks_spelling(instruction):
         words = spelling_parts(lines, scope[0] if scope else None)

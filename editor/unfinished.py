@@ -106,9 +106,14 @@ def left_unrenamed(old_text: str, new_text: str, instruction: str) -> list[tuple
     return out
 
 
+def listed(lines: list[int]) -> str:
+    """1-based line numbers as a note lists them: the first five and how many more."""
+    return ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+
+
 def leftover_note(path: str, old: str, new: str, lines: list[int]) -> str:
     """The note for one half-done rename."""
-    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    where = listed(lines)
     return (f"{path}: note: the instruction renames {old} to {new}, but the edit still uses {old} on line"
             f"{'s' if len(lines) > 1 else ''} {where}")
 
@@ -206,7 +211,7 @@ def partly_kept(old_text: str, new_text: str, instruction: str) -> list[tuple[st
 
 def partly_kept_note(path: str, name: str, lines: list[int]) -> str:
     """The note for a removal made of some uses and not of the others."""
-    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    where = listed(lines)
     return (f"{path}: note: the instruction asks to remove every {name}, but the edit leaves line"
             f"{'s' if len(lines) > 1 else ''} {where}")
 
@@ -325,6 +330,6 @@ def _own_call(before: str, owner: str, name: str) -> bool:
 
 def still_used_note(path: str, name: str, lines: list[int]) -> str:
     """The note for a removed definition the text still uses."""
-    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    where = listed(lines)
     return (f"{path}: note: the edit removes {name}, but line{'s' if len(lines) > 1 else ''} {where} still "
             f"use{'' if len(lines) > 1 else 's'} it")
