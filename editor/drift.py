@@ -22,7 +22,7 @@ import re
 from collections import Counter
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import AWAY, CONSTRUCTORS, GOES
+from editllm.editor.asks import ADDING, AWAY, CONSTRUCTORS, GOES, RESHAPES, REWORKS, plain
 from editllm.editor.blocks import (
     CLOSER,
     CONTAINER,
@@ -313,14 +313,10 @@ def speaks_to(old: list[str], new: list[str], said: set[str]) -> bool:
 
 
 # An instruction that asks for something added and for nothing else: no line of the file need go
-ADDS = re.compile(r"\b(?:add|insert|append|introduce|include|log|annotate|document|write)\w*", re.I)
-# Words that ask for lines of the file reworked, beyond taking some out
-REWORKS = (r"chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|convert\w*|simplif\w*|clean\w*|"
-           r"restructur\w*|reorgani[sz]\w*|mak\w*|us(?:e|ing)|turn\w*|switch\w*|instead|wrap\w*|split\w*|extract\w*|"
-           r"sort\w*|format\w*|modern\w*")
+ADDS = re.compile(rf"\b(?:{ADDING})\b", re.I)
 CHANGES = re.compile(rf"\b(?:{GOES}|{REWORKS})\b", re.I)
 REMOVES = re.compile(rf"\b(?:{AWAY})\b", re.I)
-REWORKING = re.compile(rf"\b(?:renam\w*|swap\w*|mov\w*|merg\w*|combin\w*|inlin\w*|{REWORKS})\b", re.I)
+REWORKING = re.compile(rf"\b(?:{RESHAPES}|{REWORKS})\b", re.I)
 # Words of a removal that name no part of the file
 FILLER = {"the", "a", "an", "and", "or", "of", "in", "on", "at", "to", "from", "for", "with", "its", "this", "that",
           "these", "those", "all", "any", "every", "each", "line", "lines", "file", "code", "statement", "instruction",
@@ -351,10 +347,10 @@ def dropped_lines(path: str, old_text: str, new_text: str, instruction: str) -> 
             or not (language(path) or is_config(path)):
         return []
     # a removal and nothing else: no shrinking, rewording or moving beside it ("remove X and shorten Y")
-    removal = bool(REMOVES.search(instruction)) and not REWORKING.search(instruction) \
+    said = plain(instruction)  # its words, not its code: "remove the Sorter class" asks for no sorting
+    removal = bool(REMOVES.search(instruction)) and not REWORKING.search(said) \
         and not asks_shrinking(REMOVES.sub(" ", instruction))
-    if not removal and not (ADDS.search(instruction) and not CHANGES.search(instruction)
-                            and not asks_shrinking(instruction)):
+    if not removal and not (ADDS.search(said) and not CHANGES.search(said) and not asks_shrinking(instruction)):
         return []
     old, new = split_lines(old_text), split_lines(new_text)
     ops, lost = lost_lines(old, new)

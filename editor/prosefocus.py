@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from editllm.editor import prose
+from editllm.editor.asks import TAKES_OUT
 from editllm.editor.languages import is_prose
 from editllm.editor.prompt import _fence
 
@@ -123,7 +124,7 @@ def named_section(lines: list[str], instruction: str) -> tuple[tuple[int, int], 
     return section(hits[0]), title
 
 
-REMOVES_SECTION = re.compile(r"\b(?:remov\w*|delet\w*|drop\w*|get\s+rid\s+of|cut)\b", re.I)
+REMOVES_SECTION = re.compile(rf"\b(?:{TAKES_OUT}|cut)\b", re.I)  # not one moved or merged: it stays, in some form
 
 
 def section_kept(path: str, lines: list[str], new_text: str, instruction: str) -> tuple[str, int, int] | None:

@@ -439,3 +439,15 @@ def test_a_member_removed_asks_its_own_lines_away_not_its_class():
     also = gone.replace("\n    __class_getitem__ = classmethod(list)\n", "\n")
     assert dropped_lines("s.py", py, also, "Remove the __bool__ method of Queue") == [7]
     assert dropped_lines("s.py", py, "", "Remove the Queue class") == []
+
+
+def test_a_class_whose_name_reads_as_a_verb_asks_no_rework():
+    """"Remove the Sorter class" asks for a removal: a class named like a verb (sort) made it a rework, whose lost
+    lines no check then read (a review, session 37); the verb itself still counts ("Sort the exports")."""
+    from editllm.editor.drift import dropped_lines
+
+    old = ("class Sorter {\n  run () { return 1 }\n}\n\nfunction keep (a) {\n  check(a)\n  return 2\n}\n\n"
+           "module.exports = { keep }\n")
+    new = "function keep (a) {\n  return 2\n}\n\nmodule.exports = { keep }\n"
+    assert dropped_lines("sorter.js", old, new, "Remove the Sorter class.") == [5]  # `check(a)`, not asked
+    assert dropped_lines("sorter.js", old, new, "Remove the Sorter class. Sort the exports.") == []

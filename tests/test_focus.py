@@ -194,6 +194,10 @@ RING = ("#include <stdbool.h>\n\nint ring_size(int n) {\n    return n;\n}\n\n/* 
     ("Remove ring_is_full if nothing calls it", False),  # a condition the model may have judged
     ("Remove ring_is_full and use ring_size instead", False),  # more than a removal
     ("Fix ring_is_full", False),
+    ("Remove ring_is_full, it is useless.", True),  # "useless" and "user" ask no use of anything
+    ("Remove ring_is_full; no user needs it.", True),
+    ("Remove the ring_is_full button handler.", True),  # "button" asks no "but"
+    ("Remove ring_is_full and use_it.", True),  # `use_it` is code, not the verb
 ])
 def test_a_definition_asked_away_and_given_back_unchanged_is_removed(scripted_lm, tmp_path, instruction, removed):
     """Real probes (sessions 36 and 37): "Remove the DefaultConfig function" and "Remove the ringbuf_is_full
@@ -511,3 +515,59 @@ def test_a_module_docstring_is_one_block_and_no_caller():
     assert shown is not None and shown.names == ("fnmatch", "fnmatchcase") and '"""' not in shown.text
     open_doc = FNMATCH.replace('case in account.\n"""\n', "case in account.\n")
     assert len(split_blocks(split_lines(open_doc), 0)) == 7  # every line at the margin a block, as before
+
+
+UNPUBLISH = """const libaccess = require('libnpmaccess')
+const BaseCommand = require('../base-cmd.js')
+
+const LAST_REMAINING_VERSION_ERROR = 'Refusing to delete the last version. It blocks republishing for 24 hours.'
+const router = makeRouter()
+
+class Unpublish extends BaseCommand {
+  static description = 'Remove a package from the registry'
+
+  async exec (args) {
+    if (!args.length) {
+      throw new Error(LAST_REMAINING_VERSION_ERROR)
+    }
+    router.run(args)
+    return libaccess.revoke(args[0])
+  }
+
+  async completion (opts) {
+    return []
+  }
+
+  async list (spec) {
+    return [spec]
+  }
+}
+
+module.exports = Unpublish
+"""
+
+
+def test_a_top_level_constant_named_as_code_is_focused_alone():
+    """A probe (session 37): "Change LAST_REMAINING_VERSION_ERROR so the message says 72 hours" showed the model the
+    whole file (57 s for a one-line change): a constant was no definition focus could name."""
+    instruction = "Change LAST_REMAINING_VERSION_ERROR so the message says 72 hours instead of 24 hours."
+    focus = focus_of(UNPUBLISH, instruction)
+    assert focus is not None and focus.names == ("LAST_REMAINING_VERSION_ERROR",)
+    assert "class Unpublish" not in focus.text and "const LAST_REMAINING_VERSION_ERROR = " in focus.text
+    merged = merge_focus(UNPUBLISH, focus.text.replace("24 hours", "72 hours"), instruction)
+    assert merged == UNPUBLISH.replace("24 hours", "72 hours")
+
+
+def test_a_constant_named_by_an_english_word_is_named_only_as_code():
+    """`router` is also a word: "add a router" names no constant; `` `router` `` does."""
+    assert focus_of(UNPUBLISH, "Make the router log each request in exec.") is None  # `exec` is no definition here
+    focus = focus_of(UNPUBLISH, "Make `router` log each request.")
+    assert focus is not None and focus.names == ("router",)
+
+
+def test_a_python_constant_asked_away_is_removed_and_others_stay():
+    module = "import os\n\nMAX_SIZE = 10\nOTHER = 3\n\n\n" + MODULE.split("\n\n\n", 1)[1]
+    instruction = "Remove the MAX_SIZE constant, it is unused."
+    focus = focus_of(module, instruction)
+    assert focus is not None and focus.names == ("MAX_SIZE",) and "OTHER" not in focus.text
+    assert merge_focus(module, "import os\n", instruction) == module.replace("MAX_SIZE = 10\n", "")
