@@ -115,6 +115,9 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) & declared if removes_member(w, instruction)}
     named |= {i for i, b in enumerate(blocks) if i not in named and (b.name or exports(b))
               and any(mentioned(w, b.text) for w in gone)}  # an export list too: a removed function stayed in it
+    constants = {w for i in named if not blocks[i].name and (w := name_of(blocks[i]))}
+    read = {w for w in constants if not about_itself(w, instruction)}  # asked of the code that reads it: shown too
+    named |= {i for i, b in enumerate(blocks) if b.name and any(mentioned(w, b.text) for w in read)}
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too
@@ -176,6 +179,16 @@ def is_named(block: Block, instruction: str) -> bool:
     if not name or not mentioned(name, instruction):
         return False
     return bool(block.name) or not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction
+
+
+def about_itself(name: str, instruction: str) -> bool:
+    """Whether the instruction asks something of the constant itself, its name right after a clause's verb ("Change
+    MAX_SIZE to 20", "Set the DEFAULT_TIMEOUT constant = 30", "Remove the unused DEBUG."); not "log a warning when
+    the size exceeds MAX_SIZE" or "remove the DEBUG prints", which ask for the code that reads it, shown too."""
+    return re.search(rf"(?:^|[.;:,!?]\s+)(?:please\s+)?[A-Za-z]+\s+(?:the\s+)?(?:value\s+of\s+(?:the\s+)?)?"
+                     rf"(?:[a-z-]+\s+)?(?:constant\s+|variable\s+)?[`'\"]?{re.escape(name)}[`'\"]?"
+                     rf"(?:\s+(?:constant|variable|value|setting|message|string|default))?"
+                     rf"(?:\s+(?:to|from|so|by|with|and)\b|\s*=|\s*[.,;:!?]|\s*$)", instruction, re.I) is not None
 
 
 def name_of(block: Block) -> str | None:

@@ -561,8 +561,25 @@ def test_a_top_level_constant_named_as_code_is_focused_alone():
 def test_a_constant_named_by_an_english_word_is_named_only_as_code():
     """`router` is also a word: "add a router" names no constant; `` `router` `` does."""
     assert focus_of(UNPUBLISH, "Make the router log each request in exec.") is None  # `exec` is no definition here
-    focus = focus_of(UNPUBLISH, "Make `router` log each request.")
+    focus = focus_of(UNPUBLISH, "Change `router` so it logs each request.")
     assert focus is not None and focus.names == ("router",)
+
+
+@pytest.mark.parametrize(("instruction", "names"), [
+    ("Change MAX_SIZE to 20.", ("MAX_SIZE",)),
+    ("Remove the unused DEBUG constant.", ("DEBUG",)),
+    ("Log a warning in the log when a list is longer than MAX_SIZE.", ("MAX_SIZE", "first", "last")),
+    ("Remove the DEBUG print statements.", ("DEBUG", "mean")),
+])
+def test_a_constant_the_instruction_asks_of_its_readers_shows_them(instruction, names):
+    """"Remove the DEBUG print statements" names the constant, but the prints are in the code that reads it: shown
+    the constant alone, the model could only change the constant."""
+    module = MODULE.replace("from typing import List\n", "from typing import List\n\nMAX_SIZE = 10\nDEBUG = True\n")
+    module = module.replace("    return xs[0]", "    return xs[0] if len(xs) < MAX_SIZE else None")
+    module = module.replace("    return xs[-1]", "    assert len(xs) < MAX_SIZE\n    return xs[-1]")
+    module = module.replace("    return sum(xs)", "    if DEBUG:\n        print(xs)\n    return sum(xs)")
+    focus = focus_of(module, instruction)
+    assert focus is not None and focus.names == names
 
 
 def test_a_python_constant_asked_away_is_removed_and_others_stay():
