@@ -21,11 +21,16 @@ from editllm.editor.asks import ADDING, AWAY, RESHAPES, REWORKS, asks_removal, m
 from editllm.editor.blocks import (
     IMPORT_LINE,
     Block,
+    braced,
+    child_indent,
     class_members,
+    closing,
     defines,
+    header_size,
     imported,
     is_blank,
     joined,
+    members,
     notes_above,
     split_blocks,
 )
@@ -83,22 +88,78 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
-    named = [b for b in blocks if is_named(b, instruction)]
+    named = [b for b in blocks if is_named(b, instruction)] or [  # else a class whose member it is about
+        b for b in blocks if any(about_member(m, instruction) for m in member_names(b))]
     if not named or len({name_of(b) for b in named}) < len(named):
         return None
     if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
         return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))
-    if sum(len(b.lines) for b in named) > MAX_SHARE * content:
-        return None
     shown = shown_blocks(blocks, instruction)
-    if sum(len(blocks[i].lines) for i in shown) > MAX_SHARE * content:
+    slim = {i: cut for i in shown if (cut := narrowed(blocks[i], instruction)) is not None}
+    view = [slim[i][0] if i in slim else b for i, b in enumerate(blocks)]
+    if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
+            or sum(len(view[i].lines) for i in shown) > MAX_SHARE * content:
         return None
     go = goimports.handled(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
-    kept = [b for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
+    kept = [view[i] for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
-    names = tuple(name_of(blocks[i]) for i in sorted(shown) if name_of(blocks[i]))  # not an export list's
+    names = tuple(name for i in sorted(shown) for name in (  # not an export list's
+        [f"{blocks[i].name}.{m}" for m in slim[i][1]] if i in slim else [name_of(blocks[i])]) if name)
     return Focus(body if body.endswith("\n") else body + "\n", names)
+
+
+def narrowed(block: Block, instruction: str) -> tuple[Block, list[str]] | None:
+    """A class cut down to its header, the members the instruction names and its closing line, with their names;
+    None when it names none of them, or all. Real probes (session 37) asked for one method of a class that was
+    most of its file (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped
+    other methods or wrote it back unchanged, in 60-150 s; one of configparser's classes is 649 lines, past the
+    model's context. The merge keeps the members the class was shown without (`merge.merge_pair`)."""
+    if not (body := body_of(block)):
+        return None
+    asked = [k for k, m in enumerate(body) if m.name and names_member(block.name or "", m.name, instruction)]
+    if not asked or len(asked) == sum(1 for m in body if m.name):
+        return None
+    top = header_size(block)
+    end = len(block.lines) - (closing(block.lines, top) if braced(block) else 0)
+    picked = sorted({j for k in asked for j in range(notes_above(body, k), k + 1)})  # with the comment on it
+    cut = [line for n, k in enumerate(picked) for line in body[k].lines + (body[k].blank if n < len(picked) - 1
+                                                                            else [])]
+    return Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), [body[k].name for k in asked]
+
+
+def body_of(block: Block) -> list[Block] | None:
+    """A class's members between its header and its closing lines; None for any other block."""
+    if class_members(block) is None:
+        return None
+    top = header_size(block)
+    end = len(block.lines) - (closing(block.lines, top) if braced(block) else 0)
+    return members(block.lines[top:end], child_indent(block) or 0, braced(block))
+
+
+MEMBER_WORDS = r"(?:method|function|getter|setter|property|member|handler|hook)"
+
+
+def about_member(name: str, instruction: str) -> bool:
+    """Whether the instruction is about the member `name` of a class it does not name: written as code, as what it
+    acts on ("Add a docstring to `pop`", "Document `add`", "`from_data` returns the wrong variable", "a bug in
+    `validate`"), not as a step of a symptom ('after get("a"), put evicts it', "when a `once` handler
+    unsubscribes itself": the held-out bench's bugs, whose fix lies elsewhere)."""
+    word = re.escape(name)
+    return re.search(rf"(?:^\W*|\b(?:to|of|in|for|inside|within|into|on|from)\s+(?:the\s+)?|^\W*(?:please\s+)?"
+                     rf"[A-Za-z]+\s+(?:the\s+)?)(?:`{word}(?:\(\))?`|{word}\(\))(?:\s+{MEMBER_WORDS})?(?=[\s.,:;!?]|$)",
+                     instruction) is not None
+
+
+def names_member(owner: str, name: str, instruction: str) -> bool:
+    """Whether the instruction names this member of class `owner` as code: `scheduler.enter`, `enter()`,
+    `` `enter` ``, "the enter method", or a name no English word is (`hasSection`, `__bool__`, `has_section`)."""
+    if not mentioned(name, instruction):
+        return False
+    word = re.escape(name)
+    return not re.fullmatch(r"[a-z]+", name) or re.search(
+        rf"(?<![\w$]){re.escape(owner)}\.{word}(?![\w$])|(?<![\w$.]){word}\(|`{word}`|"
+        rf"\b{word}\s+{MEMBER_WORDS}\b|\b{MEMBER_WORDS}\s+{word}\b", instruction) is not None
 
 
 def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
@@ -220,14 +281,17 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
             or (allow_deletions and is_import(b) and not (go and goimports.is_header(b)))}
     # a cgo file's imports are not shown (`handled`), and any the model writes anyway are left out, not pasted in as a
     # second declaration: `goimports.fix_imports` adds a standard package its code then uses
+    edited += "" if not edited or edited.endswith("\n") else "\n"  # its last line is a line (a member's: a class's)
     new_lines, imports = goimports.split_output(split_lines(edited)) if goimports.is_go(lines) else \
         (split_lines(edited), None)
+    if not any(line.strip() for line in new_lines):  # a class whose shown members all go: its members but those
+        new_lines = [line for cut in members_going(blocks, instruction) for line in cut + ["\n"]] or new_lines
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
     asked = {i for i in named if asks_removal(name_of(blocks[i]), instruction)}
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
         gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
-    refuse_unshown(blocks, new_lines, shown_blocks(blocks, instruction))
+    refuse_unshown(blocks, new_lines, shown_blocks(blocks, instruction), instruction)
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
@@ -253,11 +317,29 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
             or not asks_removal_only(instruction):  # an empty answer is the removal itself
         return ()
     blocks = split_blocks(split_lines(text) if lines is None else lines, 0)
-    named = [b for b in blocks if is_named(b, instruction)]
-    if not named or not all(asks_removal(name_of(b), instruction) for b in named) or \
-            shown_blocks(blocks, instruction) != {i for i, b in enumerate(blocks) if b in named}:
-        return ()
-    return tuple(name_of(b) for b in named)
+    names: list[str] = []
+    for i in sorted(shown_blocks(blocks, instruction)):  # each shown whole and asked away, or its shown members
+        cut = narrowed(blocks[i], instruction)
+        if cut is not None and all(removes_member(m, instruction) for m in cut[1]):
+            names += [f"{blocks[i].name}.{m}" for m in cut[1]]
+        elif cut is None and is_named(blocks[i], instruction) and asks_removal(name_of(blocks[i]), instruction):
+            names.append(name_of(blocks[i]) or "")
+        else:
+            return ()
+    return tuple(names)
+
+
+def members_going(blocks: list[Block], instruction: str) -> list[list[str]]:
+    """The bare lines (header, closing brace) of each class shown cut down (`narrowed`) whose shown members the
+    instruction all asks away: merged back bodiless, such a class keeps its other members."""
+    found = []
+    for i in sorted(shown_blocks(blocks, instruction)):
+        cut = narrowed(blocks[i], instruction)
+        if cut is not None and all(removes_member(m, instruction) for m in cut[1]):
+            top = header_size(blocks[i])
+            end = len(blocks[i].lines) - (closing(blocks[i].lines, top) if braced(blocks[i]) else 0)
+            found.append(blocks[i].lines[:top] + blocks[i].lines[end:])
+    return found
 
 
 def asks_removal_only(instruction: str) -> bool:
@@ -268,17 +350,31 @@ def asks_removal_only(instruction: str) -> bool:
                plain(instruction), flags=re.I))
 
 
-def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int]) -> None:
-    """The model was shown the `shown` definitions and the imports; a definition it writes under the name of
-    one it was not shown would replace the user's code with a guess (a helper it made up whose name the file
-    already uses, or the whole file written from imagination). Unchanged text is harmless; changed, refused."""
+def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int], instruction: str) -> None:
+    """The model was shown the `shown` definitions (of a class cut down by `narrowed`, the members named) and the
+    imports; a definition it writes under the name of one it was not shown would replace the user's code with a
+    guess (a helper it made up whose name the file already uses, or the whole file written from imagination).
+    Unchanged text is harmless; changed, refused."""
+    written = split_blocks(new_lines, 0)
+    unshown(blocks, written, shown, "")
+    for i in shown:
+        if (cut := narrowed(blocks[i], instruction)) is not None:
+            body = body_of(blocks[i]) or []
+            for b in written:
+                if b.name == blocks[i].name:
+                    unshown(body, body_of(b) or [], {k for k, m in enumerate(body) if m.name in cut[1]},
+                            f"{b.name}.")
+
+
+def unshown(old: list[Block], new: list[Block], shown: set[int], owner: str) -> None:
+    """Refuse a definition of `new` named as one of `old` the model was not shown, and changed."""
     hidden: dict[str, set[str]] = {}  # a name may be defined several times (`@overload` stubs)
-    for i, b in enumerate(blocks):
+    for i, b in enumerate(old):
         if b.name and i not in shown:
             hidden.setdefault(b.name, set()).add(b.text)
-    for b in split_blocks(new_lines, 0):
+    for b in new:
         if b.name in hidden and b.text not in hidden[b.name]:
-            raise EditError(f"the model wrote {b.name}, which it was not shown (only the definitions the "
+            raise EditError(f"the model wrote {owner}{b.name}, which it was not shown (only the definitions the "
                             "instruction names, and those that build or call them, are); nothing written")
 
 

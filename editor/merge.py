@@ -615,7 +615,9 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
         return old
     blank = old.blank  # keep the original spacing after the block
     inner = child_indent(old)
-    if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) != inner:
+    # a class written with no body at all keeps its members but those asked away: focus showed it with the one
+    # member the instruction removes (`focus.narrowed`), and the model wrote back the class line alone
+    if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) not in (inner, None):
         return Block(new.name, new.lines, blank)
     methods = braced(old)
     old_end = len(old.lines) - (closing(old.lines, top) if methods else 0)
@@ -623,7 +625,11 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     old_body = members(old.lines[top:old_end], inner, methods)
     new_body = members(new.lines[top_new:new_end], inner, methods)
     drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
-    body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+    if new_body or not old_body:
+        body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+    else:  # written bare: every member stays but those asked away, with the comments on them
+        gone = {j for k in drop for j in range(notes_above(old_body, k), k + 1)}
+        body = [b for k, b in enumerate(old_body) if k not in gone]
     lines = new.lines[:top_new] + joined(body)
     while lines and is_blank(lines[-1]):
         lines.pop()
