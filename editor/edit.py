@@ -148,9 +148,11 @@ def budget(lm: LoadedModel, src: SourceFile, n_prompt: int, requested: int | Non
             raise EditError(f"the instruction is too long for the model's context ({n_prompt - file_tokens} of "
                             f"the prompt's {n_prompt} tokens are not {src.path}'s; the context holds "
                             f"{lm.context_length}): shorten it")
+        whole = text is None or text == src.text  # naming what to edit shows the model that alone (editor.focus)
         raise EditError(
             f"{src.path}: too long for the model's context ({n_prompt} prompt + ~{needed} output tokens "
-            f"> {lm.context_length})"
+            f"> {lm.context_length})" + ("; name the function or method to edit (\"in Parser.parse, ...\"), and "
+                                         "the model is shown it alone" if whole else "")
         )
     limit = requested if requested is not None else 2 * file_tokens + 256
     return max(1, min(limit, room))

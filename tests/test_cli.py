@@ -161,7 +161,8 @@ def test_too_long_for_context_is_refused(tmp_path, tiny_model_dir):
     (tmp_path / "big.py").write_text("value = 12345\n" * 2000)  # ~10k tokens > tiny context 4096
     res = invoke("fix", "big.py", "x", "--model", str(tiny_model_dir), "--dtype", "float32", cwd=tmp_path)
     assert res.exit_code == 2 and "too long for the model's context" in res.stderr
-    assert "big.py: too long" in res.stderr
+    assert "big.py: too long" in res.stderr and "name the function or method to edit" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
 
 
 def test_an_instruction_that_fills_the_context_is_blamed_not_the_file(tmp_path, tiny_model_dir):
