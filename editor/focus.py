@@ -152,13 +152,14 @@ def about_member(name: str, instruction: str) -> bool:
 
 
 def names_member(owner: str, name: str, instruction: str) -> bool:
-    """Whether the instruction names this member of class `owner` as code: `scheduler.enter`, `enter()`,
-    `` `enter` ``, "the enter method", or a name no English word is (`hasSection`, `__bool__`, `has_section`)."""
+    """Whether the instruction names this member of class `owner` as code: `scheduler.enter` (`Config::load`,
+    `Foo#bar`), `enter()`, `` `enter` ``, "the enter method", or a name no English word is (`hasSection`,
+    `__bool__`, `has_section`)."""
     if not mentioned(name, instruction):
         return False
     word = re.escape(name)
     return not re.fullmatch(r"[a-z]+", name) or re.search(
-        rf"(?<![\w$]){re.escape(owner)}\.{word}(?![\w$])|(?<![\w$.]){word}\(|`{word}`|"
+        rf"(?<![\w$]){re.escape(owner)}(?:\.|::|#){word}(?![\w$])|(?<![\w$.]){word}\(|`{word}`|"
         rf"\b{word}\s+{MEMBER_WORDS}\b|\b{MEMBER_WORDS}\s+{word}\b", instruction) is not None
 
 

@@ -698,3 +698,17 @@ def test_a_member_the_instruction_is_about_focuses_its_unnamed_class(instruction
     evicts it') name methods as steps of the symptom, not as the place of the fix: they still see it all."""
     focus = focus_of(SCHED, instruction)
     assert (focus and focus.names) == names
+
+
+def test_a_rust_impl_is_cut_down_to_the_method_named_with_its_path():
+    rust = ("use std::fs;\n\npub struct Config {\n    pub path: String,\n}\n\nimpl Loader {\n"
+            "    pub fn new() -> Self {\n        Loader {}\n    }\n\n    pub fn load(&self, p: &str) -> String {\n"
+            "        fs::read_to_string(p).unwrap()\n    }\n\n    pub fn save(&self) {\n    }\n}\n\nfn main() {\n"
+            "    let l = Loader::new();\n    println!(\"{}\", l.load(\"x\"));\n}\n")
+    instruction = "In Loader::load, return an empty string when the file is missing."
+    focus = focus_of(rust, instruction)
+    assert focus is not None and focus.names == ("Loader.load",)
+    assert focus.text == ("use std::fs;\n\nimpl Loader {\n    pub fn load(&self, p: &str) -> String {\n"
+                          "        fs::read_to_string(p).unwrap()\n    }\n}\n")
+    fixed = focus.text.replace(".unwrap()", ".unwrap_or_default()")
+    assert merge_focus(rust, fixed, instruction) == rust.replace(".unwrap()", ".unwrap_or_default()")
