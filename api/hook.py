@@ -12,6 +12,11 @@ from pathlib import Path
 from editllm.editor.errors import EditError
 
 HOOK_MARK = "# installed by editllm hook install"
+# What a blocked commit says under its diff: a probe (session 38) saw the diff alone (git says nothing of a failed
+# hook), and the hook's advice, `git apply`, failed where the file had unstaged edits above the change
+STOPPED = ("editllm: commit stopped: a change is proposed for the staged files (the diff above); take it with "
+           "`editllm check --staged --apply` (or `git apply --cached`), review, `git add`, and commit again; "
+           "commit without the check once with `git commit --no-verify`")
 
 
 def hook_path(start: Path | None = None) -> Path:
@@ -58,9 +63,12 @@ def install_hook(instruction: str | None = None, force: bool = False, start: Pat
         command += ["-i", instruction]
     text = ("#!/bin/sh\n"
             f"{HOOK_MARK}\n"
-            "# Blocks the commit when editllm proposes a change to the staged files (exit 1) and prints\n"
-            "# the diff; apply it with `git apply`, stage, and commit again. Skip once: git commit --no-verify\n"
-            f"exec {shlex.join(command)}\n")
+            "# Blocks the commit when editllm proposes a change to the staged files (exit 1): prints the diff\n"
+            "# and says how to take it. Skip once: git commit --no-verify\n"
+            f"{shlex.join(command)}\n"
+            "status=$?\n"
+            f'[ "$status" -eq 1 ] && echo {shlex.quote(STOPPED)} >&2\n'
+            'exit "$status"\n')
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pre-commit.", suffix=".editllm")

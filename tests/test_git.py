@@ -181,11 +181,13 @@ def test_hook_blocks_commit_then_passes_after_git_apply(repo, tmp_path_factory, 
     assert blocked.returncode != 0, blocked.stderr
     shown = blocked.stderr  # git passes a hook's stdout to the user's terminal on stderr
     assert "+    return sum(xs) / len(xs)" in shown
+    assert shown.rstrip().endswith("commit without the check once with `git commit --no-verify`")  # how to go on
     assert git(repo, "rev-parse", "--verify", "HEAD", check=False).returncode != 0  # nothing committed
     git(repo, "apply", input=shown)
     git(repo, "add", "m.py")
     ok = git(repo, "commit", "-qm", "add m", check=False, env=env)
     assert ok.returncode == 0, ok.stderr + ok.stdout
+    assert "commit stopped" not in ok.stderr
     assert git(repo, "show", "HEAD:m.py").stdout == FIXED
 
 
