@@ -712,3 +712,17 @@ def test_a_rust_impl_is_cut_down_to_the_method_named_with_its_path():
                           "        fs::read_to_string(p).unwrap()\n    }\n}\n")
     fixed = focus.text.replace(".unwrap()", ".unwrap_or_default()")
     assert merge_focus(rust, fixed, instruction) == rust.replace(".unwrap()", ".unwrap_or_default()")
+
+
+def test_an_arrow_function_and_a_member_named_in_words_are_focused():
+    """A probe (session 38): npm's open-url.js writes every function `const name = (...) => {`, and none was focused
+    (26-78 s a run against 5-8 s); "In the off method, ..." of a class most of its file showed the whole file."""
+    js = ("const { log } = require('proc-log')\n\nconst check = (url) => {\n  return url\n}\n\n"
+          "const other = async (x) => {\n  return x\n}\n\nclass Timers {\n  on () {\n    return 1\n  }\n\n"
+          "  off () {\n    return 2\n  }\n\n  load () {\n    return 3\n  }\n}\n\n"
+          "module.exports = { check, other, Timers }\n")
+    assert focus_of(js, "In check, trim the url.").names == ("check",)  # a plain word, but a function
+    assert focus_of(js, "Make other log x.").names == ("other",)
+    focus = focus_of(js, "In the off method, also return 5.")
+    assert focus is not None and focus.names == ("Timers.off",) and "load ()" not in focus.text
+    assert focus_of(js, "Turn the lights off.") is None
