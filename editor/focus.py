@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from editllm.editor import goimports
 from editllm.editor.asks import ADDING, AWAY, RESHAPES, REWORKS, asks_removal, mentioned, plain
@@ -28,6 +29,7 @@ from editllm.editor.blocks import (
     defines,
     header_size,
     imported,
+    indent_of,
     is_blank,
     joined,
     members,
@@ -35,7 +37,7 @@ from editllm.editor.blocks import (
     split_blocks,
 )
 from editllm.editor.errors import EditError
-from editllm.editor.merge import merge_code, removes_member
+from editllm.editor.merge import merge_blocks, merge_code, removes_member
 from editllm.editor.source import split_lines
 from editllm.editor.wholefile import COMMENT_LINE
 
@@ -97,7 +99,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     content = sum(1 for line in lines if not is_blank(line))
     shown = shown_blocks(blocks, instruction)
     slim = {i: cut for i in shown if (cut := narrowed(blocks[i], instruction)) is not None}
-    view = [slim[i][0] if i in slim else b for i, b in enumerate(blocks)]
+    view = [slim[i].block if i in slim else b for i, b in enumerate(blocks)]
     if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
             or sum(len(view[i].lines) for i in shown) > MAX_SHARE * content:
         return None
@@ -105,27 +107,43 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     kept = [view[i] for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
     names = tuple(name for i in sorted(shown) for name in (  # not an export list's
-        [f"{blocks[i].name}.{m}" for m in slim[i][1]] if i in slim else [name_of(blocks[i])]) if name)
+        [f"{blocks[i].name}.{m}" for m in slim[i].named] if i in slim else [name_of(blocks[i])]) if name)
     return Focus(body if body.endswith("\n") else body + "\n", names)
 
 
-def narrowed(block: Block, instruction: str) -> tuple[Block, list[str]] | None:
-    """A class cut down to its header, the members the instruction names and its closing line, with their names;
-    None when it names none of them, or all. Real probes (session 37) asked for one method of a class that was
-    most of its file (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped
-    other methods or wrote it back unchanged, in 60-150 s; one of configparser's classes is 649 lines, past the
-    model's context. The merge keeps the members the class was shown without (`merge.merge_pair`)."""
+class Cut(NamedTuple):
+    """A class cut down for the model (`narrowed`): what it is shown, the members the instruction names, and those
+    it is shown (the named ones, and a neighbour beside members asked away)."""
+
+    block: Block
+    named: list[str]
+    shown: list[str]
+
+
+def narrowed(block: Block, instruction: str) -> Cut | None:
+    """A class cut down to its header, the members the instruction names and its closing line; None when it names
+    none of them, or all. Real probes (session 37) asked for one method of a class that was most of its file
+    (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped other methods or
+    wrote it back unchanged, in 60-150 s; one of configparser's classes is 649 lines, past the model's context.
+    Members asked away are shown beside a neighbour: shown `__bool__` alone and asked to remove it, the model
+    renamed it rather than leave a class with no body (session 38). The merge keeps the members the class was
+    shown without (`merge.merge_pair`)."""
     if not (body := body_of(block)):
         return None
     asked = [k for k, m in enumerate(body) if m.name and names_member(block.name or "", m.name, instruction)]
     if not asked or len(asked) == sum(1 for m in body if m.name):
         return None
+    shown = asked
+    if all(removes_member(body[k].name or "", instruction) for k in asked):
+        others = [k for k, m in enumerate(body) if m.name and k not in asked]
+        shown = sorted(asked + [min(others, key=lambda k: abs(k - asked[0]))])  # the nearest, not its comment
     top = header_size(block)
     end = len(block.lines) - (closing(block.lines, top) if braced(block) else 0)
-    picked = sorted({j for k in asked for j in range(notes_above(body, k), k + 1)})  # with the comment on it
+    picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
     cut = [line for n, k in enumerate(picked) for line in body[k].lines + (body[k].blank if n < len(picked) - 1
                                                                             else [])]
-    return Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), [body[k].name for k in asked]
+    return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank),
+               [body[k].name or "" for k in asked], [body[k].name or "" for k in shown])
 
 
 def body_of(block: Block) -> list[Block] | None:
@@ -201,8 +219,9 @@ def member_names(block: Block) -> set[str]:
 def declared_names(block: Block) -> set[str]:
     """The names a definition declares: its own, and its members' (a method's name; a field's, an enum case's: the
     words of its first line), not what its body merely uses ("remove the print from parse" asks no name of it
-    away, and the file's other prints stay unshown)."""
-    found = {block.name} if block.name else set()
+    away, and the file's other prints stay unshown); a constant's name too ("remove the X constant and throw a
+    plain Error where it was used" shows where it is used)."""
+    found = {name} if (name := name_of(block)) else set()
     for m in class_members(block) or []:
         first = next((line for line in m.lines if not is_blank(line)), "")
         found |= {m.name} if m.name else set(re.findall(r"[A-Za-z_$][\w$]*", first.split("//")[0]))
@@ -299,6 +318,11 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
     refuse_unshown(blocks, new_lines, shown_blocks(blocks, instruction), instruction)
     merged = merge_code(lines, new_lines, instruction, drop)
+    if merged is None and any(name_of(b) for b in blocks) and min(
+            (indent_of(line) for line in new_lines if not is_blank(line)), default=1) == 0:
+        # a file of constants and arrow functions (npm's open-url.js): no definition names, but statements the
+        # merge aligns by what they assign (`merge.head`)
+        merged = joined(merge_blocks(blocks, split_blocks(new_lines, 0), instruction, "the file", drop))
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
@@ -326,8 +350,8 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
     names: list[str] = []
     for i in sorted(shown_blocks(blocks, instruction)):  # each shown whole and asked away, or its shown members
         cut = narrowed(blocks[i], instruction)
-        if cut is not None and all(removes_member(m, instruction) for m in cut[1]):
-            names += [f"{blocks[i].name}.{m}" for m in cut[1]]
+        if cut is not None and all(removes_member(m, instruction) for m in cut.named):
+            names += [f"{blocks[i].name}.{m}" for m in cut.named]
         elif cut is None and is_named(blocks[i], instruction) and asks_removal(name_of(blocks[i]), instruction):
             names.append(name_of(blocks[i]) or "")
         else:
@@ -341,7 +365,7 @@ def members_going(blocks: list[Block], instruction: str) -> list[list[str]]:
     found = []
     for i in sorted(shown_blocks(blocks, instruction)):
         cut = narrowed(blocks[i], instruction)
-        if cut is not None and all(removes_member(m, instruction) for m in cut[1]):
+        if cut is not None and all(removes_member(m, instruction) for m in cut.named):
             top = header_size(blocks[i])
             end = len(blocks[i].lines) - (closing(blocks[i].lines, top) if braced(blocks[i]) else 0)
             found.append(blocks[i].lines[:top] + blocks[i].lines[end:])
@@ -368,7 +392,7 @@ def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int], i
             body = body_of(blocks[i]) or []
             for b in written:
                 if b.name == blocks[i].name:
-                    unshown(body, body_of(b) or [], {k for k, m in enumerate(body) if m.name in cut[1]},
+                    unshown(body, body_of(b) or [], {k for k, m in enumerate(body) if m.name in cut.shown},
                             f"{b.name}.")
 
 

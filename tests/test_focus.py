@@ -567,7 +567,7 @@ def test_a_constant_named_by_an_english_word_is_named_only_as_code():
 
 @pytest.mark.parametrize(("instruction", "names"), [
     ("Change MAX_SIZE to 20.", ("MAX_SIZE",)),
-    ("Remove the unused DEBUG constant.", ("DEBUG",)),
+    ("Remove the unused DEBUG constant.", ("DEBUG", "mean")),  # not unused: what reads it must change too
     ("Log a warning in the log when a list is longer than MAX_SIZE.", ("MAX_SIZE", "first", "last")),
     ("Remove the DEBUG print statements.", ("DEBUG", "mean")),
 ])
@@ -726,3 +726,27 @@ def test_an_arrow_function_and_a_member_named_in_words_are_focused():
     focus = focus_of(js, "In the off method, also return 5.")
     assert focus is not None and focus.names == ("Timers.off",) and "load ()" not in focus.text
     assert focus_of(js, "Turn the lights off.") is None
+
+
+def test_a_file_of_arrow_functions_merges_by_what_each_const_assigns():
+    """npm's open-url.js has no `function` at all: the focused arrow function came back edited and the merge, which
+    went by definition names, placed nothing ("it holds none of them"; a probe, session 38)."""
+    js = ("const { URL } = require('node:url')\n\nconst assertValidUrl = (url) => {\n  return new URL(url)\n}\n\n"
+          "const outputMsg = (json) => {\n  return json\n}\n\nconst openUrl = async (npm, url) => {\n"
+          "  assertValidUrl(url)\n  return outputMsg(url)\n}\n\nmodule.exports = openUrl\n")
+    instruction = "In assertValidUrl, also accept the file: protocol."
+    focus = focus_of(js, instruction)
+    assert focus is not None and focus.names == ("assertValidUrl",)
+    out = focus.text.replace("return new URL(url)", "return new URL(url, 'file:')")
+    assert merge_focus(js, out, instruction) == js.replace("return new URL(url)", "return new URL(url, 'file:')")
+
+
+def test_a_member_asked_away_is_shown_beside_its_neighbour():
+    """Shown `__bool__` alone and asked to remove it, the model renamed it to `is_active` rather than leave a class
+    with no body (a probe, session 38; refused as rewriting a member it was not shown)."""
+    focus = focus_of(SCHED, "Remove the __bool__ method of scheduler.")
+    assert focus is not None and focus.names == ("scheduler.__bool__",)
+    assert "    def empty(self):" in focus.text and "def queue" not in focus.text
+    out = focus.text.replace("    def __bool__(self):\n        return bool(self._queue)\n", "").rstrip() + "\n"
+    want = SCHED.replace("    def __bool__(self):\n        return bool(self._queue)\n\n", "")
+    assert merge_focus(SCHED, out, "Remove the __bool__ method of scheduler.") == want
