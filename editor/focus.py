@@ -164,9 +164,11 @@ def about_member(name: str, instruction: str) -> bool:
     `validate`", "In the off method, ..."), not as a step of a symptom ('after get("a"), put evicts it', "when a
     `once` handler unsubscribes itself": the held-out bench's bugs, whose fix lies elsewhere)."""
     word = re.escape(name)
+    code = rf"`{word}(?:\(\))?`|{word}\(\)|{word}(?=\s+{MEMBER_WORDS}\b)" + (
+        rf"|#?{word}" if not re.fullmatch(r"[a-z]+", name) else "")  # `#getLogFilePath`, `set_seq1`: code as it is
     return re.search(rf"(?:^\W*|\b(?:to|of|in|for|inside|within|into|on|from)\s+(?:the\s+)?|^\W*(?:please\s+)?"
-                     rf"[A-Za-z]+\s+(?:the\s+)?)(?:`{word}(?:\(\))?`|{word}\(\)|{word}(?=\s+{MEMBER_WORDS}\b))"
-                     rf"(?:\s+{MEMBER_WORDS})?(?=[\s.,:;!?]|$)", instruction) is not None
+                     rf"(?!(?:when|whenever|after|before|if|once|while|since|because|unless|until)\b)[A-Za-z]+\s+"
+                     rf"(?:the\s+)?)(?:{code})(?:\s+{MEMBER_WORDS})?(?=[\s.,:;!?]|$)", instruction, re.I) is not None
 
 
 def names_member(owner: str, name: str, instruction: str) -> bool:
