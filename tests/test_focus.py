@@ -691,6 +691,8 @@ def test_a_braced_class_is_cut_down_with_its_closing_brace():
     ("There's a bug in `empty()`: can you fix it?", ("scheduler.empty",)),
     ("After enter(5, 1, f), empty() still says True.", None),  # a symptom: the fix may lie anywhere
     ("When an `enter` event is cancelled, the queue keeps it.", None),
+    ("In __bool__, say False for an empty queue.", ("scheduler.__bool__",)),  # code as it is written
+    ("When __bool__ is called on an empty queue, it raises.", None),
 ])
 def test_a_member_the_instruction_is_about_focuses_its_unnamed_class(instruction, names):
     """Of the 1,121 bench and distillation instructions, 166 name a method as code without its class ("Add a
