@@ -126,24 +126,38 @@ def narrowed(block: Block, instruction: str) -> Cut | None:
     (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped other methods or
     wrote it back unchanged, in 60-150 s; one of configparser's classes is 649 lines, past the model's context.
     Members asked away are shown beside a neighbour: shown `__bool__` alone and asked to remove it, the model
-    renamed it rather than leave a class with no body (session 38). The merge keeps the members the class was
-    shown without (`merge.merge_pair`)."""
+    renamed it rather than leave a class with no body (session 38); a Python class's docstring is shown too (shown
+    a class without one, and asked to "add a docstring to RawConfigParser.sections", the model wrote one for the
+    class). The merge keeps the members the class was shown without (`merge.merge_pair`)."""
     if not (body := body_of(block)):
         return None
     asked = [k for k, m in enumerate(body) if m.name and names_member(block.name or "", m.name, instruction)]
     if not asked or len(asked) == sum(1 for m in body if m.name):
         return None
-    shown = asked
+    shown = asked + docstring(body)
     if all(removes_member(body[k].name or "", instruction) for k in asked):
         others = [k for k, m in enumerate(body) if m.name and k not in asked]
-        shown = sorted(asked + [min(others, key=lambda k: abs(k - asked[0]))])  # the nearest, not its comment
+        shown = shown + [min(others, key=lambda k: abs(k - asked[0]))]  # the nearest, not its comment
     top = header_size(block)
     end = len(block.lines) - (closing(block.lines, top) if braced(block) else 0)
     picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
     cut = [line for n, k in enumerate(picked) for line in body[k].lines + (body[k].blank if n < len(picked) - 1
                                                                             else [])]
     return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank),
-               [body[k].name or "" for k in asked], [body[k].name or "" for k in shown])
+               [body[k].name or "" for k in asked], [body[k].name or "" for k in shown if body[k].name])
+
+
+def docstring(body: list[Block]) -> list[int]:
+    """The members that make a Python class's docstring, to its closing line (a block of its own)."""
+    first = body[0].lines[0].strip() if body and body[0].lines and body[0].name is None else ""
+    if not DOCSTRING.match(first):
+        return []
+    quote, text = first.lstrip("rRbBuUfF")[:3], ""
+    for k, member in enumerate(body):
+        text += member.text
+        if text.count(quote) >= 2:
+            return list(range(k + 1))
+    return []  # never closed: not a docstring to show
 
 
 def body_of(block: Block) -> list[Block] | None:

@@ -634,6 +634,7 @@ def test_a_named_method_of_a_class_that_is_most_of_the_file_is_shown_alone():
     focus = focus_of(SCHED, instruction)
     assert focus is not None and focus.names == ("scheduler.enter",)
     assert focus.text == ("import heapq\nfrom collections import namedtuple\n\nclass scheduler:\n"
+                          '    """A generally useful event scheduler class."""\n\n'  # its docstring: it has one
                           "    def enter(self, delay, priority, action):\n        time = self.timefunc() + delay\n"
                           "        return self.enterabs(time, priority, action)\n")
     check = "        if delay < 0:\n            raise ValueError('negative delay')\n"
