@@ -31,7 +31,7 @@ from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.prosefocus import section_kept
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text, split_lines
-from editllm.editor.undefined import defines, missing_asked, newly_unbound
+from editllm.editor.undefined import absent_subjects, defines, missing_asked, newly_unbound
 from editllm.editor.unfinished import (
     kept_note,
     kept_removals,
@@ -591,6 +591,10 @@ class EditSession:
             raise EditError(f"{src.path}: the model's proposal uses {', '.join(unknown[:5])}, which is not defined "
                             "or imported where it is used, so it would break the file; nothing proposed, and the "
                             "file is not judged either way (run the check again, or `fix` to see the proposal)")
+        for name in absent_subjects(src.text, instruction):  # unless another file of the edit has it
+            if not any(name not in absent_subjects(other.text, instruction) for other in together if other is not src):
+                self.log(f"{src.path}: note: the instruction edits in {name}, which the file does not have; the "
+                         "model's edit is of what it took for it")
         for name in missing_asked(src.path, result.new_text, instruction):  # unless another file of the edit has it
             if not any(defines(other.text, name) for other in together if other is not src):
                 self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")

@@ -170,3 +170,24 @@ def missing_asked(path: str, new: str, instruction: str) -> list[str]:
         return []
     defined = {name for node in ast.walk(tree) for name in _binds(node)}  # `remaining = property(...)` too
     return [name for name in asked if name not in defined]
+
+
+# "In parse_args, ...": the clause's subject, written as code (a `_`, `.`, `#`, `::`, a digit, an inner capital, `()`
+# or backticks: not "In general," nor "In Python,")
+SUBJECT = re.compile(r"(?:^|[.;!?]\s+)in\s+(?:the\s+)?(?:(?:function|method|class)\s+)?(`?)([A-Za-z_$#][\w$.#:]*?)"
+                     r"\1(\(\))?(?:\s+(?:function|method|class))?\s*[,:]", re.I)
+
+
+def absent_subjects(text: str, instruction: str) -> list[str]:
+    """The names an instruction edits "in" ("In parse_args, add a check ...") that the file has nowhere: a probe
+    (session 38) asked getopt.py, which has no parse_args, and the model edited two other functions and added a line
+    that never runs, exit 0 without a word."""
+    found = []
+    for m in SUBJECT.finditer(instruction):
+        name, code = m[2].rstrip(".:#"), bool(m[1] or m[3])
+        if not (code or re.search(r"[_$#.\d]|::|[a-z][A-Z]", name)):
+            continue
+        parts = [p for p in re.split(r"\.|#|::", name) if p]
+        if parts and any(re.search(rf"(?<![\w$]){re.escape(p)}(?![\w$])", text) is None for p in parts):
+            found.append(name)
+    return found

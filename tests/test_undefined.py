@@ -136,3 +136,23 @@ def test_a_go_edit_that_uses_a_standard_package_it_does_not_import_is_noted():
     assert newly_unbound("a.go", old, grouped) == []  # a review: a variable of a `var (` group
     logged = old.replace("\treturn", '\tlog.Printf("trimming %q", s)\n\treturn')  # "add logging" (not noted before)
     assert newly_unbound("a.go", old, logged) == ["log"]
+
+
+def test_an_instruction_that_edits_in_a_name_the_file_lacks_is_noted(tmp_path, model):
+    """A probe (session 38): "In parse_args, add a check that args is a list." on getopt.py, which has no parse_args:
+    the model edited two other functions and added a line that never runs, exit 0 without a word."""
+    from editllm.editor.undefined import absent_subjects
+
+    text = "def getopt(args):\n    return args\n\n\ndef gnu_getopt(args):\n    return args\n"
+    assert absent_subjects(text, "In parse_args, add a check that args is a list.") == ["parse_args"]
+    assert absent_subjects(text, "In `gnu_getopt`, return a list.") == []
+    assert absent_subjects(text, "In Parser.parse_args(), return a list.") == ["Parser.parse_args"]
+    assert absent_subjects(text, "In general, return lists. In Python, use f-strings.") == []  # no code named
+    assert absent_subjects(text, "Add parse_args and call it in getopt.") == []  # to be made, not edited in
+    (tmp_path / "m.py").write_text(text)
+    model["text"] = text.replace("    return args\n", "    return list(args)\n", 1) + "```\n"
+    res = run(tmp_path, "fix", "m.py", "In parse_args, add a check that args is a list.")
+    assert res.exit_code == 0 and "m.py: note: the instruction edits in parse_args, which the file does not have" \
+        in res.stderr
+    res = run(tmp_path, "fix", "m.py", "In getopt, return a list.")
+    assert res.exit_code == 0 and "which the file does not have" not in res.stderr
