@@ -167,6 +167,7 @@ def read_sources(paths: PathArg | Iterable[PathArg], instruction: str, stdin_pat
         raise EditError("the instruction is empty")
     paths = as_paths(paths)
     sources, seen = [], set()
+    inodes: dict[tuple[int, int], str] = {}
     for path in paths:
         if isinstance(path, SourceFile):
             key = str(path.disk_path.resolve()) if path.disk_path else f"text:{path.path}"
@@ -184,6 +185,10 @@ def read_sources(paths: PathArg | Iterable[PathArg], instruction: str, stdin_pat
         else:
             src = read_source(path)  # its checks first: `display_path` resolves the path, which may be a loop
             _refuse_link_out_of_tree(path, src.disk_path)
+            st = os.stat(path)  # a hard link is the same file under another name: two edits of one file
+            if (inode := (st.st_dev, st.st_ino)) in inodes:
+                raise EditError(f"{path}: the same file as {inodes[inode]} (a hard link): named twice")
+            inodes[inode] = str(path)
             sources.append(replace(src, path=display_path(path, for_diff)))
     stdin = [s.path for p, s in zip(paths, sources, strict=True) if str(p) == "-"]
     if stdin and stdin[0] in {s.path for s in sources if s.disk_path is not None}:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -41,9 +42,11 @@ def test_edit_returns_one_file_edit_per_path_in_order(tmp_path, monkeypatch, scr
 def test_sources_are_read_and_checked_before_the_model_loads(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ok.py").write_text("x = 1\n")
+    os.link(tmp_path / "ok.py", tmp_path / "same.py")  # a hard link: the same file (a probe, session 38)
     session = EditSession("nowhere/model/x")
     bad = ((["missing.py"], "x", "no such file"), (["ok.py"], "  ", "instruction is empty"),
-           (["ok.py", "./ok.py"], "x", "named twice"))
+           (["ok.py", "./ok.py"], "x", "named twice"),
+           (["ok.py", "same.py"], "x", r"same.py: the same file as ok.py \(a hard link\): named twice"))
     for paths, instruction, message in bad:
         with pytest.raises(EditError, match=message):
             session.edit(paths, instruction)
