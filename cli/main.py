@@ -335,8 +335,9 @@ ADAPTER = typer.Option(None, "--adapter", help="A LoRA adapter directory to load
 NO_ADAPTER = typer.Option(False, "--no-adapter", help="Copy mode on the base model, without the shipped span "
                           "selector.")
 FOCUS = typer.Option(True, "--focus/--no-focus",
-                     help="When the instruction names functions, show the model only those (and the "
-                          "imports), then merge them back (copy mode numbers the lines it is shown).")
+                     help="When the instruction names functions, methods (Cls.method) or constants, show the "
+                          "model only those (and the imports), then merge them back (copy mode numbers the lines it "
+                          "is shown).")
 ALLOW_DELETIONS = typer.Option(False, "--allow-deletions",
                                help="Accept output that drops code the instruction does not name (else it is "
                                     "merged back as a fragment, or refused).")
