@@ -134,10 +134,13 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
             heading = next((line for line in reversed(above) if not ITEM.match(line)), "")
             if heading.rstrip().endswith(":") and re.search(rf"\b(?:{GOES})\b", heading, re.I):
                 return "asked"  # "Remove these functions:\n- foo\n- bar"
+        if re.match(r"(?:\.|::|->|#)[A-Za-z_$]", after):
+            continue  # "the LOG.info call": a member of it, not it (a probe, session 38: the `LOG` field went)
         part = PART.match(after) if parts else None
         if parts == "decorator" and part and "decorator" in part.group(0).lower():
             part = None  # "the cache decorator" is the decorator itself
-        if part or POSSESSIVE.match(after) or re.search(r"[(\[\u2014]|\s-\s", before):
+        if part or POSSESSIVE.match(after) or re.match(r"[`'\"]?\s+(?:method|function|class|constructor)'s\b", after) \
+                or re.search(r"[(\[\u2014]|\s-\s", before):
             continue  # "the `validate()` call", "the `debug` parameter", "route's check", "(baz stays)": not it
         if re.match(rf"{QUOTES}(?:isn't|is not|aren't|are not) needed\b", after, re.I):
             return "asked"

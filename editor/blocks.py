@@ -338,6 +338,25 @@ def closing(lines: list[str], top: int) -> int:
     return len(lines) - k
 
 
+def ending(block: Block) -> int:
+    """How many lines end a class: its closing brace(s) (`closing`) or, in Ruby and Lua, its `end` at the header's
+    indentation (a probe, session 38: a Ruby class cut down for focus lost its `end`, and the model's own was
+    merged in after the one method it was shown, closing the class there)."""
+    top = header_size(block)
+    if braced(block):
+        return closing(block.lines, top)
+    last = block.lines[-1] if len(block.lines) > top else ""
+    return 1 if END_LINE.match(last) and indent_of(last) == indent_of(block.lines[top - 1]) else 0
+
+
+def opening(block: Block) -> int:
+    """Lines up to and including the one that opens a class's body: its header, and Allman's `{` on a line of its
+    own (C#, PHP: a class shown cut down without it read as no class at all)."""
+    top = header_size(block)
+    k = next((k for k in range(top, len(block.lines)) if not is_blank(block.lines[k])), None)
+    return k + 1 if k is not None and block.lines[k].strip() == "{" else top
+
+
 def signature(block: Block) -> tuple:
     """A definition's decorators, keywords and name: tells a property's getter from its setter (`@x.setter`,
     JavaScript's `set x(v) {`), `@overload` stubs from their implementation, and a Rust `struct S` from its

@@ -25,15 +25,15 @@ from editllm.editor.blocks import (
     braced,
     child_indent,
     class_members,
-    closing,
     defines,
-    header_size,
+    ending,
     imported,
     indent_of,
     is_blank,
     joined,
     members,
     notes_above,
+    opening,
     split_blocks,
 )
 from editllm.editor.errors import EditError
@@ -46,6 +46,7 @@ from editllm.editor.wholefile import COMMENT_LINE
 # handles ("when the file can't be opened": a probe's instruction that showed the model the whole file, which then
 # deleted a line of another function); "module" always does ("the module docstring", "a module-level constant").
 FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references?|"
+                       r"the name of|be (?:called|named)|new name|"  # a rename in other words (a probe, session 38)
                        r"throughout|whole|entire|module|imports?)\b"
                        r"|\b(?:in|into|across|of|to|for|from|at|over|through)\s+(?:the|this)\s+file\b"
                        r"|\bfile[- ]wide\b|\b(?:the|this)\s+file's\b|^\W*(?:the\s+|this\s+)?file\b", re.I)
@@ -118,6 +119,7 @@ class Cut(NamedTuple):
     block: Block
     named: list[str]
     shown: list[str]
+    picked: list[int]  # the members of `body_of(block)` shown, with the comments above them
 
 
 def narrowed(block: Block, instruction: str) -> Cut | None:
@@ -134,17 +136,22 @@ def narrowed(block: Block, instruction: str) -> Cut | None:
     asked = [k for k, m in enumerate(body) if m.name and names_member(block.name or "", m.name, instruction)]
     if not asked or len(asked) == sum(1 for m in body if m.name):
         return None
+    going = all(removes_member(body[k].name or "", instruction) for k in asked)
+    if going and len({body[k].name for k in asked}) < len(asked):
+        return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
     shown = asked + docstring(body)
-    if all(removes_member(body[k].name or "", instruction) for k in asked):
+    if going:
         others = [k for k, m in enumerate(body) if m.name and k not in asked]
         shown = shown + [min(others, key=lambda k: abs(k - asked[0]))]  # the nearest, not its comment
-    top = header_size(block)
-    end = len(block.lines) - (closing(block.lines, top) if braced(block) else 0)
+    elif SHAPE.search(instruction) and not TYPES_OR_DOCS.search(instruction):  # its callers in the class change too
+        shown += [k for k, m in enumerate(body) if k not in asked and m.name
+                  and any(re.search(rf"(?<![\w$]){re.escape(body[j].name or '')}\s*\(", m.text) for j in asked)]
+    top, end = opening(block), len(block.lines) - ending(block)
     picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
     cut = [line for n, k in enumerate(picked) for line in body[k].lines + (body[k].blank if n < len(picked) - 1
                                                                             else [])]
     return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank),
-               [body[k].name or "" for k in asked], [body[k].name or "" for k in shown if body[k].name])
+               [body[k].name or "" for k in asked], [body[k].name or "" for k in shown if body[k].name], picked)
 
 
 def docstring(body: list[Block]) -> list[int]:
@@ -164,9 +171,8 @@ def body_of(block: Block) -> list[Block] | None:
     """A class's members between its header and its closing lines; None for any other block."""
     if class_members(block) is None:
         return None
-    top = header_size(block)
-    end = len(block.lines) - (closing(block.lines, top) if braced(block) else 0)
-    return members(block.lines[top:end], child_indent(block) or 0, braced(block))
+    return members(block.lines[opening(block):len(block.lines) - ending(block)], child_indent(block) or 0,
+                   braced(block))
 
 
 MEMBER_WORDS = r"(?:method|function|getter|setter|property|member|handler|hook)"
@@ -189,7 +195,7 @@ def names_member(owner: str, name: str, instruction: str) -> bool:
     """Whether the instruction names this member of class `owner` as code: `scheduler.enter` (`Config::load`,
     `Foo#bar`), `enter()`, `` `enter` ``, "the enter method", or a name no English word is (`hasSection`,
     `__bool__`, `has_section`)."""
-    if not mentioned(name, instruction):
+    if not mentioned(name, instruction) or name == owner:  # a constructor named as its class is: the class, named
         return False
     word = re.escape(name)
     return not re.fullmatch(r"[a-z]+", name) or re.search(
@@ -209,11 +215,11 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
                                                                       or EXPORT.search(instruction) and exports(b))}
     declared = {w for i in named for w in declared_names(blocks[i])}
     gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) & declared if removes_member(w, instruction)}
-    named |= {i for i, b in enumerate(blocks) if i not in named and (b.name or exports(b))
+    named |= {i for i, b in enumerate(blocks) if i not in named and (name_of(b) or exports(b))
               and any(mentioned(w, b.text) for w in gone)}  # an export list too: a removed function stayed in it
     constants = {w for i in named if not blocks[i].name and (w := name_of(blocks[i]))}
     read = {w for w in constants if not about_itself(w, instruction)}  # asked of the code that reads it: shown too
-    named |= {i for i, b in enumerate(blocks) if b.name and any(mentioned(w, b.text) for w in read)}
+    named |= {i for i, b in enumerate(blocks) if name_of(b) and any(mentioned(w, b.text) for w in read)}
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too
@@ -240,6 +246,8 @@ def declared_names(block: Block) -> set[str]:
     found = {name} if (name := name_of(block)) else set()
     for m in class_members(block) or []:
         first = next((line for line in m.lines if not is_blank(line)), "")
+        if not m.name and (COMMENT_LINE.match(first) or re.match(r"\s*[rRbBuUfF]{0,2}[\"'`]", first)):
+            continue  # a docstring's or a comment's words declare nothing ("the": a probe, session 38)
         found |= {m.name} if m.name else set(re.findall(r"[A-Za-z_$][\w$]*", first.split("//")[0]))
     return found
 
@@ -332,7 +340,8 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
         gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
-    refuse_unshown(blocks, new_lines, shown_blocks(blocks, instruction), instruction)
+    shown = shown_blocks(blocks, instruction)
+    refuse_unshown(blocks, new_lines, shown, instruction)
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None and any(name_of(b) for b in blocks) and min(
             (indent_of(line) for line in new_lines if not is_blank(line)), default=1) == 0:
@@ -342,7 +351,22 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
+    keep_unshown(blocks, shown, "".join(merged), instruction)
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
+
+
+def keep_unshown(blocks: list[Block], shown: set[int], merged: str, instruction: str) -> None:
+    """Refuse a merge that lost a member of a class cut down for the model (`narrowed`) that it was not shown: each
+    stays byte for byte by design, and a probe (session 38) found the design's gaps by losing them (a field whose
+    line named a word of the instruction; a class written back at another indentation, replaced whole)."""
+    for i in sorted(shown):
+        if (cut := narrowed(blocks[i], instruction)) is None:
+            continue
+        for k, member in enumerate(body_of(blocks[i]) or []):
+            if k not in cut.picked and member.text.strip() and member.text not in merged:
+                what = member.name or next(line.strip() for line in member.lines if line.strip())
+                raise EditError(f"the merge would lose {blocks[i].name}'s `{what}`, which the model was not "
+                                "shown; nothing written")
 
 
 # Words of an instruction that ask for more than taking definitions out: then an unchanged answer is no removal to make
@@ -382,9 +406,8 @@ def members_going(blocks: list[Block], instruction: str) -> list[list[str]]:
     for i in sorted(shown_blocks(blocks, instruction)):
         cut = narrowed(blocks[i], instruction)
         if cut is not None and all(removes_member(m, instruction) for m in cut.named):
-            top = header_size(blocks[i])
-            end = len(blocks[i].lines) - (closing(blocks[i].lines, top) if braced(blocks[i]) else 0)
-            found.append(blocks[i].lines[:top] + blocks[i].lines[end:])
+            lines = blocks[i].lines
+            found.append(lines[:opening(blocks[i])] + lines[len(lines) - ending(blocks[i]):])
     return found
 
 

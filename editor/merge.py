@@ -33,6 +33,7 @@ from editllm.editor.blocks import (
     child_indent,
     closing,
     defines,
+    ending,
     head,
     header_size,
     imported,
@@ -620,8 +621,8 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) not in (inner, None):
         return Block(new.name, new.lines, blank)
     methods = braced(old)
-    old_end = len(old.lines) - (closing(old.lines, top) if methods else 0)
-    new_end = len(new.lines) - (closing(new.lines, top_new) if methods else 0)
+    old_end = len(old.lines) - ending(old)
+    new_end = len(new.lines) - (closing(new.lines, top_new) if methods else ending(Block(new.name, new.lines, [])))
     old_body = members(old.lines[top:old_end], inner, methods)
     new_body = members(new.lines[top_new:new_end], inner, methods)
     drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
@@ -637,6 +638,8 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
         closers = [sum(1 for line in tail if CLOSER.match(line)) for tail in (old.lines[old_end:], new.lines[new_end:])]
         # the output's own end, unless it closes more than the class (`};` then `} // namespace a`): the file's
         lines += new.lines[new_end:] if new_end < len(new.lines) and closers[1] == closers[0] else old.lines[old_end:]
+    else:  # Ruby's and Lua's `end`, the file's
+        lines += old.lines[old_end:]
     return Block(new.name, lines, blank)
 
 

@@ -252,9 +252,9 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
     shell = {word for b in before if SHELL_FUNCTION.match(b.lines[0].strip() if b.lines else "") for word in headed(b)}
     if shell and SOURCED.search(new_text):
         shell = set()  # "move it into lib.sh and source it": defined where this text cannot see
-    defined_before = {b.name for b in before if b.name} | shell
+    defined_before = {b.name for b in before if b.name} | shell | constants(before)
     defined_after = {b.name for b in after if b.name} | {word for b in after for word in headed(b)} | \
-        set(ONE_LINE_FUNCTION.findall(new_text))
+        set(ONE_LINE_FUNCTION.findall(new_text)) | constants(after)
     for name in sorted(defined_before - defined_after - {name for name, _ in out}):
         if removal(name, instruction) != "asked" and name not in shell:
             continue
@@ -265,6 +265,14 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
         if lines:
             out.append((name, lines))
     return out
+
+
+def constants(blocks: list) -> set[str]:
+    """The names top-level assignments bind (`const DEBUG = ...`, `export const sleep = (ms) => ...`): a probe
+    (session 38) removed DEBUG and left two reads of it in a TypeScript file, exit 0 without a word."""
+    from editllm.editor.blocks import defines, imported
+
+    return {name for b in blocks if not b.name and b.lines and not imported(b) for name in defines(b)}
 
 
 # A member function a return type precedes and `{` (or its body) follows, C++'s too (`double& at(size_t r) const {`,

@@ -753,3 +753,165 @@ def test_a_member_asked_away_is_shown_beside_its_neighbour():
     out = focus.text.replace("    def __bool__(self):\n        return bool(self._queue)\n", "").rstrip() + "\n"
     want = SCHED.replace("    def __bool__(self):\n        return bool(self._queue)\n\n", "")
     assert merge_focus(SCHED, out, "Remove the __bool__ method of scheduler.") == want
+
+
+CS = """using System;
+
+public class OrderProcessor
+{
+    private readonly string _customer;
+
+    public OrderProcessor(string customer)
+    {
+        _customer = customer;
+    }
+
+    public decimal Subtotal()
+    {
+        return 10m;
+    }
+
+    public decimal Tax()
+    {
+        return Subtotal() * 0.2m;
+    }
+
+    public decimal GrandTotal()
+    {
+        return Subtotal() + Tax();
+    }
+}
+"""
+
+
+def test_an_allman_class_is_shown_with_its_brace_and_its_constructor_is_not_named_by_the_class():
+    """A probe (session 38): the C# class was shown without its `{` line, the model echoed that and rewrote
+    `Subtotal`, which it was not shown, and the guard, reading no class, let it through; the constructor counted as
+    named whenever the class was, so a removal got no neighbour."""
+    instruction = "Remove the GrandTotal method of OrderProcessor."
+    focus = focus_of(CS, instruction)
+    assert focus is not None and focus.names == ("OrderProcessor.GrandTotal",)
+    assert focus.text.startswith("using System;\n\npublic class OrderProcessor\n{\n") and "Tax()\n" in focus.text
+    assert "public OrderProcessor(string customer)" not in focus.text
+    rewritten = focus.text.replace("return Subtotal() * 0.2m;", "return 1m;").replace(
+        "    public decimal GrandTotal()\n    {\n        return Subtotal() + Tax();\n    }\n", "")
+    assert merge_focus(CS, rewritten, instruction).count("GrandTotal") == 0
+    with pytest.raises(EditError, match="OrderProcessor.Subtotal, which it was not shown"):
+        merge_focus(CS, rewritten.replace("public class OrderProcessor\n{\n", "public class OrderProcessor\n{\n"
+                                          "    public decimal Subtotal()\n    {\n        return Tax();\n    }\n\n"),
+                    instruction)
+
+
+RUBY = """class RateLimiter
+  def initialize(rate)
+    @rate = rate
+  end
+
+  def remaining(client_id)
+    @rate
+  end
+
+  def reset(client_id)
+    @rate = 0
+  end
+end
+
+def helper
+  1
+end
+
+def other
+  2
+end
+"""
+
+
+def test_a_ruby_class_is_shown_and_merged_with_its_end():
+    """A probe (session 38): shown without the class's `end`, the model closed the class itself, and the merge put
+    that `end` after the one method it was shown: `reset` fell out of the class, the file no longer parsed."""
+    instruction = "In RateLimiter.remaining, return 0 when the client has no bucket yet."
+    focus = focus_of(RUBY, instruction)
+    assert focus is not None and focus.names == ("RateLimiter.remaining",)
+    assert focus.text == "class RateLimiter\n  def remaining(client_id)\n    @rate\n  end\nend\n"
+    merged = merge_focus(RUBY, focus.text.replace("    @rate\n  end\nend", "    @rate || 0\n  end\nend"), instruction)
+    assert merged == RUBY.replace("    @rate\n  end\n\n  def reset", "    @rate || 0\n  end\n\n  def reset")
+
+
+JAVA = """import java.util.logging.Logger;
+
+public class InventoryService {
+    private static final Logger LOG = Logger.getLogger(InventoryService.class.getName());
+
+    public boolean removeItem(String sku, int quantity) {
+        LOG.info("removed " + sku);
+        return true;
+    }
+
+    public int countOf(String sku) {
+        LOG.fine(sku);
+        return 0;
+    }
+
+    public void transfer(String sku, int quantity) {
+        if (removeItem(sku, quantity)) {
+            LOG.info("moved");
+        }
+    }
+}
+"""
+
+
+def test_a_field_a_removal_speaks_of_as_a_receiver_stays_and_a_merge_never_loses_an_unshown_member():
+    """A probe (session 38): "Remove the LOG.info call in InventoryService.removeItem" also deleted the `LOG` field
+    the model was never shown (its line holds "LOG"), and a class written back at another indentation was taken
+    whole, every member it was not shown gone."""
+    instruction = "Remove the LOG.info call in InventoryService.removeItem"
+    focus = focus_of(JAVA, instruction)
+    assert focus is not None and focus.names == ("InventoryService.removeItem",)
+    out = focus.text.replace('        LOG.info("removed " + sku);\n', "")
+    assert merge_focus(JAVA, out, instruction) == JAVA.replace('        LOG.info("removed " + sku);\n', "", 1)
+    with pytest.raises(EditError, match="nothing written"):
+        merge_focus(JAVA, out.replace("    ", "  "), instruction)
+
+
+def test_a_parameter_added_to_a_method_shows_its_callers_in_the_class():
+    """A probe (session 38): "Add a String reason parameter to removeItem" showed removeItem alone; `transfer`, which
+    calls it, was left calling it the old way (no longer compiles), exit 0."""
+    big = JAVA.replace("    public int countOf", "".join(f"    public int m{i}() {{\n        return {i};\n    }}\n\n"
+                                                            for i in range(8)) + "    public int countOf")
+    focus = focus_of(big, "Add a String reason parameter to InventoryService.removeItem.")
+    assert focus is not None and "public void transfer" in focus.text and "countOf" not in focus.text
+
+
+@pytest.mark.parametrize("instruction", [
+    "Change the name of InventoryService.countOf to quantityOf.",  # a rename in other words: the whole file
+    "InventoryService.countOf should be called quantityOf.",
+])
+def test_a_rename_in_other_words_is_not_focused(instruction):
+    assert focus_of(JAVA + "\n" * 3 + "class A {}\n" * 40, instruction) is None
+
+
+def test_one_of_a_getter_and_setter_asked_away_is_not_cut_down_by_name():
+    """A probe (session 38): "Remove the limit setter from Store" showed both accessors (one name), the model's right
+    answer was dropped ("no change proposed") and an echo would have removed both."""
+    ts = ("export class Store {\n  #limit = 1\n\n  get limit() {\n    return this.#limit\n  }\n\n"
+          "  set limit(v) {\n    this.#limit = v\n  }\n\n  add(x) {\n    return x\n  }\n}\n")
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.focus import narrowed
+    from editllm.editor.source import split_lines
+
+    store = split_blocks(split_lines(ts), 0)[0]
+    assert narrowed(store, "Remove the limit setter from Store.") is None
+    assert narrowed(store, "In Store, make the limit setter reject negatives.") is not None  # not asked away
+
+
+def test_words_of_a_class_docstring_declare_nothing():
+    """A probe (session 38): "Remove the _fix_sentence_endings method of TextWrapper" took "the" (a docstring's word)
+    for a member asked away, and showed every function that says "the"."""
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.focus import declared_names
+    from editllm.editor.source import split_lines
+
+    py = ('class TextWrapper:\n    """Wrap the text.\n\n    Object for the lines.\n    """\n\n    x = 1\n\n'
+          "    def f(self):\n        pass\n")
+    assert declared_names(split_blocks(split_lines(py), 0)[0]) == {"TextWrapper", "x", "f"}

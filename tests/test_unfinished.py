@@ -267,3 +267,16 @@ def test_the_session_notes_a_removal_made_of_some_uses_and_a_method_still_called
         ["m.cpp"], "Remove the print method and its uses in main")
     assert "a.cs: note: the instruction asks to remove every Console.WriteLine, but the edit leaves line 10" in notes
     assert "m.cpp: note: the edit removes print, but line 13 still uses it" in notes, notes
+
+
+def test_a_constant_removed_while_still_read_is_noted():
+    """A probe (session 38): "Remove DEBUG and the code that reads it" took the TypeScript constant out and left two
+    reads of it, exit 0 without a word (Python's are `editor.undefined`'s)."""
+    from editllm.editor.merge import removes_member
+    from editllm.editor.unfinished import still_used
+
+    old = "const DEBUG = true\n\nexport const get = async (u) => {\n  if (DEBUG) log(u)\n  return u\n}\n"
+    new = "export const get = async (u) => {\n  if (DEBUG) log(u)\n  return u\n}\n"
+    assert still_used(old, new, "Remove DEBUG and the code that reads it.") == [("DEBUG", [2])]
+    assert still_used(old, new.replace("  if (DEBUG) log(u)\n", ""), "Remove DEBUG and the code that reads it.") == []
+    assert not removes_member("__init__", "Remove the __init__ method's MAX_SIDES check in Polygon.__init__")
