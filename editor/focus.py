@@ -352,7 +352,18 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
     keep_unshown(blocks, shown, "".join(merged), instruction)
+    merged = redeclared(blocks, shown, merged)
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
+
+
+def redeclared(blocks: list[Block], shown: set[int], merged: list[str]) -> list[str]:
+    """`merged` without a shown constant the output declares anew as a definition of the same name: "Convert sleep to
+    a regular function declaration" had `export function sleep` merged in beside `export const sleep = ...`, `sleep`
+    declared twice (a probe, session 38)."""
+    out = split_blocks(merged, 0)
+    new = {b.name for b in out if b.name} - {b.name for b in blocks if b.name}
+    old = [blocks[i].text for i in shown if not blocks[i].name and name_of(blocks[i]) in new]
+    return joined([b for b in out if b.text not in old]) if old else merged
 
 
 def keep_unshown(blocks: list[Block], shown: set[int], merged: str, instruction: str) -> None:
