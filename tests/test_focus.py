@@ -742,6 +742,12 @@ def test_a_file_of_arrow_functions_merges_by_what_each_const_assigns():
     assert focus is not None and focus.names == ("assertValidUrl",)
     out = focus.text.replace("return new URL(url)", "return new URL(url, 'file:')")
     assert merge_focus(js, out, instruction) == js.replace("return new URL(url)", "return new URL(url, 'file:')")
+    # rewritten as a declaration, it replaces its const: `export function sleep` was merged in beside `export const
+    # sleep = ...`, declared twice (the same probe)
+    declared = "function assertValidUrl (url) {\n  return new URL(url)\n}\n"
+    merged = merge_focus(js, "const { URL } = require('node:url')\n\n" + declared,
+                         "Convert assertValidUrl to a function declaration")
+    assert "const assertValidUrl" not in merged and merged.count(declared) == 1 and "const outputMsg" in merged
 
 
 def test_a_member_asked_away_is_shown_beside_its_neighbour():
@@ -915,17 +921,3 @@ def test_words_of_a_class_docstring_declare_nothing():
     py = ('class TextWrapper:\n    """Wrap the text.\n\n    Object for the lines.\n    """\n\n    x = 1\n\n'
           "    def f(self):\n        pass\n")
     assert declared_names(split_blocks(split_lines(py), 0)[0]) == {"TextWrapper", "x", "f"}
-
-
-def test_an_arrow_function_rewritten_as_a_declaration_replaces_the_const():
-    """A probe (session 38): `export function sleep` was merged in beside `export const sleep = ...`: declared twice."""
-    ts = ('import { x } from "y";\n\nexport const MAX = 5;\n\nexport const sleep = (ms: number) => wait(ms);\n\n'
-          "export const fa = () => 1;\nexport const fb = () => 2;\nexport const fc = () => 3;\n"
-          "export const fd = () => 4;\n")
-    instruction = "Convert sleep to a regular function declaration"
-    focus = focus_of(ts, instruction)
-    assert focus is not None and focus.names == ("sleep",)
-    merged = merge_focus(ts, 'import { x } from "y";\n\nexport function sleep(ms: number) {\n  return wait(ms);\n}\n',
-                         instruction)
-    assert "export const sleep" not in merged and merged.count("export function sleep(ms: number) {") == 1
-    assert "export const MAX = 5;" in merged and "export const fd = () => 4;" in merged
