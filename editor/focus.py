@@ -34,6 +34,7 @@ from editllm.editor.blocks import (
     members,
     notes_above,
     opening,
+    signature,
     split_blocks,
 )
 from editllm.editor.errors import EditError
@@ -93,8 +94,8 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     blocks = split_blocks(lines, 0)
     named = [b for b in blocks if is_named(b, instruction)] or [  # else a class whose member it is about
         b for b in blocks if any(about_member(m, instruction) for m in member_names(b))]
-    if not named or len({name_of(b) for b in named}) < len(named):
-        return None
+    if not named or len({signature(b) if b.name else name_of(b) for b in named}) < len(named):
+        return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart)
     if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
         return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))

@@ -715,6 +715,13 @@ def test_a_rust_impl_is_cut_down_to_the_method_named_with_its_path():
                           "        fs::read_to_string(p).unwrap()\n    }\n}\n")
     fixed = focus.text.replace(".unwrap()", ".unwrap_or_default()")
     assert merge_focus(rust, fixed, instruction) == rust.replace(".unwrap()", ".unwrap_or_default()")
+    # the usual layout, `struct Loader` beside its `impl Loader`: one name, two things (a probe, session 38, found no
+    # impl method ever focused: "a name defined twice")
+    both = rust.replace("pub struct Config {", "pub struct Loader {")
+    focus = focus_of(both, instruction)
+    assert focus is not None and focus.names == ("Loader", "Loader.load") and "fn save" not in focus.text
+    fixed = focus.text.replace(".unwrap()", ".unwrap_or_default()")
+    assert merge_focus(both, fixed, instruction) == both.replace(".unwrap()", ".unwrap_or_default()")
 
 
 def test_an_arrow_function_and_a_member_named_in_words_are_focused():
