@@ -100,7 +100,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))
     shown = shown_blocks(blocks, instruction)
-    slim = {i: cut for i in shown if (cut := narrowed(blocks[i], instruction)) is not None}
+    slim = cut_down(blocks, shown, instruction)
     view = [slim[i].block if i in slim else b for i, b in enumerate(blocks)]
     if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
             or sum(len(view[i].lines) for i in shown) > MAX_SHARE * content:
@@ -153,6 +153,16 @@ def narrowed(block: Block, instruction: str) -> Cut | None:
                                                                             else [])]
     return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank),
                [body[k].name or "" for k in asked], [body[k].name or "" for k in shown if body[k].name], picked)
+
+
+def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int, Cut]:
+    """The shown classes the model sees cut down (`narrowed`), by index: one reading for the view and the merge."""
+    return {i: cut for i in sorted(shown) if (cut := narrowed(blocks[i], instruction)) is not None}
+
+
+def all_going(cut: Cut, instruction: str) -> bool:
+    """Whether the instruction asks every member it names of a cut-down class away."""
+    return all(removes_member(m, instruction) for m in cut.named)
 
 
 def docstring(body: list[Block]) -> list[int]:
@@ -334,15 +344,16 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     edited += "" if not edited or edited.endswith("\n") else "\n"  # its last line is a line (a member's: a class's)
     new_lines, imports = goimports.split_output(split_lines(edited)) if goimports.is_go(lines) else \
         (split_lines(edited), None)
+    shown = shown_blocks(blocks, instruction)
+    cuts = cut_down(blocks, shown, instruction)
     if not any(line.strip() for line in new_lines):  # a class whose shown members all go: its members but those
-        new_lines = [line for cut in members_going(blocks, instruction) for line in cut + ["\n"]] or new_lines
+        new_lines = [line for cut in members_going(blocks, cuts, instruction) for line in cut + ["\n"]] or new_lines
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
     asked = {i for i in named if asks_removal(name_of(blocks[i]), instruction)}
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
         gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
-    shown = shown_blocks(blocks, instruction)
-    refuse_unshown(blocks, new_lines, shown, instruction)
+    refuse_unshown(blocks, new_lines, shown, cuts)
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None and any(name_of(b) for b in blocks) and min(
             (indent_of(line) for line in new_lines if not is_blank(line)), default=1) == 0:
@@ -352,7 +363,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if merged is None:
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
-    keep_unshown(blocks, shown, "".join(merged), instruction)
+    keep_unshown(blocks, cuts, "".join(merged))
     merged = redeclared(blocks, shown, merged)
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
 
@@ -367,13 +378,11 @@ def redeclared(blocks: list[Block], shown: set[int], merged: list[str]) -> list[
     return joined([b for b in out if b.text not in old]) if old else merged
 
 
-def keep_unshown(blocks: list[Block], shown: set[int], merged: str, instruction: str) -> None:
+def keep_unshown(blocks: list[Block], cuts: dict[int, Cut], merged: str) -> None:
     """Refuse a merge that lost a member of a class cut down for the model (`narrowed`) that it was not shown: each
     stays byte for byte by design, and a probe (session 38) found the design's gaps by losing them (a field whose
     line named a word of the instruction; a class written back at another indentation, replaced whole)."""
-    for i in sorted(shown):
-        if (cut := narrowed(blocks[i], instruction)) is None:
-            continue
+    for i, cut in cuts.items():
         for k, member in enumerate(body_of(blocks[i]) or []):
             if k not in cut.picked and member.text.strip() and member.text not in merged:
                 what = member.name or next(line.strip() for line in member.lines if line.strip())
@@ -400,9 +409,11 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
         return ()
     blocks = split_blocks(split_lines(text) if lines is None else lines, 0)
     names: list[str] = []
-    for i in sorted(shown_blocks(blocks, instruction)):  # each shown whole and asked away, or its shown members
-        cut = narrowed(blocks[i], instruction)
-        if cut is not None and all(removes_member(m, instruction) for m in cut.named):
+    shown = shown_blocks(blocks, instruction)
+    cuts = cut_down(blocks, shown, instruction)
+    for i in sorted(shown):  # each shown whole and asked away, or its shown members
+        cut = cuts.get(i)
+        if cut is not None and all_going(cut, instruction):
             names += [f"{blocks[i].name}.{m}" for m in cut.named]
         elif cut is None and is_named(blocks[i], instruction) and asks_removal(name_of(blocks[i]), instruction):
             names.append(name_of(blocks[i]) or "")
@@ -411,13 +422,12 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
     return tuple(names)
 
 
-def members_going(blocks: list[Block], instruction: str) -> list[list[str]]:
+def members_going(blocks: list[Block], cuts: dict[int, Cut], instruction: str) -> list[list[str]]:
     """The bare lines (header, closing brace) of each class shown cut down (`narrowed`) whose shown members the
     instruction all asks away: merged back bodiless, such a class keeps its other members."""
     found = []
-    for i in sorted(shown_blocks(blocks, instruction)):
-        cut = narrowed(blocks[i], instruction)
-        if cut is not None and all(removes_member(m, instruction) for m in cut.named):
+    for i, cut in cuts.items():
+        if all_going(cut, instruction):
             lines = blocks[i].lines
             found.append(lines[:opening(blocks[i])] + lines[len(lines) - ending(blocks[i]):])
     return found
@@ -431,20 +441,18 @@ def asks_removal_only(instruction: str) -> bool:
                plain(instruction), flags=re.I))
 
 
-def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int], instruction: str) -> None:
+def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int], cuts: dict[int, Cut]) -> None:
     """The model was shown the `shown` definitions (of a class cut down by `narrowed`, the members named) and the
     imports; a definition it writes under the name of one it was not shown would replace the user's code with a
     guess (a helper it made up whose name the file already uses, or the whole file written from imagination).
     Unchanged text is harmless; changed, refused."""
     written = split_blocks(new_lines, 0)
     unshown(blocks, written, shown, "")
-    for i in shown:
-        if (cut := narrowed(blocks[i], instruction)) is not None:
-            body = body_of(blocks[i]) or []
-            for b in written:
-                if b.name == blocks[i].name:
-                    unshown(body, body_of(b) or [], {k for k, m in enumerate(body) if m.name in cut.shown},
-                            f"{b.name}.")
+    for i, cut in cuts.items():
+        body = body_of(blocks[i]) or []
+        for b in written:
+            if b.name == blocks[i].name:
+                unshown(body, body_of(b) or [], {k for k, m in enumerate(body) if m.name in cut.shown}, f"{b.name}.")
 
 
 def unshown(old: list[Block], new: list[Block], shown: set[int], owner: str) -> None:

@@ -622,7 +622,7 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
         return Block(new.name, new.lines, blank)
     methods = braced(old)
     old_end = len(old.lines) - ending(old)
-    new_end = len(new.lines) - (closing(new.lines, top_new) if methods else ending(Block(new.name, new.lines, [])))
+    new_end = len(new.lines) - (closing(new.lines, top_new) if methods else ending(new))
     old_body = members(old.lines[top:old_end], inner, methods)
     new_body = members(new.lines[top_new:new_end], inner, methods)
     drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
