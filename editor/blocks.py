@@ -25,9 +25,13 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
     MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod|type)\s+"
-    r"|impl<(?:[^<>]|<[^<>]*>)*>\s*)"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
+    r"|impl<(?:[^<>]|<[^<>]*>)*>\s*"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
+    # Ruby's `module Throttle` (`Net::HTTP`), TypeScript's `module Shapes {`: a capitalised name that ends the line,
+    # not Haskell's `module Main where` or Verilog's `module counter(`, which hold no members
+    r"|module\s+(?=(?:[A-Z]\w*::)*[A-Z]\w*\s*\{?\s*$))"
     r"(?:[A-Za-z_]\w*::)*"  # a path's last part names it: `impl std::str::FromStr for Style` is FromStr, not `std`
-    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\:][A-Za-z_$][\w$]*)*)"  # `A.B`, `App\Http`, Lua's `T:m`
+    r"(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*(?:[.\\:][A-Za-z_$][\w$]*)*[?!]?)"  # `A.B`, `App\Http`, Lua's `T:m`
+    # (and Ruby's `def allow?(id)`, `def save!`)
     r"(?=\s*(?:[<({:;=\[@]|$|(?:extends|implements|where|for|final|"
     r"permits|private|protected|internal|public|constructor)\b))"
 )
@@ -69,7 +73,7 @@ C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\([^;\"'=]*$")  # a signature:
 GO_METHOD = re.compile(r"^func\s+\([^)]*\)\s+([A-Za-z_]\w*)\s*[(\[]")  # `func (s *Server) Start(ctx) error {`
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.
-CONTAINER = re.compile(MODIFIERS + r"(?:(?:class|interface|struct|enum|trait|impl|namespace)\s|impl<)")
+CONTAINER = re.compile(MODIFIERS + r"(?:(?:class|interface|struct|enum|trait|impl|namespace|module)\s|impl<)")
 
 DECORATOR = re.compile(r"^[ \t]*@")
 RUST_ATTRIBUTE = re.compile(r"^[ \t]*#\[[^\n]*\][ \t]*$")  # `#[derive(Debug)]`, not the file's own `#![...]`
@@ -392,13 +396,28 @@ def target(line: str) -> str | None:
     return m.group(1).replace(" ", "") if m and not keyword.iskeyword(m.group(1)) else None
 
 
+# A typed declaration's name: `private static final int MAX_POINTS = 1000;`, `private const decimal TaxRate = 0.2m;`,
+# `const val MAX = 3`, `private val limit: Int = 5` (modifiers and a type, generic or not, before it; Kotlin's and
+# TypeScript's type after it)
+FIELD = re.compile(r"^[ \t]*(?:[\w$]+(?:<[^=]*>)?(?:\[\])*\??\s+)+([A-Za-z_$][\w$]*)\s*(?::\s*[^=]+)?=(?![=>])")
+
+
+def field_name(line: str) -> str | None:
+    """The name an assignment or a typed declaration on this line gives a value to."""
+    m = FIELD.match(line)
+    return target(line) or (m.group(1) if m and not keyword.iskeyword(m.group(1)) and not any(
+        keyword.iskeyword(w) and w not in ("global", "nonlocal") for w in line.split()[:1]) else None)
+
+
 def head(block: Block) -> str:
-    """What a statement is about: an assignment's target, else its first line (an enum member's trailing comma,
-    which it gains when one is added after it, aside)."""
+    """What a statement is about: the name an assignment or a declaration gives a value to (a class's `private
+    static final int MAX = 1000;` changed to 2000 is the same field: a member focused alone was merged back beside
+    its old line), else its first line (an enum member's trailing comma, which it gains when one is added after it,
+    aside)."""
     if not block.lines:  # the blank lines a file starts with
         return ""
     first = block.lines[0].strip().rstrip(",;")
-    name = target(first)
+    name = field_name(first)
     return "=" + name if name else first
 
 

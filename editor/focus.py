@@ -20,6 +20,8 @@ from typing import NamedTuple
 from editllm.editor import goimports
 from editllm.editor.asks import ADDING, AWAY, RESHAPES, REWORKS, asks_removal, mentioned, plain
 from editllm.editor.blocks import (
+    DEF,
+    IDENT,
     IMPORT_LINE,
     Block,
     braced,
@@ -27,6 +29,8 @@ from editllm.editor.blocks import (
     class_members,
     defines,
     ending,
+    field_name,
+    header_size,
     imported,
     indent_of,
     is_blank,
@@ -93,7 +97,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
     named = [b for b in blocks if is_named(b, instruction)] or [  # else a class whose member it is about
-        b for b in blocks if any(about_member(m, instruction) for m in member_names(b))]
+        b for b in blocks if any(about_member(m, instruction) for m in member_names(b, instruction))]
     if not named or len({signature(b) if b.name else name_of(b) for b in named}) < len(named):
         return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart)
     if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
@@ -109,18 +113,20 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     kept = [view[i] for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
     names = tuple(name for i in sorted(shown) for name in (  # not an export list's
-        [f"{blocks[i].name}.{m}" for m in slim[i].named] if i in slim else [name_of(blocks[i])]) if name)
+        [f"{blocks[i].name}.{m}" for m in slim[i].named] if i in slim
+        else [name_of(blocks[i]) or grouped(blocks[i], instruction)]) if name)
     return Focus(body if body.endswith("\n") else body + "\n", names)
 
 
 class Cut(NamedTuple):
-    """A class cut down for the model (`narrowed`): what it is shown, the members the instruction names, and those
-    it is shown (the named ones, and a neighbour beside members asked away)."""
+    """A class cut down for the model (`narrowed`): what it is shown, the members the instruction names (a nested
+    class's as `Inner.member`), and those it is shown (the named ones, and a neighbour beside members asked away)."""
 
     block: Block
     named: list[str]
     shown: list[str]
     picked: list[int]  # the members of `body_of(block)` shown, with the comments above them
+    inner: dict[int, Cut]  # the picked members that are classes cut down in turn (a C# namespace's, a Ruby module's)
 
 
 def narrowed(block: Block, instruction: str) -> Cut | None:
@@ -131,28 +137,40 @@ def narrowed(block: Block, instruction: str) -> Cut | None:
     Members asked away are shown beside a neighbour: shown `__bool__` alone and asked to remove it, the model
     renamed it rather than leave a class with no body (session 38); a Python class's docstring is shown too (shown
     a class without one, and asked to "add a docstring to RawConfigParser.sections", the model wrote one for the
-    class). The merge keeps the members the class was shown without (`merge.merge_pair`)."""
+    class). A member that is a class is cut down in turn: a C# file's classes sit in a `namespace X { }`, a Ruby
+    gem's in a `module`, and a probe (session 38) found none of them ever focused. The merge keeps the members the
+    class was shown without (`merge.merge_pair`)."""
     if not (body := body_of(block)):
         return None
-    asked = [k for k, m in enumerate(body) if m.name and names_member(block.name or "", m.name, instruction)]
-    if not asked or len(asked) == sum(1 for m in body if m.name):
+    inner = {k: cut for k, m in enumerate(body) if m.name and (cut := narrowed(m, instruction)) is not None}
+    called = {k: name for k, m in enumerate(body) if (name := m.name or constant_of(m, instruction))}
+    asked = [k for k, m in enumerate(body) if k in inner or m.name and names_member(block.name or "", m.name,
+                                                                                     instruction)
+             or not m.name and k in called]
+    if not asked or all(k in asked for k, m in enumerate(body) if m.name) and not inner \
+            and all(body[k].name for k in asked):
         return None
-    going = all(removes_member(body[k].name or "", instruction) for k in asked)
-    if going and len({body[k].name for k in asked}) < len(asked):
+    leaves = [k for k in asked if k not in inner]  # the members named themselves, not through one of theirs
+    going = bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
+    if going and len({called[k] for k in leaves}) < len(leaves):
         return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
     shown = asked + docstring(body)
     if going:
         others = [k for k, m in enumerate(body) if m.name and k not in asked]
-        shown = shown + [min(others, key=lambda k: abs(k - asked[0]))]  # the nearest, not its comment
+        shown += [min(others, key=lambda k: abs(k - leaves[0]))] if others else []  # the nearest, not its comment
     elif SHAPE.search(instruction) and not TYPES_OR_DOCS.search(instruction):  # its callers in the class change too
+        calls = [called[k] for k in leaves] + [leaf.rsplit(".", 1)[-1] for cut in inner.values() for leaf in cut.named]
         shown += [k for k, m in enumerate(body) if k not in asked and m.name
-                  and any(re.search(rf"(?<![\w$]){re.escape(body[j].name or '')}\s*\(", m.text) for j in asked)]
+                  and any(re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", m.text) for name in calls)]
     top, end = opening(block), len(block.lines) - ending(block)
     picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
-    cut = [line for n, k in enumerate(picked) for line in body[k].lines + (body[k].blank if n < len(picked) - 1
-                                                                            else [])]
-    return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank),
-               [body[k].name or "" for k in asked], [body[k].name or "" for k in shown if body[k].name], picked)
+    inner = {k: cut for k, cut in inner.items() if k in picked}
+    cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
+        body[k].blank if n < len(picked) - 1 else [])]
+    named = [f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
+             for leaf in (inner[k].named if k in inner else [""])]
+    return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), named,
+               [body[k].name or "" for k in shown if body[k].name], picked, inner)
 
 
 def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int, Cut]:
@@ -162,7 +180,7 @@ def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int
 
 def all_going(cut: Cut, instruction: str) -> bool:
     """Whether the instruction asks every member it names of a cut-down class away."""
-    return all(removes_member(m, instruction) for m in cut.named)
+    return all(removes_member(m.rsplit(".", 1)[-1], instruction) for m in cut.named)
 
 
 def docstring(body: list[Block]) -> list[int]:
@@ -187,6 +205,16 @@ def body_of(block: Block) -> list[Block] | None:
 
 
 MEMBER_WORDS = r"(?:method|function|getter|setter|property|member|handler|hook)"
+def constant_of(member: Block, instruction: str) -> str | None:
+    """The name of a class's constant the instruction asks something of itself ("Change MAX_POINTS to 2000", "Set
+    `TaxRate` to 0.25"): a field named as code, its value on its line. A probe (session 38) was shown all of
+    Geometry.java to change one `static final` line. Asked of the code that reads it ("warn when the count
+    exceeds MAX_POINTS"), None: the readers must be shown, and the class is."""
+    first = member.lines[0] if member.lines and not member.name else ""
+    name = field_name(first) if not COMMENT_LINE.match(first) else None
+    if not name or not mentioned(name, instruction) or not about_itself(name, instruction):
+        return None
+    return name if not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction else None
 
 
 def about_member(name: str, instruction: str) -> bool:
@@ -199,7 +227,7 @@ def about_member(name: str, instruction: str) -> bool:
         rf"|#?{word}" if not re.fullmatch(r"[a-z]+", name) else "")  # `#getLogFilePath`, `set_seq1`: code as it is
     return re.search(rf"(?:^\W*|\b(?:to|of|in|for|inside|within|into|on|from)\s+(?:the\s+)?|^\W*(?:please\s+)?"
                      rf"(?!(?:when|whenever|after|before|if|once|while|since|because|unless|until)\b)[A-Za-z]+\s+"
-                     rf"(?:the\s+)?)(?:{code})(?:\s+{MEMBER_WORDS})?(?=[\s.,:;!?]|$)", instruction, re.I) is not None
+                     rf"(?:the\s+)?)(?:{code})(?:\s+{MEMBER_WORDS})?(?=[\s.,:;!?#]|$)", instruction, re.I) is not None
 
 
 def names_member(owner: str, name: str, instruction: str) -> bool:
@@ -244,9 +272,11 @@ DOCSTRING = re.compile(r"^[rRbBuUfF]{0,2}(?:\"\"\"|''')")  # a string at the mar
 EXPORTS = re.compile(r"^(?:module\.)?exports\b|^export\s*\{")  # CommonJS's and ES modules' export lists
 
 
-def member_names(block: Block) -> set[str]:
-    """The names of a class's members (empty for anything else)."""
-    return {m.name for m in class_members(block) or [] if m.name}
+def member_names(block: Block, instruction: str = "") -> set[str]:
+    """The names of a class's members, and of the members of the classes in it (empty for anything else); with the
+    instruction, the constants it asks something of (`constant_of`)."""
+    return {name for m in class_members(block) or [] if (own := m.name or constant_of(m, instruction))
+            for name in {own} | member_names(m, instruction)}
 
 
 def declared_names(block: Block) -> set[str]:
@@ -269,7 +299,9 @@ def holds_named_member(block: Block, instruction: str, known: set[str]) -> bool:
     status code is 401" beside a named enum, was shown the enum alone, and the model wrote a top-level `func
     request` of its own, pasted in with exit 0. A plain word ("add", "get") is not taken for a member, but "the
     off method" is (`names_member`)."""
-    return any(names_member(block.name or "", name, instruction) for name in member_names(block) - known)
+    return any(m.name not in known and names_member(block.name or "", m.name, instruction)
+               or holds_named_member(m, instruction, known) if m.name else constant_of(m, instruction) not in
+               (None, *known) for m in class_members(block) or [])
 
 
 def exports(block: Block) -> bool:
@@ -290,6 +322,8 @@ def builds(block: Block, name: str) -> bool:
 def is_named(block: Block, instruction: str) -> bool:
     """Whether the instruction names the block: a definition by its name, a top-level constant by its name written
     as code (`MAX_RETRIES`, `defaultOptions`, `` `timeout` ``; not `app` or `log`, which are English words too)."""
+    if grouped(block, instruction):
+        return True
     name = name_of(block)
     if not name or not mentioned(name, instruction):
         return False
@@ -302,6 +336,22 @@ def is_named(block: Block, instruction: str) -> bool:
 FUNCTION_VALUE = re.compile(r"=\s*(?:async\s+)?(?:function\b|\([^()]*\)\s*(?::[^=]*)?=>|[\w$]+\s*=>)")
 
 
+GROUP = re.compile(r"^(?:const|var)\s*\(\s*$")  # Go's `const (` ... `)`
+
+
+def grouped(block: Block, instruction: str) -> str | None:
+    """The constant of a Go `const (...)` group the instruction asks something of itself ("Change MaxRetries to 5"),
+    named as code: the group is shown whole (a probe, session 38, was shown all of the file for that)."""
+    if not block.lines or block.name or not GROUP.match(block.lines[0]):
+        return None
+    for line in block.lines[1:]:
+        name = field_name(line) or next(iter(IDENT.findall(line.split("//")[0])), None)
+        if name and mentioned(name, instruction) and not re.fullmatch(r"[a-z]+", name) \
+                and about_itself(name, instruction):
+            return name
+    return None
+
+
 def about_itself(name: str, instruction: str) -> bool:
     """Whether the instruction asks something of the constant itself, its name right after a clause's verb ("Change
     MAX_SIZE to 20", "Set the DEFAULT_TIMEOUT constant = 30", "Remove the unused DEBUG."); not "log a warning when
@@ -309,7 +359,8 @@ def about_itself(name: str, instruction: str) -> bool:
     return re.search(rf"(?:^|[.;:,!?]\s+)(?:please\s+)?[A-Za-z]+\s+(?:the\s+)?(?:value\s+of\s+(?:the\s+)?)?"
                      rf"(?:[a-z-]+\s+)?(?:constant\s+|variable\s+)?[`'\"]?{re.escape(name)}[`'\"]?"
                      rf"(?:\s+(?:constant|variable|value|setting|message|string|default))?"
-                     rf"(?:\s+(?:to|from|so|by|with|and)\b|\s*=|\s*[.,;:!?]|\s*$)", instruction, re.I) is not None
+                     rf"(?:\s+(?:to|from|so|by|with|and)\b|\s*=|\s*[.,;:!?](?![\w$(])|\s*$)",  # not `LOG.info(`
+                     instruction, re.I) is not None
 
 
 def name_of(block: Block) -> str | None:
@@ -337,7 +388,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
     go = goimports.handled(lines)
-    drop = {i for i, b in enumerate(blocks) if (is_named(b, instruction) and asks_removal(name_of(b), instruction))
+    drop = {i for i, b in enumerate(blocks) if is_named(b, instruction) and asks_removal(name_of(b) or "", instruction)
             or (allow_deletions and is_import(b) and not (go and goimports.is_header(b)))}
     # a cgo file's imports are not shown (`handled`), and any the model writes anyway are left out, not pasted in as a
     # second declaration: `goimports.fix_imports` adds a standard package its code then uses
@@ -349,10 +400,11 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if not any(line.strip() for line in new_lines):  # a class whose shown members all go: its members but those
         new_lines = [line for cut in members_going(blocks, cuts, instruction) for line in cut + ["\n"]] or new_lines
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
-    asked = {i for i in named if asks_removal(name_of(blocks[i]), instruction)}
+    asked = {i for i in named if asks_removal(name_of(blocks[i]) or "", instruction)}
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
         gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
+    new_lines = rewrapped(blocks, cuts, new_lines)
     refuse_unshown(blocks, new_lines, shown, cuts)
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None and any(name_of(b) for b in blocks) and min(
@@ -366,6 +418,29 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     keep_unshown(blocks, cuts, "".join(merged))
     merged = redeclared(blocks, shown, merged)
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
+
+
+def rewrapped(blocks: list[Block], cuts: dict[int, Cut], new_lines: list[str]) -> list[str]:
+    """The output with the namespace (module) lines it left out put back around a class shown inside them: written
+    without them, the class would be pasted at the file's top beside the namespace that still holds it. Only where
+    the class kept its indentation in the namespace; written at another, refused."""
+    written = {b.name for b in split_blocks(new_lines, 0) if b.name}
+    for i, cut in cuts.items():
+        body = body_of(blocks[i]) or []
+        if blocks[i].name in written or not cut.inner:
+            continue
+        inside = {body[k].name: indent_of(body[k].lines[header_size(body[k]) - 1]) for k in cut.inner}
+        found = [(m.group(1), indent_of(line)) for line in new_lines if (m := DEF.match(line)) and m.group(1) in inside]
+        if not found:
+            continue
+        name, indent = found[0]
+        if indent != inside[name]:
+            raise EditError(f"the model wrote {name} outside {blocks[i].name}, where it was shown, at another "
+                            "indentation; nothing written")
+        lines, at = blocks[i].lines, next(k for k, line in enumerate(new_lines) if indent_of(line) >= indent
+                                          and not is_blank(line))  # after the imports
+        return new_lines[:at] + lines[:opening(blocks[i])] + new_lines[at:] + lines[len(lines) - ending(blocks[i]):]
+    return new_lines
 
 
 def redeclared(blocks: list[Block], shown: set[int], merged: list[str]) -> list[str]:
@@ -383,11 +458,18 @@ def keep_unshown(blocks: list[Block], cuts: dict[int, Cut], merged: str) -> None
     stays byte for byte by design, and a probe (session 38) found the design's gaps by losing them (a field whose
     line named a word of the instruction; a class written back at another indentation, replaced whole)."""
     for i, cut in cuts.items():
-        for k, member in enumerate(body_of(blocks[i]) or []):
-            if k not in cut.picked and member.text.strip() and member.text not in merged:
-                what = member.name or next(line.strip() for line in member.lines if line.strip())
-                raise EditError(f"the merge would lose {blocks[i].name}'s `{what}`, which the model was not "
-                                "shown; nothing written")
+        kept_members(blocks[i], cut, merged)
+
+
+def kept_members(block: Block, cut: Cut, merged: str) -> None:
+    """`keep_unshown` for one class cut down, and the classes cut down inside it."""
+    for k, member in enumerate(body_of(block) or []):
+        if k in cut.inner:
+            kept_members(member, cut.inner[k], merged)
+        elif k not in cut.picked and member.text.strip() and member.text not in merged:
+            what = member.name or next(line.strip() for line in member.lines if line.strip())
+            raise EditError(f"the merge would lose {block.name}'s `{what}`, which the model was not shown; "
+                            "nothing written")
 
 
 # Words of an instruction that ask for more than taking definitions out: then an unchanged answer is no removal to make
@@ -415,7 +497,7 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
         cut = cuts.get(i)
         if cut is not None and all_going(cut, instruction):
             names += [f"{blocks[i].name}.{m}" for m in cut.named]
-        elif cut is None and is_named(blocks[i], instruction) and asks_removal(name_of(blocks[i]), instruction):
+        elif cut is None and is_named(blocks[i], instruction) and asks_removal(name_of(blocks[i]) or "", instruction):
             names.append(name_of(blocks[i]) or "")
         else:
             return ()
@@ -425,12 +507,15 @@ def echoed_removal(text: str, shown: str, edited: str, instruction: str,
 def members_going(blocks: list[Block], cuts: dict[int, Cut], instruction: str) -> list[list[str]]:
     """The bare lines (header, closing brace) of each class shown cut down (`narrowed`) whose shown members the
     instruction all asks away: merged back bodiless, such a class keeps its other members."""
-    found = []
-    for i, cut in cuts.items():
-        if all_going(cut, instruction):
-            lines = blocks[i].lines
-            found.append(lines[:opening(blocks[i])] + lines[len(lines) - ending(blocks[i]):])
-    return found
+    return [bare(blocks[i], cut) for i, cut in cuts.items() if all_going(cut, instruction)]
+
+
+def bare(block: Block, cut: Cut) -> list[str]:
+    """A class's header and closing lines, around the bare lines of the classes cut down inside it."""
+    body = body_of(block) or []
+    lines = block.lines
+    return lines[:opening(block)] + [line for k, c in cut.inner.items() for line in bare(body[k], c)] + \
+        lines[len(lines) - ending(block):]
 
 
 def asks_removal_only(instruction: str) -> bool:
@@ -449,10 +534,18 @@ def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int], c
     written = split_blocks(new_lines, 0)
     unshown(blocks, written, shown, "")
     for i, cut in cuts.items():
-        body = body_of(blocks[i]) or []
-        for b in written:
-            if b.name == blocks[i].name:
-                unshown(body, body_of(b) or [], {k for k, m in enumerate(body) if m.name in cut.shown}, f"{b.name}.")
+        unshown_members(blocks[i], cut, written, "")
+
+
+def unshown_members(block: Block, cut: Cut, written: list[Block], owner: str) -> None:
+    """`refuse_unshown` for the members of one class cut down, and of the classes cut down inside it."""
+    body = body_of(block) or []
+    for b in written:
+        if b.name == block.name:
+            mine = body_of(b) or []
+            unshown(body, mine, {k for k, m in enumerate(body) if m.name in cut.shown}, f"{owner}{b.name}.")
+            for k, inner in cut.inner.items():
+                unshown_members(body[k], inner, mine, f"{owner}{b.name}.")
 
 
 def unshown(old: list[Block], new: list[Block], shown: set[int], owner: str) -> None:

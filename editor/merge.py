@@ -131,7 +131,9 @@ def full_matching(old: list[Block], new: list[Block]) -> dict[int, int]:
     return pairs
 
 
-STRING = re.compile(r"^[rRuU]?[\"']")  # a statement that is a string literal (at the top: the docstring)
+# a statement that is a string literal (at the top: the docstring; a class's too, indented: a probe, session 38, had a
+# class docstring the model rewrote merged back as a second string above the method it was shown with)
+STRING = re.compile(r"^[ \t]*[rRuU]?[\"']")
 
 
 DOCSTRING_ALIKE = 0.5  # less alike, the output's opening string is a note of the model's: added, nothing lost
@@ -165,6 +167,12 @@ def module_docstring(old: list[Block], new: list[Block], instruction: str = "") 
     alike = {k: difflib.SequenceMatcher(None, old[k].text, new[j].text, autojunk=False).ratio() for k in strings}
     enough = DOCSTRING_ALIKE if not MODULE_DOCSTRING.search(instruction) else 0.0
     return (i, j) if alike[i] >= max(max(alike.values()), enough) else None
+
+
+def docstring_first(blocks: list[Block]) -> bool:
+    """Whether the first statement of a body is a string: a class's docstring."""
+    line = next((line for b in blocks for line in b.lines if line.strip()), "")
+    return bool(blocks) and not blocks[0].name and bool(STRING.match(line))
 
 
 def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
@@ -628,6 +636,10 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
     if new_body or not old_body:
         body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+        if new_body and docstring_first(new_body) and not docstring_first(old_body) and new_body[0] in body:
+            # a docstring the output gives a class that had none: at its top, not above the member shown next (a
+            # probe, session 38: "Add a docstring to scheduler.enter" also gave the class one, merged mid-class)
+            body.insert(0, body.pop(body.index(new_body[0])))
     else:  # written bare: every member stays but those asked away, with the comments on them
         gone = {j for k in drop for j in range(notes_above(old_body, k), k + 1)}
         body = [b for k, b in enumerate(old_body) if k not in gone]

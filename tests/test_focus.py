@@ -928,3 +928,226 @@ def test_words_of_a_class_docstring_declare_nothing():
     py = ('class TextWrapper:\n    """Wrap the text.\n\n    Object for the lines.\n    """\n\n    x = 1\n\n'
           "    def f(self):\n        pass\n")
     assert declared_names(split_blocks(split_lines(py), 0)[0]) == {"TextWrapper", "x", "f"}
+
+
+NAMESPACED = """using System;
+
+namespace Shop.Orders
+{
+    public class OrderLine
+    {
+        public decimal Total() => 1m;
+    }
+
+    public class OrderProcessor
+    {
+        private const decimal TaxRate = 0.2m;
+
+        public decimal Subtotal()
+        {
+            return 10m;
+        }
+
+        public decimal Tax()
+        {
+            return Math.Round(Subtotal() * TaxRate, 2);
+        }
+
+        public decimal GrandTotal()
+        {
+            return Subtotal() + Tax();
+        }
+
+        public string Receipt()
+        {
+            var total = GrandTotal();
+            Console.WriteLine("Building receipt");
+            return $"Total: {total:F2}";
+        }
+    }
+}
+"""
+
+
+def test_a_class_in_a_namespace_is_cut_down_inside_it():
+    """A probe (session 38) found no C# class in a `namespace X { }` ever focused: the namespace was the one
+    top-level block, and one class's method made it all. Now the namespace is cut down to the class, and the class
+    to the method; the merge keeps everything else byte for byte."""
+    instruction = "In OrderProcessor.Tax, round the result to 3 decimal places."
+    focus = focus_of(NAMESPACED, instruction)
+    assert focus is not None and focus.names == ("Shop.Orders.OrderProcessor.Tax",)
+    assert focus.text == ("using System;\n\nnamespace Shop.Orders\n{\n    public class OrderProcessor\n    {\n"
+                          "        public decimal Tax()\n        {\n"
+                          "            return Math.Round(Subtotal() * TaxRate, 2);\n        }\n    }\n}\n")
+    want = NAMESPACED.replace("TaxRate, 2)", "TaxRate, 3)")
+    assert merge_focus(NAMESPACED, focus.text.replace(", 2)", ", 3)"), instruction) == want
+    # written without the namespace's lines, at the class's own indentation: put back inside it, not pasted on top
+    bare = focus.text.replace(", 2)", ", 3)").replace("namespace Shop.Orders\n{\n", "").replace("    }\n}\n", "    }\n")
+    assert merge_focus(NAMESPACED, bare, instruction) == want
+    with pytest.raises(EditError, match="outside Shop.Orders"):  # ... at another, refused
+        merge_focus(NAMESPACED, "".join(line[4:] if line.startswith("    ") else line
+                                        for line in bare.splitlines(True)), instruction)
+    with pytest.raises(EditError, match="Shop.Orders.OrderProcessor.Subtotal, which it was not shown"):
+        merge_focus(NAMESPACED, focus.text.replace("        public decimal Tax()", "        public decimal "
+                                                   "Subtotal()\n        {\n            return 0m;\n        }\n\n"
+                                                   "        public decimal Tax()"), instruction)
+    assert focus_of(NAMESPACED, "In the Tax method, round to 3 places.").names == focus.names  # the member alone
+
+
+@pytest.mark.parametrize("answer", ["written", "", None])
+def test_a_member_asked_away_from_a_class_in_a_namespace_goes(answer: str | None):
+    from editllm.editor.focus import echoed_removal
+
+    instruction = "Remove the GrandTotal method of OrderProcessor."
+    focus = focus_of(NAMESPACED, instruction)
+    assert focus is not None and focus.names == ("Shop.Orders.OrderProcessor.GrandTotal",)
+    assert "Tax()" in focus.text and "Subtotal()\n" not in focus.text  # beside its neighbour
+    method = "\n        public decimal GrandTotal()\n        {\n            return Subtotal() + Tax();\n        }\n"
+    answer = {"written": focus.text.replace(method, ""), None: focus.text}.get(answer, answer)
+    echoed = echoed_removal(NAMESPACED, focus.text, answer, instruction)
+    assert merge_focus(NAMESPACED, "" if echoed else answer, instruction) == NAMESPACED.replace(method, "")
+
+
+MODULED = """require 'logger'
+
+module Throttle
+  # A token-bucket rate limiter.
+  class RateLimiter
+    def initialize(rate)
+      @rate = rate
+      @buckets = {}
+    end
+
+    def allow?(client_id)
+      @buckets[client_id] ? true : false
+    end
+
+    def remaining(client_id)
+      @buckets[client_id]
+    end
+  end
+end
+"""
+
+
+def test_a_ruby_class_in_a_module_is_cut_down_inside_it():
+    """The same probe's Ruby gem: its class sat in a `module`, which was no definition at all (and `allow?` no
+    method name)."""
+    instruction = "In RateLimiter#remaining, return 0 when the client has no bucket."
+    focus = focus_of(MODULED, instruction)
+    assert focus is not None and focus.names == ("Throttle.RateLimiter.remaining",)
+    assert focus.text == ("require 'logger'\n\nmodule Throttle\n  # A token-bucket rate limiter.\n"
+                          "  class RateLimiter\n    def remaining(client_id)\n      @buckets[client_id]\n"
+                          "    end\n  end\nend\n")
+    fixed = focus.text.replace("@buckets[client_id]\n", "@buckets.fetch(client_id, 0)\n")
+    assert merge_focus(MODULED, fixed, instruction) == MODULED.replace(
+        "      @buckets[client_id]\n    end\n  end", "      @buckets.fetch(client_id, 0)\n    end\n  end")
+    assert focus_of(MODULED, "Make allow? return the bucket itself.").names == ("Throttle.RateLimiter.allow?",)
+
+
+GEOMETRY = """import java.util.List;
+
+public class Geometry {
+    public static final double EPSILON = 1e-9;
+    private static final int MAX_POINTS = 1000;
+
+    public double area(double r) {
+        return Math.PI * r * r;
+    }
+
+    public boolean fits(List<double[]> points) {
+        if (points.size() > MAX_POINTS) {
+            return false;
+        }
+        return true;
+    }
+
+    public double perimeter(double r) {
+        return 2 * Math.PI * r;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(("instruction", "names", "old", "new"), [
+    ("Change MAX_POINTS to 2000.", ("Geometry.MAX_POINTS",), "1000;", "2000;"),
+    ("Set `EPSILON` to 1e-12", ("Geometry.EPSILON",), "1e-9", "1e-12"),
+    ("Log a warning when the size exceeds MAX_POINTS.", None, "", ""),  # asked of its readers: the class whole
+])
+def test_a_class_constant_asked_of_itself_is_shown_alone(instruction, names, old, new):
+    """A probe (session 38) was shown all of Geometry.java to change one `static final` line: a field was no member
+    focus could name. Its changed line merges back in its place (`head`: the same field, by its name), not beside
+    the old one."""
+    focus = focus_of(GEOMETRY, instruction)
+    assert (focus and focus.names) == names
+    if focus is not None:
+        assert focus.text.count("\n") == 5  # the import, a blank, the class line, the field, the brace
+        assert merge_focus(GEOMETRY, focus.text.replace(old, new), instruction) == GEOMETRY.replace(old, new)
+
+
+def test_a_class_constant_asked_away_goes_and_a_receiver_is_no_constant_asked_of():
+    instruction = "Remove the EPSILON constant."
+    focus = focus_of(GEOMETRY, instruction)
+    assert focus is not None and focus.names == ("Geometry.EPSILON",)
+    line = "    public static final double EPSILON = 1e-9;\n"
+    assert merge_focus(GEOMETRY, focus.text.replace(line, ""), instruction) == GEOMETRY.replace(line, "")
+    from editllm.editor.focus import about_itself
+    assert not about_itself("LOG", "Remove the LOG.info call in removeItem")  # the receiver of a call
+    assert about_itself("LOG", "Remove the unused LOG.")
+
+
+GO_CONSTS = """package limits
+
+import "fmt"
+
+const (
+\tMaxRetries = 3
+\tBaseDelay  = 100
+)
+
+func Delay(attempt int) int {
+\treturn BaseDelay * (1 << attempt)
+}
+
+func Check(attempt int) error {
+\tif attempt > MaxRetries {
+\t\treturn fmt.Errorf("attempt %d", attempt)
+\t}
+\treturn nil
+}
+
+func Banner() string {
+\treturn "limits"
+}
+"""
+
+
+def test_a_constant_of_a_go_const_group_shows_the_group():
+    """The same probe: "Change MaxRetries to 5" saw all of the file; the `const (...)` group declared no one name."""
+    instruction = "Change MaxRetries to 5"
+    focus = focus_of(GO_CONSTS, instruction)
+    assert focus is not None and focus.names == ("MaxRetries",)
+    assert focus.text == 'package limits\n\nimport "fmt"\n\nconst (\n\tMaxRetries = 3\n\tBaseDelay  = 100\n)\n'
+    assert merge_focus(GO_CONSTS, focus.text.replace("= 3", "= 5"), instruction) == GO_CONSTS.replace("= 3", "= 5")
+    assert focus_of(GO_CONSTS, "Make Check return an error wrapping MaxRetries.").names == ("Check",)
+
+
+def test_a_class_docstring_the_model_rewrites_or_adds_lands_at_the_class_top():
+    """A probe (session 38): a class docstring the model rewrote was merged back as a second string above the method
+    it was shown with, and one it gave a class without one landed mid-class, above that method."""
+    instruction = "Add a docstring to scheduler.enter and say in the class docstring that it is not thread-safe."
+    focus = focus_of(SCHED, instruction)
+    assert focus is not None and focus.names == ("scheduler.enter",)
+    out = focus.text.replace('"""A generally useful event scheduler class."""',
+                             '"""A generally useful event scheduler class, not thread-safe."""')
+    out = out.replace("        time = self.timefunc()", '        """Schedule an event after a delay."""\n'
+                                                         "        time = self.timefunc()")
+    merged = merge_focus(SCHED, out, instruction)
+    assert merged == SCHED.replace("scheduler class.", "scheduler class, not thread-safe.").replace(
+        "        time = self.timefunc()", '        """Schedule an event after a delay."""\n        time = self.timefunc()')
+    bare = SCHED.replace('    """A generally useful event scheduler class."""\n\n', "")
+    focus = focus_of(bare, instruction)
+    assert focus is not None and '"""' not in focus.text
+    out = focus.text.replace("class scheduler:\n", 'class scheduler:\n    """Not thread-safe."""\n\n')
+    assert merge_focus(bare, out, instruction) == bare.replace("class scheduler:\n",
+                                                               'class scheduler:\n    """Not thread-safe."""\n\n')
