@@ -175,6 +175,15 @@ def docstring_first(blocks: list[Block]) -> bool:
     return bool(blocks) and not blocks[0].name and bool(STRING.match(line))
 
 
+def one_name(old: Block, new: Block) -> bool:
+    """Whether a definition and a constant are one name declared two ways: `export function sleep(ms)` written for
+    `export const sleep = (ms) => ...`, or back (a probe, session 38: "Convert sleep to a regular function
+    declaration" had the function pasted after the imports beside the constant, `sleep` declared twice)."""
+    if bool(old.name) == bool(new.name):
+        return False
+    return defines(new if old.name else old) == {old.name or new.name}
+
+
 def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
     """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
     between two anchors a new block replaces an old definition of the same name (the same
@@ -196,7 +205,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior, instruction)
-                          or (i, j) == docs)]
+                          or (i, j) == docs or one_name(old[i], nb))]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands

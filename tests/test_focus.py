@@ -1144,10 +1144,83 @@ def test_a_class_docstring_the_model_rewrites_or_adds_lands_at_the_class_top():
                                                          "        time = self.timefunc()")
     merged = merge_focus(SCHED, out, instruction)
     assert merged == SCHED.replace("scheduler class.", "scheduler class, not thread-safe.").replace(
-        "        time = self.timefunc()", '        """Schedule an event after a delay."""\n        time = self.timefunc()')
+        "        time = self.timefunc()",
+        '        """Schedule an event after a delay."""\n        time = self.timefunc()')
     bare = SCHED.replace('    """A generally useful event scheduler class."""\n\n', "")
     focus = focus_of(bare, instruction)
     assert focus is not None and '"""' not in focus.text
     out = focus.text.replace("class scheduler:\n", 'class scheduler:\n    """Not thread-safe."""\n\n')
     assert merge_focus(bare, out, instruction) == bare.replace("class scheduler:\n",
                                                                'class scheduler:\n    """Not thread-safe."""\n\n')
+
+
+ARROWS = """const RETRIES = 3
+
+const isUrl = (s) => /^https?:\\/\\//.test(s)
+
+const pick = (obj, keys) => keys.reduce((acc, k) => {
+  acc[k] = obj[k]
+  return acc
+}, {})
+
+const label = () => 'npm'
+
+module.exports = { RETRIES, isUrl, pick, label }
+"""
+
+
+def test_a_constant_written_as_a_function_declaration_takes_its_place_and_back():
+    """A probe (session 38): "Convert sleep to a regular function declaration" had the function pasted after the
+    imports beside the constant (`sleep` declared twice), and in a file of arrow functions, with nothing to anchor
+    it, the right answer was refused as sharing nothing with the file."""
+    instruction = "Turn isUrl into a function declaration."
+    focus = focus_of(ARROWS, instruction)
+    assert focus is not None and focus.names == ("isUrl",)
+    function = "function isUrl(s) {\n  return /^https?:\\/\\//.test(s)\n}\n"
+    merged = merge_focus(ARROWS, function, instruction)
+    assert merged == ARROWS.replace("const isUrl = (s) => /^https?:\\/\\//.test(s)\n", function)
+    back = "Convert isUrl to an arrow function."
+    assert merge_focus(merged, "const isUrl = (s) => /^https?:\\/\\//.test(s)\n", back) == ARROWS
+
+
+KOTLIN = """import java.time.Instant
+
+class TaskScheduler(private val maxQueue: Int = 100) {
+    private val queue = mutableListOf<String>()
+    private val done = mutableSetOf<String>()
+
+    fun schedule(task: String): Boolean {
+        if (queue.size >= maxQueue) {
+            return false
+        }
+        queue.add(task)
+        return true
+    }
+
+    fun overdue(now: Instant = Instant.now()): List<String> =
+        queue.filter { it.isNotEmpty() }
+
+    fun pendingCount(): Int = queue.size
+
+    fun isDone(id: String): Boolean = id in done
+}
+"""
+
+
+def test_an_expression_bodied_member_is_named():
+    """A probe (session 38): "Remove the isDone method of TaskScheduler" saw the whole file: Kotlin's `fun f() =
+    ...` members (and C#'s `=> ...`) were unnamed."""
+    instruction = "Remove the isDone method of TaskScheduler."
+    focus = focus_of(KOTLIN, instruction)
+    assert focus is not None and focus.names == ("TaskScheduler.isDone",)
+    assert focus.text.endswith("    fun pendingCount(): Int = queue.size\n\n"
+                               "    fun isDone(id: String): Boolean = id in done\n}\n")
+    gone = KOTLIN.replace("\n    fun isDone(id: String): Boolean = id in done\n", "")
+    assert merge_focus(KOTLIN, focus.text.replace("\n    fun isDone(id: String): Boolean = id in done\n", ""),
+                       instruction) == gone
+    instruction = "Make TaskScheduler.overdue keep the queue's order reversed."
+    focus = focus_of(KOTLIN, instruction)
+    assert focus is not None and focus.names == ("TaskScheduler.overdue",)
+    fixed = focus.text.replace("it.isNotEmpty() }", "it.isNotEmpty() }.reversed()")
+    assert merge_focus(KOTLIN, fixed, instruction) == KOTLIN.replace("it.isNotEmpty() }",
+                                                                     "it.isNotEmpty() }.reversed()")
