@@ -1224,3 +1224,26 @@ def test_an_expression_bodied_member_is_named():
     fixed = focus.text.replace("it.isNotEmpty() }", "it.isNotEmpty() }.reversed()")
     assert merge_focus(KOTLIN, fixed, instruction) == KOTLIN.replace("it.isNotEmpty() }",
                                                                      "it.isNotEmpty() }.reversed()")
+
+
+def test_a_swift_extension_is_a_class_of_its_own_name():
+    """A probe (session 38): "In Temperature.kelvin, round the result" showed the struct, not the extension that
+    holds `kelvin`; the model wrote an extension of its own, refused. `mutating func` was unnamed too."""
+    swift = ("import Foundation\n\nstruct Temperature {\n    var celsius: Double\n\n"
+             "    mutating func warm(by delta: Double) {\n        celsius += delta\n    }\n}\n\n"
+             "extension Temperature {\n    func kelvin() -> Double {\n        return celsius + 273.15\n    }\n\n"
+             "    func describe() -> String {\n        return \"\\(celsius)C\"\n    }\n}\n\n"
+             "final class Thermostat {\n    func report() -> String {\n        return \"t\"\n    }\n\n"
+             "    func other() -> Int {\n        return 1\n    }\n\n    func third() -> Int {\n        return 3\n"
+             "    }\n}\n")
+    instruction = "In Temperature.kelvin, round the result to 2 decimals."
+    focus = focus_of(swift, instruction)
+    assert focus is not None and focus.names == ("Temperature", "Temperature.kelvin")
+    assert "func kelvin" in focus.text and "describe" not in focus.text
+    fixed = focus.text.replace("return celsius + 273.15", "return (celsius + 273.15).rounded()")
+    assert merge_focus(swift, fixed, instruction) == swift.replace("return celsius + 273.15",
+                                                                    "return (celsius + 273.15).rounded()")
+    from editllm.editor.blocks import split_blocks
+    from editllm.editor.focus import member_names
+    from editllm.editor.source import split_lines
+    assert member_names(split_blocks(split_lines(swift), 0)[1]) == {"warm"}  # `mutating func`
