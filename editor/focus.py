@@ -97,7 +97,8 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
     named = [b for b in blocks if is_named(b, instruction)] or [  # else a class whose member it is about
-        b for b in blocks if any(about_member(m, instruction) for m in member_names(b, instruction))]
+        b for b in blocks if any(about_member(m, instruction) for m in member_names(b, instruction))
+        or names_field(b, instruction)]
     if not named or len({signature(b) if b.name else name_of(b) for b in named}) < len(named):
         return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart)
     if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
@@ -129,7 +130,7 @@ class Cut(NamedTuple):
     inner: dict[int, Cut]  # the picked members that are classes cut down in turn (a C# namespace's, a Ruby module's)
 
 
-def narrowed(block: Block, instruction: str) -> Cut | None:
+def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset()) -> Cut | None:
     """A class cut down to its header, the members the instruction names and its closing line; None when it names
     none of them, or all. Real probes (session 37) asked for one method of a class that was most of its file
     (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped other methods or
@@ -138,15 +139,22 @@ def narrowed(block: Block, instruction: str) -> Cut | None:
     renamed it rather than leave a class with no body (session 38); a Python class's docstring is shown too (shown
     a class without one, and asked to "add a docstring to RawConfigParser.sections", the model wrote one for the
     class). A member that is a class is cut down in turn: a C# file's classes sit in a `namespace X { }`, a Ruby
-    gem's in a `module`, and a probe (session 38) found none of them ever focused. The merge keeps the members the
+    gem's in a `module`, and a probe (session 38) found none of them ever focused. A constant the instruction asks
+    of the code that reads it (the class's own, or one of `read`, the file's: "warn when the count exceeds
+    MAX_POINTS", "remove the DEBUG prints") is shown with the members that read it. The merge keeps the members the
     class was shown without (`merge.merge_pair`)."""
     if not (body := body_of(block)):
         return None
-    inner = {k: cut for k, m in enumerate(body) if m.name and (cut := narrowed(m, instruction)) is not None}
-    called = {k: name for k, m in enumerate(body) if (name := m.name or constant_of(m, instruction))}
+    inner = {k: cut for k, m in enumerate(body) if m.name and (cut := narrowed(m, instruction, read)) is not None}
+    fields = {k: name for k, m in enumerate(body) if not m.name and (name := field_named(m, instruction))}
     asked = [k for k, m in enumerate(body) if k in inner or m.name and names_member(block.name or "", m.name,
-                                                                                     instruction)
-             or not m.name and k in called]
+                                                                                     instruction)]
+    if asked:  # "In InventoryService.removeItem, drop the LOG.info call": that member, not all that read LOG
+        fields = {k: name for k, name in fields.items() if about_itself(name, instruction)}
+    reading = set() if asked else set(read) | {name for name in fields.values() if not about_itself(name, instruction)}
+    called = {k: name for k, m in enumerate(body) if (name := m.name or fields.get(k))}
+    asked = sorted(set(asked) | set(fields) | {k for k, m in enumerate(body) if m.name and any(
+        mentioned(w, m.text) for w in reading)})
     if not asked or all(k in asked for k, m in enumerate(body) if m.name) and not inner \
             and all(body[k].name for k in asked):
         return None
@@ -175,7 +183,9 @@ def narrowed(block: Block, instruction: str) -> Cut | None:
 
 def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int, Cut]:
     """The shown classes the model sees cut down (`narrowed`), by index: one reading for the view and the merge."""
-    return {i: cut for i in sorted(shown) if (cut := narrowed(blocks[i], instruction)) is not None}
+    read = frozenset(w for b in blocks if not b.name and is_named(b, instruction) and (w := name_of(b))
+                     and not about_itself(w, instruction))  # the file's constants asked of their readers
+    return {i: cut for i in sorted(shown) if (cut := narrowed(blocks[i], instruction, read)) is not None}
 
 
 def all_going(cut: Cut, instruction: str) -> bool:
@@ -209,12 +219,27 @@ def constant_of(member: Block, instruction: str) -> str | None:
     """The name of a class's constant the instruction asks something of itself ("Change MAX_POINTS to 2000", "Set
     `TaxRate` to 0.25"): a field named as code, its value on its line. A probe (session 38) was shown all of
     Geometry.java to change one `static final` line. Asked of the code that reads it ("warn when the count
-    exceeds MAX_POINTS"), None: the readers must be shown, and the class is."""
+    exceeds MAX_POINTS"), None: the readers are shown with it (`narrowed`)."""
+    name = field_named(member, instruction)
+    return name if name and about_itself(name, instruction) else None
+
+
+def field_named(member: Block, instruction: str) -> str | None:
+    """The name of a class's field the instruction names as code (`MAX_POINTS`, `` `limit` ``; not `limit`, which is
+    an English word too)."""
     first = member.lines[0] if member.lines and not member.name else ""
     name = field_name(first) if not COMMENT_LINE.match(first) else None
-    if not name or not mentioned(name, instruction) or not about_itself(name, instruction):
+    if not name or not mentioned(name, instruction):
         return None
     return name if not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction else None
+
+
+def names_field(block: Block, instruction: str) -> bool:
+    """Whether the instruction names a field of this class (or of a class in it) as code, wherever it stands: a
+    constant is what an instruction reads by ("log a warning when the size exceeds MAX_POINTS"), not a step of a
+    symptom as a method may be."""
+    return any(field_named(m, instruction) or m.name and names_field(m, instruction)
+               for m in class_members(block) or [])
 
 
 def about_member(name: str, instruction: str) -> bool:
@@ -250,7 +275,8 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     (`SHAPE`), the definitions that build or call them (`builds`), which must change too."""
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
     known = {m for i in named for m in member_names(blocks[i])}  # a member a named class has is its own
-    named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction, known)
+    taken = frozenset(name for i in named if (name := name_of(blocks[i])))
+    named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction, known, taken)
                                                                       or EXPORT.search(instruction) and exports(b))}
     declared = {w for i in named for w in declared_names(blocks[i])}
     gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) & declared if removes_member(w, instruction)}
@@ -274,8 +300,8 @@ EXPORTS = re.compile(r"^(?:module\.)?exports\b|^export\s*\{")  # CommonJS's and 
 
 def member_names(block: Block, instruction: str = "") -> set[str]:
     """The names of a class's members, and of the members of the classes in it (empty for anything else); with the
-    instruction, the constants it asks something of (`constant_of`)."""
-    return {name for m in class_members(block) or [] if (own := m.name or constant_of(m, instruction))
+    instruction, the fields it names as code (`field_named`)."""
+    return {name for m in class_members(block) or [] if (own := m.name or field_named(m, instruction))
             for name in {own} | member_names(m, instruction)}
 
 
@@ -293,15 +319,16 @@ def declared_names(block: Block) -> set[str]:
     return found
 
 
-def holds_named_member(block: Block, instruction: str, known: set[str]) -> bool:
+def holds_named_member(block: Block, instruction: str, known: set[str], taken: frozenset[str] = frozenset()) -> bool:
     """Whether the instruction names a member of this class as code (`request()`, `` `parse` ``, `findById`) that
     no definition already shown (`known`) has: a probe (session 36) asked to "throw it from request() when the
     status code is 401" beside a named enum, was shown the enum alone, and the model wrote a top-level `func
     request` of its own, pasted in with exit 0. A plain word ("add", "get") is not taken for a member, but "the
-    off method" is (`names_member`)."""
+    off method" is (`names_member`). A field named as code counts unless a definition shown has its name (`taken`:
+    "Add a `verbose` argument to `decode`" is about the function, not a class's `decode = codecs.utf_7_decode`)."""
     return any(m.name not in known and names_member(block.name or "", m.name, instruction)
-               or holds_named_member(m, instruction, known) if m.name else constant_of(m, instruction) not in
-               (None, *known) for m in class_members(block) or [])
+               or holds_named_member(m, instruction, known, taken) if m.name else field_named(m, instruction) not in
+               (None, *known, *taken) for m in class_members(block) or [])
 
 
 def exports(block: Block) -> bool:

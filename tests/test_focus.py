@@ -1072,7 +1072,9 @@ public class Geometry {
 @pytest.mark.parametrize(("instruction", "names", "old", "new"), [
     ("Change MAX_POINTS to 2000.", ("Geometry.MAX_POINTS",), "1000;", "2000;"),
     ("Set `EPSILON` to 1e-12", ("Geometry.EPSILON",), "1e-9", "1e-12"),
-    ("Log a warning when the size exceeds MAX_POINTS.", None, "", ""),  # asked of its readers: the class whole
+    # asked of its readers: shown with them
+    ("Log a warning when the size exceeds MAX_POINTS.", ("Geometry.MAX_POINTS", "Geometry.fits"), "return false;",
+     'System.err.println("too many");\n            return false;'),
 ])
 def test_a_class_constant_asked_of_itself_is_shown_alone(instruction, names, old, new):
     """A probe (session 38) was shown all of Geometry.java to change one `static final` line: a field was no member
@@ -1081,7 +1083,7 @@ def test_a_class_constant_asked_of_itself_is_shown_alone(instruction, names, old
     focus = focus_of(GEOMETRY, instruction)
     assert (focus and focus.names) == names
     if focus is not None:
-        assert focus.text.count("\n") == 5  # the import, a blank, the class line, the field, the brace
+        assert focus.text.count("\n") == 5 or len(names) > 1  # the import, a blank, the class line, the field, "}"
         assert merge_focus(GEOMETRY, focus.text.replace(old, new), instruction) == GEOMETRY.replace(old, new)
 
 
@@ -1247,3 +1249,18 @@ def test_a_swift_extension_is_a_class_of_its_own_name():
     from editllm.editor.focus import member_names
     from editllm.editor.source import split_lines
     assert member_names(split_blocks(split_lines(swift), 0)[1]) == {"warm"}  # `mutating func`
+
+
+def test_a_constant_asked_of_its_readers_shows_the_members_that_read_it():
+    """A probe (session 38): "Remove the DEBUG prints" showed the whole class that reads DEBUG, most of the file, so
+    the whole file; now the members that read it."""
+    py = ("DEBUG = False\n\n\nclass Cart:\n    def __init__(self):\n        self.items = []\n\n"
+          "    def add(self, item):\n        if DEBUG:\n            print('add', item)\n        self.items.append(item)\n\n"
+          "    def total(self):\n        return sum(i.price for i in self.items)\n\n"
+          "    def clear(self):\n        self.items = []\n\n    def count(self):\n        return len(self.items)\n\n"
+          "    def first(self):\n        return self.items[0]\n")
+    instruction = "Remove the DEBUG prints."
+    focus = focus_of(py, instruction)
+    assert focus is not None and focus.names == ("DEBUG", "Cart.add")
+    out = focus.text.replace("        if DEBUG:\n            print('add', item)\n", "")
+    assert merge_focus(py, out, instruction) == py.replace("        if DEBUG:\n            print('add', item)\n", "")
