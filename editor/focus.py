@@ -348,14 +348,16 @@ def builds(block: Block, name: str) -> bool:
 
 def is_named(block: Block, instruction: str) -> bool:
     """Whether the instruction names the block: a definition by its name, a top-level constant by its name written
-    as code (`MAX_RETRIES`, `defaultOptions`, `` `timeout` ``; not `app` or `log`, which are English words too)."""
+    as code (`MAX_RETRIES`, `defaultOptions`, `` `timeout` ``, `api.load`: an object's method, a probe in session 38
+    saw the whole file for; not `app` or `log`, which are English words too)."""
     if grouped(block, instruction):
         return True
     name = name_of(block)
     if not name or not mentioned(name, instruction):
         return False
     return bool(block.name) or not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction \
-        or bool(FUNCTION_VALUE.search(block.lines[0]))
+        or bool(FUNCTION_VALUE.search(block.lines[0])) \
+        or re.search(rf"(?<![\w$.]){name}(?:\.|::|#)[A-Za-z_$]", instruction) is not None
 
 
 # A constant whose value is a function (`const check = (url) => {`, `const run = async function (`): a definition,

@@ -1167,7 +1167,13 @@ const pick = (obj, keys) => keys.reduce((acc, k) => {
 
 const label = () => 'npm'
 
-module.exports = { RETRIES, isUrl, pick, label }
+const api = {
+  load (file) {
+    return pick(file, [])
+  },
+}
+
+module.exports = { RETRIES, isUrl, pick, label, api }
 """
 
 
@@ -1255,7 +1261,8 @@ def test_a_constant_asked_of_its_readers_shows_the_members_that_read_it():
     """A probe (session 38): "Remove the DEBUG prints" showed the whole class that reads DEBUG, most of the file, so
     the whole file; now the members that read it."""
     py = ("DEBUG = False\n\n\nclass Cart:\n    def __init__(self):\n        self.items = []\n\n"
-          "    def add(self, item):\n        if DEBUG:\n            print('add', item)\n        self.items.append(item)\n\n"
+          "    def add(self, item):\n        if DEBUG:\n            print('add', item)\n"
+          "        self.items.append(item)\n\n"
           "    def total(self):\n        return sum(i.price for i in self.items)\n\n"
           "    def clear(self):\n        self.items = []\n\n    def count(self):\n        return len(self.items)\n\n"
           "    def first(self):\n        return self.items[0]\n")
@@ -1264,3 +1271,15 @@ def test_a_constant_asked_of_its_readers_shows_the_members_that_read_it():
     assert focus is not None and focus.names == ("DEBUG", "Cart.add")
     out = focus.text.replace("        if DEBUG:\n            print('add', item)\n", "")
     assert merge_focus(py, out, instruction) == py.replace("        if DEBUG:\n            print('add', item)\n", "")
+
+
+def test_an_object_named_with_one_of_its_methods_is_focused():
+    """A probe (session 38): "In api.load, log the file name" saw the whole file (`api`, an English word, counted only
+    written as code; `api.load` is code)."""
+    instruction = "In api.load, log the file name before loading."
+    focus = focus_of(ARROWS, instruction)
+    assert focus is not None and focus.names == ("api",)
+    out = focus.text.replace("  load (file) {\n", "  load (file) {\n    console.log(file)\n")
+    assert merge_focus(ARROWS, out, instruction) == ARROWS.replace("  load (file) {\n",
+                                                                    "  load (file) {\n    console.log(file)\n")
+    assert focus_of(ARROWS, "Make the api. Load it lazily.") is None  # a sentence's end, not code
