@@ -130,7 +130,8 @@ class Cut(NamedTuple):
     inner: dict[int, Cut]  # the picked members that are classes cut down in turn (a C# namespace's, a Ruby module's)
 
 
-def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset()) -> Cut | None:
+def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
+             taken: frozenset[str] = frozenset()) -> Cut | None:
     """A class cut down to its header, the members the instruction names and its closing line; None when it names
     none of them, or all. Real probes (session 37) asked for one method of a class that was most of its file
     (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped other methods or
@@ -141,17 +142,25 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset())
     class). A member that is a class is cut down in turn: a C# file's classes sit in a `namespace X { }`, a Ruby
     gem's in a `module`, and a probe (session 38) found none of them ever focused. A constant the instruction asks
     of the code that reads it (the class's own, or one of `read`, the file's: "warn when the count exceeds
-    MAX_POINTS", "remove the DEBUG prints") is shown with the members that read it. The merge keeps the members the
-    class was shown without (`merge.merge_pair`)."""
+    MAX_POINTS", "remove the DEBUG prints") is shown with the members that read it. A member named as one of a
+    class the instruction names is that class's (`taken`: "Remove the Total method of Invoice" is not about
+    `InvoiceBook.Total`: a probe, session 39, had both shown and an empty answer took both away). The merge keeps
+    the members the class was shown without (`merge.merge_pair`)."""
     if not (body := body_of(block)):
         return None
-    inner = {k: cut for k, m in enumerate(body) if m.name and (cut := narrowed(m, instruction, read)) is not None}
-    fields = {k: name for k, m in enumerate(body) if not m.name and (name := field_named(m, instruction))}
-    asked = [k for k, m in enumerate(body) if k in inner or m.name and names_member(block.name or "", m.name,
-                                                                                     instruction)]
+    owners = [m for m in body if class_members(m) is not None and m.name
+              and names_member(block.name or "", m.name, instruction)]  # the classes in it the instruction names
+    known = {name for m in owners for name in member_names(m)}
+    inner = {k: cut for k, m in enumerate(body) if m.name and (cut := narrowed(
+        m, instruction, read, frozenset() if m in owners else taken | known)) is not None}
+    fields = {k: name for k, m in enumerate(body) if not m.name and (name := field_named(m, instruction))
+              and name not in taken}
+    asked = [k for k, m in enumerate(body) if k in inner or m.name and m.name not in taken
+             and names_member(block.name or "", m.name, instruction)]
     if asked:  # "In InventoryService.removeItem, drop the LOG.info call": that member, not all that read LOG
         fields = {k: name for k, name in fields.items() if about_itself(name, instruction)}
     reading = set() if asked else set(read) | {name for name in fields.values() if not about_itself(name, instruction)}
+    reading |= {name for name in fields.values() if removes_member(name, instruction)}  # and what reads one going
     called = {k: name for k, m in enumerate(body) if (name := m.name or fields.get(k))}
     asked = sorted(set(asked) | set(fields) | {k for k, m in enumerate(body) if m.name and any(
         mentioned(w, m.text) for w in reading)})
@@ -185,7 +194,10 @@ def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int
     """The shown classes the model sees cut down (`narrowed`), by index: one reading for the view and the merge."""
     read = frozenset(w for b in blocks if not b.name and is_named(b, instruction) and (w := name_of(b))
                      and not about_itself(w, instruction))  # the file's constants asked of their readers
-    return {i: cut for i in sorted(shown) if (cut := narrowed(blocks[i], instruction, read)) is not None}
+    named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
+    known = frozenset(m for i in named for m in member_names(blocks[i]))  # the members of the classes it names
+    return {i: cut for i in sorted(shown) if (cut := narrowed(
+        blocks[i], instruction, read, frozenset() if i in named else known)) is not None}
 
 
 def all_going(cut: Cut, instruction: str) -> bool:
@@ -261,6 +273,10 @@ def names_member(owner: str, name: str, instruction: str) -> bool:
     `__bool__`, `has_section`)."""
     if not mentioned(name, instruction) or name == owner:  # a constructor named as its class is: the class, named
         return False
+    if re.fullmatch(r"[A-Z][a-z]+", name) and not mentioned(name, re.sub(r"(?:^|(?<=[.;:!?]\s))\W*[A-Z][a-z]+\b", "",
+                                                                         instruction)):
+        return False  # a sentence's verb: "Remove the Void method of Invoice" names no `InvoiceBook.Remove` (a probe,
+        # session 39: both shown, and an empty answer took both away)
     word = re.escape(name)
     return not re.fullmatch(r"[a-z]+", name) or re.search(
         rf"(?<![\w$]){re.escape(owner)}(?:\.|::|#){word}(?![\w$])|(?<![\w$.]){word}\(|`{word}`|"
@@ -310,7 +326,7 @@ def declared_names(block: Block) -> set[str]:
     words of its first line), not what its body merely uses ("remove the print from parse" asks no name of it
     away, and the file's other prints stay unshown); a constant's name too ("remove the X constant and throw a
     plain Error where it was used" shows where it is used)."""
-    found = {name} if (name := name_of(block)) else set()
+    found = {name} if (name := name_of(block)) else set(group_names(block))
     for m in class_members(block) or []:
         first = next((line for line in m.lines if not is_blank(line)), "")
         if not m.name and (COMMENT_LINE.match(first) or re.match(r"\s*[rRbBuUfF]{0,2}[\"'`]", first)):
@@ -371,14 +387,16 @@ GROUP = re.compile(r"^(?:const|var)\s*\(\s*$")  # Go's `const (` ... `)`
 def grouped(block: Block, instruction: str) -> str | None:
     """The constant of a Go `const (...)` group the instruction asks something of itself ("Change MaxRetries to 5"),
     named as code: the group is shown whole (a probe, session 38, was shown all of the file for that)."""
+    return next((name for name in group_names(block) if mentioned(name, instruction)
+                 and not re.fullmatch(r"[a-z]+", name) and about_itself(name, instruction)), None)
+
+
+def group_names(block: Block) -> list[str]:
+    """The names a Go `const (...)` or `var (...)` group declares, in order (none for any other block)."""
     if not block.lines or block.name or not GROUP.match(block.lines[0]):
-        return None
-    for line in block.lines[1:]:
-        name = field_name(line) or next(iter(IDENT.findall(line.split("//")[0])), None)
-        if name and mentioned(name, instruction) and not re.fullmatch(r"[a-z]+", name) \
-                and about_itself(name, instruction):
-            return name
-    return None
+        return []
+    return [name for line in block.lines[1:] if not COMMENT_LINE.match(line)
+            and (name := field_name(line) or next(iter(IDENT.findall(line.split("//")[0])), None))]
 
 
 def about_itself(name: str, instruction: str) -> bool:
@@ -445,6 +463,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
         raise EditError("cannot place the model's output for the focused definitions: it holds none of them; "
                         "nothing written")
     keep_unshown(blocks, cuts, "".join(merged))
+    kept_groups(blocks, shown, "".join(merged), instruction)
     merged = redeclared(blocks, shown, merged)
     return "".join(goimports.merge_imports(lines, merged, imports) if imports and go else merged)
 
@@ -499,6 +518,23 @@ def kept_members(block: Block, cut: Cut, merged: str) -> None:
             what = member.name or next(line.strip() for line in member.lines if line.strip())
             raise EditError(f"the merge would lose {block.name}'s `{what}`, which the model was not shown; "
                             "nothing written")
+
+
+def kept_groups(blocks: list[Block], shown: set[int], merged: str, instruction: str) -> None:
+    """Refuse a merge that changed a Go `const (...)` group the model was not shown, or lost a constant of one it
+    was that the instruction does not ask away: a probe (session 39) had the model, shown `Delay` alone, write a
+    group of its own that replaced the file's (`MaxRetries`, still read, gone); shown a group to change one of its
+    constants, an output without a sibling lost it."""
+    for i, b in enumerate(blocks):
+        if not (names := group_names(b)):
+            continue
+        if i not in shown and b.text not in merged:
+            raise EditError(f"the model rewrote the group that declares {names[0]}, which it was not shown; "
+                            "nothing written")
+        for name in names:
+            if not removes_member(name, instruction) and not re.search(rf"(?m)^[ \t]*{re.escape(name)}\b", merged):
+                raise EditError(f"the merge would lose the constant {name}, which the instruction does not ask "
+                                "away; nothing written")
 
 
 # Words of an instruction that ask for more than taking definitions out: then an unchanged answer is no removal to make

@@ -1283,3 +1283,121 @@ def test_an_object_named_with_one_of_its_methods_is_focused():
     assert merge_focus(ARROWS, out, instruction) == ARROWS.replace("  load (file) {\n",
                                                                     "  load (file) {\n    console.log(file)\n")
     assert focus_of(ARROWS, "Make the api. Load it lazily.") is None  # a sentence's end, not code
+
+
+BILLING = """using System;
+
+namespace Acme.Billing
+{
+    public enum InvoiceStatus
+    {
+        Draft,
+        Void
+    }
+
+    public class Invoice
+    {
+        private const decimal EPSILON = 0.01m;
+
+        public decimal Total()
+        {
+            return 1m;
+        }
+
+        public bool Near(decimal a)
+        {
+            return Math.Abs(a - Total()) < EPSILON;
+        }
+
+        public void Void()
+        {
+            Console.WriteLine("void");
+        }
+
+        public string Describe()
+        {
+            return "invoice";
+        }
+    }
+
+    public class InvoiceBook
+    {
+        public decimal Total()
+        {
+            return 2m;
+        }
+
+        public void Remove(Invoice invoice)
+        {
+            Console.WriteLine("removed");
+        }
+
+        public int Count()
+        {
+            return 0;
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("answer", ["", None])
+def test_a_member_of_the_class_named_is_not_a_namesakes_nor_the_sentences_verb(answer: str | None):
+    """A probe (session 39): "Remove the Total method of Invoice" also showed `InvoiceBook.Total`, and "Remove the
+    Void method of Invoice" `InvoiceBook.Remove` (the verb) and the enum's `Void`; an empty or echoed answer took
+    them all away."""
+    from editllm.editor.focus import echoed_removal
+
+    for instruction, names in [("Remove the Total method of Invoice.", ("Acme.Billing.Invoice.Total",)),
+                               ("Remove the Void method of Invoice.", ("Acme.Billing.Invoice.Void",))]:
+        focus = focus_of(BILLING, instruction)
+        assert focus is not None and focus.names == names
+        out = focus.text if answer is None else answer
+        echoed = echoed_removal(BILLING, focus.text, out, instruction)
+        merged = merge_focus(BILLING, "" if echoed else out, instruction)
+        method = names[0].rsplit(".", 1)[-1]
+        assert merged.count(f"public decimal {method}()") + merged.count(f"public void {method}()") == (
+            1 if method == "Total" else 0)
+        assert "public void Remove(Invoice invoice)" in merged and "        Void\n" in merged
+
+
+def test_a_class_constant_asked_away_shows_what_reads_it():
+    """The same probe: "Remove the EPSILON constant and use 0.01m directly in Near" showed the constant and a
+    neighbour, not `Near`, which reads it; nothing changed (before, the whole file was shown)."""
+    instruction = "Remove the EPSILON constant and use 0.01m directly in Near."
+    focus = focus_of(BILLING, instruction)
+    assert focus is not None and focus.names == ("Acme.Billing.Invoice.EPSILON", "Acme.Billing.Invoice.Near")
+    out = focus.text.replace("        private const decimal EPSILON = 0.01m;\n\n", "").replace("< EPSILON", "< 0.01m")
+    assert merge_focus(BILLING, out, instruction) == BILLING.replace(
+        "        private const decimal EPSILON = 0.01m;\n\n", "").replace("< EPSILON", "< 0.01m")
+
+
+def test_a_go_const_group_keeps_what_the_instruction_does_not_ask_away():
+    """The same probe: shown `Delay` alone, the model wrote a `const (...)` group of its own, which replaced the
+    file's (`MaxRetries`, still read, gone); shown the group to change one constant, an output without a sibling
+    lost it; asked to remove one, its reader was not shown."""
+    instruction = "Add a MaxDelay = 5000 constant and make Delay return at most MaxDelay."
+    focus = focus_of(GO_CONSTS, instruction)
+    assert focus is not None and focus.names == ("Delay",)
+    with pytest.raises(EditError, match="group that declares MaxRetries, which it was not shown"):
+        merge_focus(GO_CONSTS, "package limits\n\nconst (\n\tBaseDelay = 100\n\tMaxDelay  = 5000\n)\n\n"
+                               "func Delay(attempt int) int {\n\treturn MaxDelay\n}\n", instruction)
+    instruction = "Change MaxRetries to 5"
+    focus = focus_of(GO_CONSTS, instruction)
+    with pytest.raises(EditError, match="lose the constant BaseDelay"):
+        merge_focus(GO_CONSTS, focus.text.replace("= 3", "= 5").replace("\tBaseDelay  = 100\n", ""), instruction)
+    focus = focus_of(GO_CONSTS, "Remove the BaseDelay constant.")
+    assert focus is not None and focus.names == ("BaseDelay", "Delay")
+
+
+def test_a_class_docstring_rewritten_at_length_replaces_the_old_one():
+    """The same probe: a docstring rewritten at length (unlike the old one) was pasted as a second string above the
+    method shown."""
+    instruction = "Rewrite the scheduler class docstring at length, and in scheduler.enter raise on negative delay."
+    focus = focus_of(SCHED, instruction)
+    assert focus is not None and focus.names == ("scheduler.enter",)
+    long = ('"""Schedule events and run them when due.\n\n    Events are kept in a heap ordered by time and priority;'
+            '\n    `run` waits between them with the delay function.\n    """')
+    out = focus.text.replace('"""A generally useful event scheduler class."""', long)
+    assert merge_focus(SCHED, out, instruction) == SCHED.replace('"""A generally useful event scheduler class."""',
+                                                                 long)
