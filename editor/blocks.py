@@ -405,7 +405,8 @@ def target(line: str) -> str | None:
 # A typed declaration's name: `private static final int MAX_POINTS = 1000;`, `private const decimal TaxRate = 0.2m;`,
 # `const val MAX = 3`, `private val limit: Int = 5` (modifiers and a type, generic or not, before it; Kotlin's and
 # TypeScript's type after it)
-FIELD = re.compile(r"^[ \t]*(?:[\w$]+(?:<[^=]*>)?(?:\[\])*\??\s+)+([A-Za-z_$][\w$]*)\s*(?::\s*[^=]+)?=(?![=>])")
+FIELD = re.compile(r"^[ \t]*(?:[\w$]+(?:<[^=]*>)?(?:\[\])*\??\s+)+([A-Za-z_$][\w$]*)\s*(?::\s*[^=;{]+)?"
+                   r"(?:=(?![=>])|;|\{\s*(?:get|set|init)\b)")  # or none: `private int count;`, `string Sku { get; }`
 
 
 def field_name(line: str) -> str | None:
@@ -422,9 +423,9 @@ def head(block: Block) -> str:
     aside)."""
     if not block.lines:  # the blank lines a file starts with
         return ""
-    first = block.lines[0].strip().rstrip(",;")
-    name = field_name(first)
-    return "=" + name if name else first
+    first = block.lines[0].strip()
+    name = field_name(first) or field_name(first.rstrip(",;"))  # `int count;` by its `;`; `Green,` without its comma
+    return "=" + name if name else first.rstrip(",;")
 
 
 def import_names(block: Block) -> set[str]:

@@ -45,6 +45,7 @@ from editllm.editor.blocks import (
     members,
     names,
     notes_above,
+    opening,
     paired,
     params,
     signature,
@@ -183,7 +184,7 @@ def one_name(old: Block, new: Block) -> bool:
     return defines(new if old.name else old) == {old.name or new.name}
 
 
-def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
+def align(old: list[Block], new: list[Block], latest: bool, instruction: str, bounded: bool = False) -> dict[int, int]:
     """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
     between two anchors a new block replaces an old definition of the same name (the same
     decorators first; of overloads, the one with the same parameters; none when the instruction asks for an
@@ -197,7 +198,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
     docs = module_docstring(old, new, instruction)  # a text has one: the output's replaces the file's
     anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
     for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
-        interior = j1 >= 0 and j2 < m
+        interior = bounded or j1 >= 0 and j2 < m  # a class's header and end bound its first and last members
         lo, hi = min(i1, i2), max(i1, i2)  # a reordered anchor still bounds a gap
         gap_new = list(range(j1 + 1, j2))
         for j in reversed(gap_new) if latest else gap_new:
@@ -538,10 +539,10 @@ def spaced(out: list[Block], moved: dict[int, bool], old: list[Block]) -> list[B
 
 
 def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: str,
-                 drop: set[int] | None = None) -> list[Block]:
-    """Merge fragment blocks `new` into `old` (see `align`); refuse when the result depends on which
-    of two identical blocks an output block is taken to be."""
-    early, late = align(old, new, False, instruction), align(old, new, True, instruction)
+                 drop: set[int] | None = None, bounded: bool = False) -> list[Block]:
+    """Merge fragment blocks `new` into `old` (see `align`; `bounded`: a class's body); refuse when the result
+    depends on which of two identical blocks an output block is taken to be."""
+    early, late = align(old, new, False, instruction, bounded), align(old, new, True, instruction, bounded)
     if not early:
         raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
                         "or statement with it; nothing written")
@@ -639,14 +640,17 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     methods = braced(old)
     old_end = len(old.lines) - ending(old)
     new_end = len(new.lines) - (closing(new.lines, top_new) if methods else ending(new))
-    old_body = members(old.lines[top:old_end], inner, methods)
-    new_body = members(new.lines[top_new:new_end], inner, methods)
+    # the body after Allman's `{` line (C#): taken for a member, it anchored what the output adds before the member it
+    # was shown with at the class's top (a probe, session 39)
+    old_open, new_open = opening(old), opening(new)
+    old_body = members(old.lines[old_open:old_end], inner, methods)
+    new_body = members(new.lines[new_open:new_end], inner, methods)
     drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
     if docstring_first(old_body) and docstring_first(new_body):  # one class, one docstring: the output's, however
         # unlike the file's (a probe, session 39: a docstring rewritten at length was pasted above the method shown)
         old_body = [Block(None, new_body[0].lines, old_body[0].blank)] + old_body[1:]
     if new_body or not old_body:
-        body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+        body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop, bounded=True)
         if new_body and docstring_first(new_body) and not docstring_first(old_body) and new_body[0] in body:
             # a docstring the output gives a class that had none: at its top, not above the member shown next (a
             # probe, session 38: "Add a docstring to scheduler.enter" also gave the class one, merged mid-class)
@@ -654,7 +658,9 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     else:  # written bare: every member stays but those asked away, with the comments on them
         gone = {j for k in drop for j in range(notes_above(old_body, k), k + 1)}
         body = [b for k, b in enumerate(old_body) if k not in gone]
-    lines = new.lines[:top_new] + joined(body)
+    # ... kept where the output has the class without it (a member alone, wrapped in the class's line)
+    bare = new_open == top_new and not new.lines[top_new - 1].rstrip().endswith("{")
+    lines = new.lines[:new_open] + (old.lines[top:old_open] if bare else []) + joined(body)
     while lines and is_blank(lines[-1]):
         lines.pop()
     if methods:  # the class's end, whichever member the output showed last (a member alone has none)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
@@ -1401,3 +1403,29 @@ def test_a_class_docstring_rewritten_at_length_replaces_the_old_one():
     out = focus.text.replace('"""A generally useful event scheduler class."""', long)
     assert merge_focus(SCHED, out, instruction) == SCHED.replace('"""A generally useful event scheduler class."""',
                                                                  long)
+
+
+@pytest.mark.parametrize("allman", [False, True])
+def test_a_classs_first_field_changed_in_place_and_a_helper_added_above_the_method_shown(allman: bool):
+    """A class's first members lie between its header and the first member the output shares with it: a field
+    changed there was pasted beside the old one (K&R), or refused (Allman, whose `{` line anchored it); a helper
+    the model wrote above the method it was shown landed at the class's top (Allman: a probe, session 39)."""
+    from editllm.editor.merge import merge_code
+    from editllm.editor.source import split_lines
+
+    java = ("import java.util.List;\n\npublic class Geometry {\n    private int count;\n    private int size;\n\n"
+            "    public int area() {\n        return 1;\n    }\n\n"
+            "    public int other() {\n        return 2;\n    }\n}\n")
+    out = ("public class Geometry {\n    private int count;  // the count\n\n"
+           "    public int area() {\n        return 1;\n    }\n}\n")
+    helper = "    private int helper() {\n        return 3;\n    }\n\n"
+    if allman:
+        java, out, helper = (re.sub(r"(?m)^( *)(.*) \{$", r"\1\2\n\1{", text) for text in (java, out, helper))
+    merged = "".join(merge_code(split_lines(java), split_lines(out), "Comment the count field."))
+    assert merged == java.replace("    private int count;\n", "    private int count;  // the count\n")
+    area = "    public int area()" + ("\n    {" if allman else " {")
+    other = "    public int other()" + ("\n    {" if allman else " {")
+    with_helper = out.replace("    private int count;  // the count\n\n", "").replace(other, helper + other)
+    with_helper = with_helper.replace(area, helper + area)
+    merged = "".join(merge_code(split_lines(java), split_lines(with_helper), "Add a helper above area."))
+    assert merged == java.replace(area, helper + area)
