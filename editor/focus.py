@@ -164,6 +164,12 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     called = {k: name for k, m in enumerate(body) if (name := m.name or fields.get(k))}
     asked = sorted(set(asked) | set(fields) | {k for k, m in enumerate(body) if m.name and any(
         mentioned(w, m.text) for w in reading)})
+    if not asked and re.search(r"\bdocstring\b", instruction, re.I) and mentioned(block.name or "", instruction) \
+            and not asks_removal("docstring", instruction):  # one asked away: the class, as before
+        # "Change the JobQueue class docstring to ...": the class line and its docstring (a probe, session 39, was
+        # shown the whole file, and the model rewrote the module's docstring)
+        asked = docstring(body)
+        called |= {k: "__doc__" for k in asked}
     if not asked or all(k in asked for k, m in enumerate(body) if m.name) and not inner \
             and all(body[k].name for k in asked):
         return None

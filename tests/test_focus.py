@@ -1429,3 +1429,16 @@ def test_a_classs_first_field_changed_in_place_and_a_helper_added_above_the_meth
     with_helper = with_helper.replace(area, helper + area)
     merged = "".join(merge_code(split_lines(java), split_lines(with_helper), "Add a helper above area."))
     assert merged == java.replace(area, helper + area)
+
+
+def test_a_class_docstring_asked_of_by_the_class_name_shows_the_class_line_and_it():
+    """A probe (session 39): "Change the JobQueue class docstring to ..." saw the whole file, and the model rewrote
+    the module's docstring; now the class line and its docstring. Asked away, the class as before."""
+    instruction = 'Change the scheduler class docstring to "Runs timed events."'
+    focus = focus_of(SCHED, instruction)
+    assert focus is not None and focus.names == ("scheduler.__doc__",)
+    assert focus.text.endswith('class scheduler:\n    """A generally useful event scheduler class."""\n')
+    out = focus.text.replace("A generally useful event scheduler class.", "Runs timed events.")
+    assert merge_focus(SCHED, out, instruction) == SCHED.replace("A generally useful event scheduler class.",
+                                                                 "Runs timed events.")
+    assert focus_of(SCHED, "Remove the docstring of scheduler.") is None  # the class, most of the file
