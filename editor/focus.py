@@ -190,8 +190,8 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     inner = {k: cut for k, cut in inner.items() if k in picked}
     cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
         body[k].blank if n < len(picked) - 1 else [])]
-    named = [f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
-             for leaf in (inner[k].named if k in inner else [""])]
+    named = list(dict.fromkeys(f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
+                               for leaf in (inner[k].named if k in inner else [""])))  # a docstring's parts: once
     return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), named,
                [body[k].name or "" for k in shown if body[k].name], picked, inner)
 
@@ -233,6 +233,8 @@ def body_of(block: Block) -> list[Block] | None:
 
 
 MEMBER_WORDS = r"(?:method|function|getter|setter|property|member|handler|hook)"
+
+
 def constant_of(member: Block, instruction: str) -> str | None:
     """The name of a class's constant the instruction asks something of itself ("Change MAX_POINTS to 2000", "Set
     `TaxRate` to 0.25"): a field named as code, its value on its line. A probe (session 38) was shown all of
@@ -379,7 +381,7 @@ def is_named(block: Block, instruction: str) -> bool:
         return False
     return bool(block.name) or not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction \
         or bool(FUNCTION_VALUE.search(block.lines[0])) \
-        or re.search(rf"(?<![\w$.]){name}(?:\.|::|#)[A-Za-z_$]", instruction) is not None
+        or re.search(rf"(?<![\w$.]){re.escape(name)}(?:\.|::|#)[A-Za-z_$]", instruction) is not None
 
 
 # A constant whose value is a function (`const check = (url) => {`, `const run = async function (`): a definition,
