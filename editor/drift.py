@@ -430,18 +430,23 @@ def removal_words(instruction: str) -> set[str]:
 
 
 def spans(lines: list[str]) -> list[tuple[int, int]]:
-    """The line ranges of the file's top-level blocks and of the members of its classes."""
+    """The line ranges of the file's top-level blocks and of the members of its classes, and of theirs (a C#
+    namespace's classes' methods: a probe, session 39, had a method removed as asked noted as lines dropped)."""
     out: list[tuple[int, int]] = []
     k = 0
     for b in split_blocks(lines, 0):
-        out.append((k, k + len(b.lines)))
-        parts = class_members(b)
-        if parts is not None:
-            j = k + header_size(b)
-            for m in parts:
-                out.append((j, j + len(m.lines)))
-                j += len(m.lines) + len(m.blank)
+        out += [(k, k + len(b.lines))] + member_spans(b, k)
         k += len(b.lines) + len(b.blank)
+    return out
+
+
+def member_spans(block: Block, start: int) -> list[tuple[int, int]]:
+    """The line ranges of a class's members (and of theirs), the class starting at line `start`."""
+    out: list[tuple[int, int]] = []
+    j = start + header_size(block)
+    for m in class_members(block) or []:
+        out += [(j, j + len(m.lines))] + member_spans(m, j)
+        j += len(m.lines) + len(m.blank)
     return out
 
 

@@ -451,3 +451,18 @@ def test_a_class_whose_name_reads_as_a_verb_asks_no_rework():
     new = "function keep (a) {\n  return 2\n}\n\nmodule.exports = { keep }\n"
     assert dropped_lines("sorter.js", old, new, "Remove the Sorter class.") == [5]  # `check(a)`, not asked
     assert dropped_lines("sorter.js", old, new, "Remove the Sorter class. Sort the exports.") == []
+
+
+def test_a_method_removed_from_a_class_in_a_namespace_is_no_dropped_line():
+    """A probe (session 39): "Remove the RemoveLine method of OrderProcessor" in a C# namespace, removed right, was
+    noted as lines the instruction does not ask to go: the method's span was read one level deep only."""
+    from editllm.editor.drift import dropped_lines
+
+    cs = ("namespace Shop\n{\n    public class OrderProcessor\n    {\n        public int Count()\n        {\n"
+          "            return 0;\n        }\n\n        public bool RemoveLine(string sku)\n        {\n"
+          "            int removed = 1;\n            return removed > 0;\n        }\n    }\n}\n")
+    after = cs.replace("\n        public bool RemoveLine(string sku)\n        {\n            int removed = 1;\n"
+                       "            return removed > 0;\n        }\n", "")
+    assert dropped_lines("a.cs", cs, after, "Remove the RemoveLine method of OrderProcessor.") == []
+    partly = cs.replace("            int removed = 1;\n", "")  # a line of it, not asked: noted
+    assert dropped_lines("a.cs", cs, partly, "Remove the RemoveLine method of OrderProcessor.") != []
