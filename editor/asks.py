@@ -261,7 +261,11 @@ def asked_definitions(instruction: str) -> list[str]:
 # (a probe, session 34: "the instruction asks for that, which the edit does not define")
 NOT_A_NAME = {"new", "method", "function", "class", "test", "that", "which", "to", "for", "in", "on", "of", "with",
               "and", "or", "so", "the", "a", "an", "this", "it", "here", "there", "after", "before", "above", "below",
-              "next", "near", "where", "when", "whose", "called", "named", "returning", "taking", "like", "similar"}
+              "next", "near", "where", "when", "whose", "called", "named", "returning", "taking", "like", "similar",
+              # "add a class docstring to scheduler", "a class attribute": what it adds to the class (a probe,
+              # session 39: "the instruction asks for docstring")
+              "docstring", "docstrings", "comment", "comments", "attribute", "attributes", "variable", "field",
+              "constant", "decorator", "level", "annotation", "annotations"}
 
 
 NAME = r"[A-Za-z_$][\w$]*"

@@ -170,6 +170,8 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
         # shown the whole file, and the model rewrote the module's docstring)
         asked = docstring(body)
         called |= {k: "__doc__" for k in asked}
+        if not asked and (first := next((k for k, m in enumerate(body) if m.name), None)) is not None:
+            asked = [first]  # none yet: the class line and its first member, after which the model writes one
     if not asked or all(k in asked for k, m in enumerate(body) if m.name) and not inner \
             and all(body[k].name for k in asked):
         return None

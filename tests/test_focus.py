@@ -1442,3 +1442,19 @@ def test_a_class_docstring_asked_of_by_the_class_name_shows_the_class_line_and_i
     assert merge_focus(SCHED, out, instruction) == SCHED.replace("A generally useful event scheduler class.",
                                                                  "Runs timed events.")
     assert focus_of(SCHED, "Remove the docstring of scheduler.") is None  # the class, most of the file
+
+
+def test_a_class_docstring_added_shows_the_class_line_and_its_first_member():
+    """A probe (session 39): "Add a class docstring to scheduler saying ..." saw the whole file and ran out of tokens
+    (rc 2 after 143-228 s); now the class line and its first member, the model's docstring merged at the top, and
+    no note that the instruction asked for a definition named "docstring"."""
+    from editllm.editor.asks import asked_definitions
+
+    bare = SCHED.replace('    """A generally useful event scheduler class."""\n\n', "")
+    instruction = "Add a class docstring to scheduler saying it runs timed events."
+    focus = focus_of(bare, instruction)
+    assert focus is not None and focus.names == ("scheduler.__init__",)
+    out = focus.text.replace("class scheduler:\n", 'class scheduler:\n    """Runs timed events."""\n\n')
+    assert merge_focus(bare, out, instruction) == bare.replace("class scheduler:\n",
+                                                               'class scheduler:\n    """Runs timed events."""\n\n')
+    assert asked_definitions(instruction) == [] and asked_definitions("add a class Foo") == ["Foo"]
