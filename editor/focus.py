@@ -130,24 +130,62 @@ class Cut(NamedTuple):
     inner: dict[int, Cut]  # the picked members that are classes cut down in turn (a C# namespace's, a Ruby module's)
 
 
+class Asked(NamedTuple):
+    """The members of a class an instruction is about (`asked_members`)."""
+
+    members: list[int]  # indices into `body_of(block)`, in order
+    inner: dict[int, Cut]  # of those, the classes cut down in turn
+    called: dict[int, str]  # what each is called by: its name, a field's, `__doc__`
+
+
 def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
              taken: frozenset[str] = frozenset()) -> Cut | None:
-    """A class cut down to its header, the members the instruction names and its closing line; None when it names
-    none of them, or all. Real probes (session 37) asked for one method of a class that was most of its file
-    (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped other methods or
-    wrote it back unchanged, in 60-150 s; one of configparser's classes is 649 lines, past the model's context.
-    Members asked away are shown beside a neighbour: shown `__bool__` alone and asked to remove it, the model
-    renamed it rather than leave a class with no body (session 38); a Python class's docstring is shown too (shown
-    a class without one, and asked to "add a docstring to RawConfigParser.sections", the model wrote one for the
-    class). A member that is a class is cut down in turn: a C# file's classes sit in a `namespace X { }`, a Ruby
-    gem's in a `module`, and a probe (session 38) found none of them ever focused. A constant the instruction asks
-    of the code that reads it (the class's own, or one of `read`, the file's: "warn when the count exceeds
-    MAX_POINTS", "remove the DEBUG prints") is shown with the members that read it. A member named as one of a
-    class the instruction names is that class's (`taken`: "Remove the Total method of Invoice" is not about
-    `InvoiceBook.Total`: a probe, session 39, had both shown and an empty answer took both away). The merge keeps
-    the members the class was shown without (`merge.merge_pair`)."""
-    if not (body := body_of(block)):
+    """A class cut down to its header, the members the instruction is about (`asked_members`) and its closing
+    line; None when it names none of them, or all. Real probes (session 37) asked for one method of a class that was
+    most of its file (`scheduler.enter`, `TopologicalSorter.__bool__`): shown the whole file, the model dropped
+    other methods or wrote it back unchanged, in 60-150 s; one of configparser's classes is 649 lines, past the
+    model's context. Members asked away are shown beside a neighbour: shown `__bool__` alone and asked to remove
+    it, the model renamed it rather than leave a class with no body (session 38); a Python class's docstring is
+    shown too (shown a class without one, and asked to "add a docstring to RawConfigParser.sections", the model
+    wrote one for the class). The merge keeps the members the class was shown without (`merge.merge_pair`)."""
+    if not (body := body_of(block)) or (found := asked_members(block, body, instruction, read, taken)) is None:
         return None
+    asked, inner, called = found
+    leaves = [k for k in asked if k not in inner]  # the members named themselves, not through one of theirs
+    going = bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
+    if going and len({called[k] for k in leaves}) < len(leaves):
+        return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
+    shown = asked + docstring(body)
+    if going:
+        others = [k for k, m in enumerate(body) if m.name and k not in asked]
+        shown += [min(others, key=lambda k: abs(k - leaves[0]))] if others else []  # the nearest, not its comment
+    elif SHAPE.search(instruction) and not TYPES_OR_DOCS.search(instruction):  # its callers in the class change too
+        calls = [called[k] for k in leaves] + [leaf.rsplit(".", 1)[-1] for cut in inner.values() for leaf in cut.named]
+        shown += [k for k, m in enumerate(body) if k not in asked and m.name
+                  and any(re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", m.text) for name in calls)]
+    top, end = opening(block), len(block.lines) - ending(block)
+    picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
+    cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
+        body[k].blank if n < len(picked) - 1 else [])]
+    named = list(dict.fromkeys(f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
+                               for leaf in (inner[k].named if k in inner else [""])))  # a docstring's parts: once
+    return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), named,
+               [body[k].name or "" for k in shown if body[k].name], picked, inner)
+
+
+def asked_members(block: Block, body: list[Block], instruction: str, read: frozenset[str],
+                  taken: frozenset[str]) -> Asked | None:
+    """The members of a class the instruction is about, or None when it is about none, or all: those it names
+    (`names_member`), a field it names as code, and
+    - a member that is a class with members of its own asked (cut down in turn): a C# file's classes sit in a
+      `namespace X { }`, a Ruby gem's in a `module`, and a probe (session 38) found none of them ever focused;
+    - the members that read a constant asked of its readers (the class's own, or one of `read`, the file's: "warn
+      when the count exceeds MAX_POINTS", "remove the DEBUG prints"), or asked away;
+    - the docstring, asked of by the class's name ("Change the JobQueue class docstring to ...": a probe, session
+      39, was shown the whole file, and the model rewrote the module's docstring), or the first member, after
+      which the model writes one the class lacks.
+    A member named as one of a class the instruction names is that class's (`taken`: "Remove the Total method of
+    Invoice" is not about `InvoiceBook.Total`: the same probe had both shown and an empty answer took both away)."""
     owners = [m for m in body if class_members(m) is not None and m.name
               and names_member(block.name or "", m.name, instruction)]  # the classes in it the instruction names
     known = {name for m in owners for name in member_names(m)}
@@ -166,36 +204,12 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
         mentioned(w, m.text) for w in reading)})
     if not asked and re.search(r"\bdocstring\b", instruction, re.I) and mentioned(block.name or "", instruction) \
             and not asks_removal("docstring", instruction):  # one asked away: the class, as before
-        # "Change the JobQueue class docstring to ...": the class line and its docstring (a probe, session 39, was
-        # shown the whole file, and the model rewrote the module's docstring)
-        asked = docstring(body)
-        called |= {k: "__doc__" for k in asked}
-        if not asked and (first := next((k for k, m in enumerate(body) if m.name), None)) is not None:
-            asked = [first]  # none yet: the class line and its first member, after which the model writes one
+        asked = docstring(body) or [k for k, m in enumerate(body) if m.name][:1]
+        called |= {k: "__doc__" for k in asked if not body[k].name}
     if not asked or all(k in asked for k, m in enumerate(body) if m.name) and not inner \
             and all(body[k].name for k in asked):
         return None
-    leaves = [k for k in asked if k not in inner]  # the members named themselves, not through one of theirs
-    going = bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
-    if going and len({called[k] for k in leaves}) < len(leaves):
-        return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
-    shown = asked + docstring(body)
-    if going:
-        others = [k for k, m in enumerate(body) if m.name and k not in asked]
-        shown += [min(others, key=lambda k: abs(k - leaves[0]))] if others else []  # the nearest, not its comment
-    elif SHAPE.search(instruction) and not TYPES_OR_DOCS.search(instruction):  # its callers in the class change too
-        calls = [called[k] for k in leaves] + [leaf.rsplit(".", 1)[-1] for cut in inner.values() for leaf in cut.named]
-        shown += [k for k, m in enumerate(body) if k not in asked and m.name
-                  and any(re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", m.text) for name in calls)]
-    top, end = opening(block), len(block.lines) - ending(block)
-    picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
-    inner = {k: cut for k, cut in inner.items() if k in picked}
-    cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
-        body[k].blank if n < len(picked) - 1 else [])]
-    named = list(dict.fromkeys(f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
-                               for leaf in (inner[k].named if k in inner else [""])))  # a docstring's parts: once
-    return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), named,
-               [body[k].name or "" for k in shown if body[k].name], picked, inner)
+    return Asked(asked, inner, called)
 
 
 def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int, Cut]:
