@@ -416,6 +416,9 @@ def field_name(line: str) -> str | None:
         keyword.iskeyword(w) and w not in ("global", "nonlocal") for w in line.split()[:1]) else None)
 
 
+TRAILING_COMMENT = re.compile(r"\s+(?://|#)[^\"'`]*$")  # a comment after code, no quote in it
+
+
 def head(block: Block) -> str:
     """What a statement is about: the name an assignment or a declaration gives a value to (a class's `private
     static final int MAX = 1000;` changed to 2000 is the same field: a member focused alone was merged back beside
@@ -423,7 +426,7 @@ def head(block: Block) -> str:
     aside)."""
     if not block.lines:  # the blank lines a file starts with
         return ""
-    first = block.lines[0].strip()
+    first = TRAILING_COMMENT.sub("", block.lines[0].strip())  # `dev; // the device`: `dev;`
     name = field_name(first) or field_name(first.rstrip(",;"))  # `int count;` by its `;`; `Green,` without its comma
     return "=" + name if name else first.rstrip(",;")
 

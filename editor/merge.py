@@ -170,9 +170,11 @@ def module_docstring(old: list[Block], new: list[Block], instruction: str = "") 
     return (i, j) if alike[i] >= max(max(alike.values()), enough) else None
 
 
-def docstring_first(blocks: list[Block]) -> bool:
-    """Whether the first block of a body is a string statement: a class's docstring."""
-    return bool(blocks) and not blocks[0].name and bool(blocks[0].lines) and bool(STRING.match(blocks[0].lines[0]))
+def docstring_at(blocks: list[Block]) -> int | None:
+    """The index of a body's docstring: its first statement, when that is a string (after the blank lines a class's
+    body may open with, a block of no lines)."""
+    k = next((k for k, b in enumerate(blocks) if b.lines), None)
+    return k if k is not None and not blocks[k].name and STRING.match(blocks[k].lines[0]) else None
 
 
 def one_name(old: Block, new: Block) -> bool:
@@ -184,7 +186,7 @@ def one_name(old: Block, new: Block) -> bool:
     return defines(new if old.name else old) == {old.name or new.name}
 
 
-def align(old: list[Block], new: list[Block], latest: bool, instruction: str, bounded: bool = False) -> dict[int, int]:
+def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:
     """Pair new blocks with old ones, in order (new index → old index). Identical blocks are anchors (`identical`);
     between two anchors a new block replaces an old definition of the same name (the same
     decorators first; of overloads, the one with the same parameters; none when the instruction asks for an
@@ -198,7 +200,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str, bo
     docs = module_docstring(old, new, instruction)  # a text has one: the output's replaces the file's
     anchors = [(-1, -1)] + sorted((j, i) for j, i in pairs.items()) + [(m, n)]
     for (j1, i1), (j2, i2) in zip(anchors[:-1], anchors[1:], strict=True):
-        interior = bounded or j1 >= 0 and j2 < m  # a class's header and end bound its first and last members
+        interior = j1 >= 0 and j2 < m
         lo, hi = min(i1, i2), max(i1, i2)  # a reordered anchor still bounds a gap
         gap_new = list(range(j1 + 1, j2))
         for j in reversed(gap_new) if latest else gap_new:
@@ -539,10 +541,10 @@ def spaced(out: list[Block], moved: dict[int, bool], old: list[Block]) -> list[B
 
 
 def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: str,
-                 drop: set[int] | None = None, bounded: bool = False) -> list[Block]:
-    """Merge fragment blocks `new` into `old` (see `align`; `bounded`: a class's body); refuse when the result
-    depends on which of two identical blocks an output block is taken to be."""
-    early, late = align(old, new, False, instruction, bounded), align(old, new, True, instruction, bounded)
+                 drop: set[int] | None = None) -> list[Block]:
+    """Merge fragment blocks `new` into `old` (see `align`); refuse when the result depends on which
+    of two identical blocks an output block is taken to be."""
+    early, late = align(old, new, False, instruction), align(old, new, True, instruction)
     if not early:
         raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
                         "or statement with it; nothing written")
@@ -646,15 +648,16 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     old_body = members(old.lines[old_open:old_end], inner, methods)
     new_body = members(new.lines[new_open:new_end], inner, methods)
     drop = {k for k, b in enumerate(old_body) if asked_away(b, instruction)}
-    if docstring_first(old_body) and docstring_first(new_body):  # one class, one docstring: the output's, however
-        # unlike the file's (a probe, session 39: a docstring rewritten at length was pasted above the method shown)
-        old_body = [Block(None, new_body[0].lines, old_body[0].blank)] + old_body[1:]
+    doc, new_doc = docstring_at(old_body), docstring_at(new_body)
+    if doc is not None and new_doc is not None:  # one class, one docstring: the output's, however unlike the file's
+        # (a probe, session 39: a docstring rewritten at length was pasted above the method shown)
+        old_body = old_body[:doc] + [Block(None, new_body[new_doc].lines, old_body[doc].blank)] + old_body[doc + 1:]
     if new_body or not old_body:
-        body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop, bounded=True)
-        if new_body and docstring_first(new_body) and not docstring_first(old_body) and new_body[0] in body:
+        body = merge_blocks(old_body, new_body, instruction, f"{where}:{old.name}", drop)
+        if new_doc is not None and doc is None and new_body[new_doc] in body:
             # a docstring the output gives a class that had none: at its top, not above the member shown next (a
             # probe, session 38: "Add a docstring to scheduler.enter" also gave the class one, merged mid-class)
-            body.insert(0, body.pop(body.index(new_body[0])))
+            body.insert(0, body.pop(body.index(new_body[new_doc])))
     else:  # written bare: every member stays but those asked away, with the comments on them
         gone = {j for k in drop for j in range(notes_above(old_body, k), k + 1)}
         body = [b for k, b in enumerate(old_body) if k not in gone]

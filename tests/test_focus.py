@@ -1407,9 +1407,10 @@ def test_a_class_docstring_rewritten_at_length_replaces_the_old_one():
 
 @pytest.mark.parametrize("allman", [False, True])
 def test_a_classs_first_field_changed_in_place_and_a_helper_added_above_the_method_shown(allman: bool):
-    """A class's first members lie between its header and the first member the output shares with it: a field
-    changed there was pasted beside the old one (K&R), or refused (Allman, whose `{` line anchored it); a helper
-    the model wrote above the method it was shown landed at the class's top (Allman: a probe, session 39)."""
+    """A class's first members lie between its header and the first member the output shares with it, where only
+    a statement about the same name pairs: a field changed there was pasted beside the old one (K&R) or refused
+    (Allman), `private int count;` naming nothing; a helper the model wrote above the method it was shown landed at
+    the class's top (Allman, whose `{` line was taken for a member: a probe, session 39)."""
     from editllm.editor.merge import merge_code
     from editllm.editor.source import split_lines
 
@@ -1458,3 +1459,20 @@ def test_a_class_docstring_added_shows_the_class_line_and_its_first_member():
     assert merge_focus(bare, out, instruction) == bare.replace("class scheduler:\n",
                                                                'class scheduler:\n    """Runs timed events."""\n\n')
     assert asked_definitions(instruction) == [] and asked_definitions("add a class Foo") == ["Foo"]
+
+
+def test_a_statement_is_about_its_name_whatever_comment_follows_and_a_docstring_after_a_blank_line_stays_there():
+    """A model-free fuzz (session 39: every member of every class in 159 files written back with its first line
+    marked): `dev; // MARK` was taken for a new member beside `dev;`, and a docstring after the blank line a class
+    opens with was moved above that line."""
+    from editllm.editor.blocks import Block, head
+    from editllm.editor.merge import merge_code
+    from editllm.editor.source import split_lines
+
+    assert head(Block(None, ["    dev; // the device\n"], [])) == head(Block(None, ["    dev;\n"], [])) == "=dev"
+    assert head(Block(None, ["    #slurp(ex) {\n"], [])) == "#slurp(ex) {"  # a private name, no comment
+    py = ('class T:\n\n    """Text layer."""\n\n    def a(self):\n        return 1\n\n'
+          "    def b(self):\n        return 2\n")
+    out = 'class T:\n    """Text layer, marked."""\n\n    def a(self):\n        return 1\n'
+    assert "".join(merge_code(split_lines(py), split_lines(out), "Mark the docstring.")) == py.replace(
+        "Text layer.", "Text layer, marked.")
