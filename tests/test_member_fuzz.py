@@ -1,0 +1,153 @@
+"""Every member of every class of real files, edited by one marked line, merges back as exactly that edit.
+
+Model-free and over files no generator of ours wrote (Python's own standard library, present wherever the tests
+run): each member's first body line is marked in the focused view (`focus_of`, "In Owner.member, fix the bug.")
+and merged back (`merge_focus`); and each member, marked on its first line, is written as a fragment of its class
+(the class line, the member, the class end) and merged with `merge_code`. The merge may refuse (a marked line that
+reads as another member); it may never place the edit wrongly. Session 39 ran these over 159 files (the standard
+library, npm's packages, two probes' C#, Java, Kotlin, Ruby, Go and Swift files): session 38's fragment merges gave
+53 wrong files of 3,407, these none.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from editllm.editor.blocks import Block, ending, header_size, opening, split_blocks
+from editllm.editor.errors import EditError
+from editllm.editor.focus import body_of, focus_of, merge_focus
+from editllm.editor.merge import merge_code
+from editllm.editor.source import split_lines
+
+MODULES = ["sched", "textwrap", "shlex", "configparser", "_pyio", "imaplib", "difflib", "argparse"]
+# A C# file with a file-scoped namespace and Allman braces, from a probe (session 38): session 38's fragment merges
+# put 15 of its members' marked lines in the wrong place (the `{` line read as a member, `int count;` as no name)
+CSHARP = """using System;
+using System.Collections.Generic;
+using System.Linq;
+
+namespace Shop.Orders;
+public class OrderLine
+{
+    public string Sku { get; set; }
+    public int Quantity { get; set; }
+    public decimal UnitPrice { get; set; }
+
+    public OrderLine(string sku, int quantity, decimal unitPrice)
+    {
+        Sku = sku;
+        Quantity = quantity;
+        UnitPrice = unitPrice;
+    }
+
+    public decimal Total() => Quantity * UnitPrice;
+}
+
+public class OrderProcessor
+{
+    private const decimal TaxRate = 0.2m;
+    private readonly List<OrderLine> _lines = new List<OrderLine>();
+    private readonly string _customer;
+
+    public OrderProcessor(string customer)
+    {
+        _customer = customer;
+    }
+
+    public void AddLine(string sku, int quantity, decimal unitPrice)
+    {
+        if (quantity <= 0)
+            throw new ArgumentException("Quantity must be positive", nameof(quantity));
+        _lines.Add(new OrderLine(sku, quantity, unitPrice));
+        Console.WriteLine($"Added {quantity} x {sku}");
+    }
+
+    public decimal Subtotal()
+    {
+        return _lines.Sum(l => l.Total());
+    }
+
+    public decimal Tax()
+    {
+        return Math.Round(Subtotal() * TaxRate, 2);
+    }
+
+    public decimal GrandTotal()
+    {
+        return Subtotal() + Tax();
+    }
+
+    public string Receipt()
+    {
+        var parts = _lines.Select(l => $"{l.Sku} x{l.Quantity} = {l.Total():F2}");
+        Console.WriteLine("Building receipt for " + _customer);
+        return string.Join("\n", parts) + $"\nTotal: {GrandTotal():F2}";
+    }
+
+    public bool RemoveLine(string sku)
+    {
+        int removed = _lines.RemoveAll(l => l.Sku == sku);
+        return removed > 0;
+    }
+}
+"""
+
+
+def mark(line: str, module: str) -> str:
+    return line.rstrip("\n") + ("  // MARK\n" if module == "csharp" else "  # MARK\n")
+
+
+def source(module: str) -> str:
+    if module == "csharp":
+        return CSHARP
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        pytest.skip(f"{module} has no Python source here")
+    with open(spec.origin, encoding="utf-8") as f:
+        return f.read()
+
+
+def classes(text: str) -> list[tuple[Block, list[Block]]]:
+    return [(b, body) for b in split_blocks(split_lines(text), 0) if (body := body_of(b))]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_a_member_edited_in_its_focused_view_merges_back_as_that_edit(module: str):
+    text = source(module)
+    checked = 0
+    for cls, body in classes(text):
+        for member in body:
+            if not member.name or len(member.lines) < 3:
+                continue
+            instruction = f"In {cls.name}.{member.name}, fix the bug."
+            focus = focus_of(text, instruction)
+            target = member.lines[header_size(member)]
+            if focus is None or text.count(target) != 1 or target not in focus.text:
+                continue
+            marked = target.rstrip("\n") + "  # MARK\n"
+            try:
+                merged = merge_focus(text, focus.text.replace(target, marked, 1), instruction)
+            except EditError:
+                continue
+            assert merged == text.replace(target, marked, 1), instruction
+            checked += 1
+    assert checked > 0
+
+
+@pytest.mark.parametrize("module", [*MODULES, "csharp"])
+def test_a_member_written_as_a_fragment_of_its_class_merges_in_its_place(module: str):
+    text = source(module)
+    lines = split_lines(text)
+    for cls, body in classes(text):
+        for member in body:
+            first = member.lines[0] if member.lines else ""
+            if not first.strip() or first.lstrip().startswith(("#", "@")) or text.count(first) != 1:
+                continue
+            marked = mark(first, module)
+            fragment = cls.lines[:opening(cls)] + [marked] + member.lines[1:] + cls.lines[len(cls.lines) - ending(cls):]
+            try:
+                merged = merge_code(lines, fragment, "fix it")
+            except EditError:
+                continue
+            assert merged is None or "".join(merged) == text.replace(first, marked, 1), (cls.name, first)
