@@ -26,7 +26,9 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 # "public interface that other modules use" in a README, or C's `static struct node *find(...)`, is none.
 DEF = re.compile(
     MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod|type|"
-    r"extension)\s+"  # Swift's `extension Temperature {`: a probe (session 38) asked for one of its methods
+    r"extension|object)\s+"  # Swift's `extension Temperature {` (a probe, session 38, asked for one of its
+    # methods), Kotlin's and Scala's `object Registry {`; a `companion object {` is named `object`
+    r"|companion\s+(?=object\s*\{)"
     r"|impl<(?:[^<>]|<[^<>]*>)*>\s*"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
     # Ruby's `module Throttle` (`Net::HTTP`), TypeScript's `module Shapes {`: a capitalised name that ends the line,
     # not Haskell's `module Main where` or Verilog's `module counter(`, which hold no members
@@ -79,7 +81,8 @@ C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\([^;\"'=]*$")  # a signature:
 GO_METHOD = re.compile(r"^func\s+\([^)]*\)\s+([A-Za-z_]\w*)\s*[(\[]")  # `func (s *Server) Start(ctx) error {`
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
 # Definitions whose body is a list of members: shown with one member, the others are kept.
-CONTAINER = re.compile(MODIFIERS + r"(?:(?:class|interface|struct|enum|trait|impl|namespace|module|extension)\s|impl<)")
+CONTAINER = re.compile(MODIFIERS + r"(?:(?:class|interface|struct|enum|trait|impl|namespace|module|extension|object)\s"
+                                   r"|impl<|companion\s+object\b)")
 
 DECORATOR = re.compile(r"^[ \t]*@")
 RUST_ATTRIBUTE = re.compile(r"^[ \t]*#\[[^\n]*\][ \t]*$")  # `#[derive(Debug)]`, not the file's own `#![...]`

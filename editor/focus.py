@@ -408,10 +408,18 @@ FUNCTION_VALUE = re.compile(r"=\s*(?:async\s+)?(?:function\b|\([^()]*\)\s*(?::[^
 GROUP = re.compile(r"^(?:const|var)\s*\(\s*$")  # Go's `const (` ... `)`
 
 
+GROUP_WORDS = re.compile(r"\b(const|var)\w*\s+(?:group|block)\b", re.I)  # "the const group", "the constants block"
+
+
 def grouped(block: Block, instruction: str) -> str | None:
     """The constant of a Go `const (...)` group the instruction asks something of itself ("Change MaxRetries to 5"),
-    named as code: the group is shown whole (a probe, session 38, was shown all of the file for that)."""
-    return next((name for name in group_names(block) if mentioned(name, instruction)
+    named as code: the group is shown whole (a probe, session 38, was shown all of the file for that); or the
+    group's first, when the instruction speaks of the group ("add a MaxDelay constant to the const group": a probe,
+    session 39, was shown `Delay` alone, and the model's group of its own was refused)."""
+    names = group_names(block)
+    if names and (words := GROUP_WORDS.search(instruction)) and block.lines[0].startswith(words[1].lower()):
+        return names[0]
+    return next((name for name in names if mentioned(name, instruction)
                  and not re.fullmatch(r"[a-z]+", name) and about_itself(name, instruction)), None)
 
 

@@ -1476,3 +1476,30 @@ def test_a_statement_is_about_its_name_whatever_comment_follows_and_a_docstring_
     out = 'class T:\n    """Text layer, marked."""\n\n    def a(self):\n        return 1\n'
     assert "".join(merge_code(split_lines(py), split_lines(out), "Mark the docstring.")) == py.replace(
         "Text layer.", "Text layer, marked.")
+
+
+def test_the_const_group_spoken_of_is_shown():
+    """A probe (session 39): "Add a MaxDelay = 5000 constant to the const group and make Delay return at most
+    MaxDelay" showed `Delay` alone, and the model's group of its own was refused; now the group too."""
+    instruction = "Add a MaxDelay = 5000 constant to the const group and make Delay return at most MaxDelay."
+    focus = focus_of(GO_CONSTS, instruction)
+    assert focus is not None and focus.names == ("MaxRetries", "Delay") and "\tBaseDelay  = 100\n" in focus.text
+    out = focus.text.replace("\tBaseDelay  = 100\n", "\tBaseDelay  = 100\n\tMaxDelay   = 5000\n")
+    assert merge_focus(GO_CONSTS, out, instruction) == GO_CONSTS.replace(
+        "\tBaseDelay  = 100\n", "\tBaseDelay  = 100\n\tMaxDelay   = 5000\n")
+
+
+def test_a_constant_in_a_kotlin_companion_object_is_shown_alone():
+    """A probe (session 39): "Change MAX_ATTEMPTS to 8" saw the whole file: a `companion object { }` held no
+    members (now it is named `object`, a container), and Kotlin's `object Registry {` was no definition."""
+    kt = ("import java.time.Duration\n\nclass RetryPolicy(private val attempts: Int) {\n    companion object {\n"
+          "        const val MAX_ATTEMPTS = 5\n        const val BASE_DELAY_MS = 200L\n    }\n\n"
+          "    fun delayFor(attempt: Int): Duration {\n        return Duration.ofMillis(BASE_DELAY_MS * attempt)\n"
+          "    }\n\n    fun shouldRetry(attempt: Int): Boolean {\n        return attempt < attempts\n    }\n}\n\n"
+          "object Registry {\n    fun items(): List<String> = listOf()\n}\n")
+    instruction = "Change MAX_ATTEMPTS to 8"
+    focus = focus_of(kt, instruction)
+    assert focus is not None and focus.names == ("RetryPolicy.object.MAX_ATTEMPTS",)
+    assert focus.text.endswith("    companion object {\n        const val MAX_ATTEMPTS = 5\n    }\n}\n")
+    assert merge_focus(kt, focus.text.replace("= 5", "= 8"), instruction) == kt.replace("= 5", "= 8")
+    assert focus_of(kt, "Make Registry.items return the retry policies.").names == ("Registry",)
