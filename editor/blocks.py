@@ -290,11 +290,16 @@ def child_indent(block: Block) -> int | None:
     return None
 
 
+def member_head(line: str) -> re.Match | None:
+    """A braced class member's definition line: `size() {`, or an expression-bodied one (`fun f() = ...`)."""
+    return METHOD.match(line) or METHOD_EXPR.match(line)
+
+
 def header_size(block: Block) -> int:
     """Lines up to and including the definition line (decorators come first); for a named block the line
     that defines its name (a method `size() {` too)."""
     for k, line in enumerate(block.lines):
-        m = DEF.match(line) or (METHOD.match(line) or METHOD_EXPR.match(line) if block.name else None)
+        m = DEF.match(line) or (member_head(line) if block.name else None)
         if m and block.name in (None, m.group(1)):
             return k + 1
     return 1
@@ -316,7 +321,7 @@ def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
     for b in blocks if methods else []:
         k = next((k for k, line in enumerate(b.lines) if not DECORATOR.match(line)), len(b.lines))
         first = b.lines[k] if k < len(b.lines) else ""
-        m = METHOD.match(first) or METHOD_EXPR.match(first) if b.name is None and indent_of(first) == indent else None
+        m = member_head(first) if b.name is None and indent_of(first) == indent else None
         if m is None and b.name is None and indent_of(first) == indent and k + 1 < len(b.lines) \
                 and b.lines[k + 1].strip() == "{":
             m = METHOD_ALLMAN.match(first)
@@ -376,7 +381,7 @@ def signature(block: Block) -> tuple:
     `impl S`."""
     top = header_size(block)
     header = block.lines[top - 1] if block.lines else ""
-    m = DEF.match(header) or (METHOD.match(header) or METHOD_EXPR.match(header) if block.name else None)
+    m = DEF.match(header) or (member_head(header) if block.name else None)
     keywords = tuple(w for w in header[:m.start(1)].split() if w not in ("export", "async")) if m else ()
     return (block.name, tuple(x.strip() for x in block.lines[:top - 1]), keywords)
 
