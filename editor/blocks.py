@@ -27,8 +27,9 @@ MODIFIERS = (r"^[ \t]*(?:export\s+(?:default\s+)?)?(?:pub(?:\([^)]*\))?\s+)?"
 DEF = re.compile(
     MODIFIERS + r"(?:(?:def|class|function\*?|fn|func|interface|struct|enum|trait|impl|namespace|mod|type|"
     r"extension|object)\s+"  # Swift's `extension Temperature {` (a probe, session 38, asked for one of its
-    # methods), Kotlin's and Scala's `object Registry {`; a `companion object {` is named `object`
-    r"|companion\s+(?=object\s*\{)"
+    # methods), Kotlin's and Scala's `object Registry {`; a `companion object {` is named `object`, a
+    # `companion object Factory {` by its name
+    r"|companion\s+(?=object\s*\{)|companion\s+object\s+(?=[A-Za-z_]\w*\s*[:{])"
     r"|impl<(?:[^<>]|<[^<>]*>)*>\s*"  # Rust's `impl<'a> Data<'a> {`, `impl<T: Into<String>> From<T> for X {`
     # Ruby's `module Throttle` (`Net::HTTP`), TypeScript's `module Shapes {`: a capitalised name that ends the line,
     # not Haskell's `module Main where` or Verilog's `module counter(`, which hold no members

@@ -194,7 +194,9 @@ def asked_members(block: Block, body: list[Block], instruction: str, read: froze
     fields = {k: name for k, m in enumerate(body) if not m.name and (name := field_named(m, instruction))
               and name not in taken}
     asked = [k for k, m in enumerate(body) if k in inner or m.name and m.name not in taken
-             and names_member(block.name or "", m.name, instruction)]
+             and names_member(block.name or "", m.name, instruction)
+             or m.name and class_members(m) is not None and holds_named_member(  # asked of all it holds: whole
+                 m, instruction, set() if m in owners else set(taken | known), taken)]
     if asked:  # "In InventoryService.removeItem, drop the LOG.info call": that member, not all that read LOG
         fields = {k: name for k, name in fields.items() if about_itself(name, instruction)}
     reading = set() if asked else set(read) | {name for name in fields.values() if not about_itself(name, instruction)}
@@ -286,8 +288,10 @@ def about_member(name: str, instruction: str) -> bool:
     word = re.escape(name)
     code = rf"`{word}(?:\(\))?`|{word}\(\)|{word}(?=\s+{MEMBER_WORDS}\b)" + (
         rf"|#?{word}" if not re.fullmatch(r"[a-z]+", name) else "")  # `#getLogFilePath`, `set_seq1`: code as it is
-    return re.search(rf"(?:^\W*|\b(?:to|of|in|for|inside|within|into|on|from)\s+(?:the\s+)?|^\W*(?:please\s+)?"
-                     rf"(?!(?:when|whenever|after|before|if|once|while|since|because|unless|until)\b)[A-Za-z]+\s+"
+    # a verb at a clause's start: "In the companion object, make standard() return ..."
+    return re.search(rf"(?:^\W*|\b(?:to|of|in|for|inside|within|into|on|from)\s+(?:the\s+)?|(?:^|[,;:]\s)\W*"
+                     rf"(?:please\s+)?(?!(?:when|whenever|after|before|if|once|while|since|because|unless|until|so|"
+                     rf"but)\b)[A-Za-z]+\s+"
                      rf"(?:the\s+)?)(?:{code})(?:\s+{MEMBER_WORDS})?(?=[\s.,:;!?#]|$)", instruction, re.I) is not None
 
 

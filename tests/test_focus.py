@@ -1503,3 +1503,32 @@ def test_a_constant_in_a_kotlin_companion_object_is_shown_alone():
     assert focus.text.endswith("    companion object {\n        const val MAX_ATTEMPTS = 5\n    }\n}\n")
     assert merge_focus(kt, focus.text.replace("= 5", "= 8"), instruction) == kt.replace("= 5", "= 8")
     assert focus_of(kt, "Make Registry.items return the retry policies.").names == ("Registry",)
+
+
+KOTLIN_FACTORY = ("class RetryPolicy(private val attempts: Int) {\n    companion object Factory {\n"
+                  "        const val MAX_ATTEMPTS = 5\n\n"
+                  "        fun standard(): RetryPolicy = RetryPolicy(MAX_ATTEMPTS)\n    }\n\n"
+                  + "".join(f"    fun step{i}(x: Int): Int {{\n        val y = x * {i}\n"
+                            f"        return y + {i}\n    }}\n\n" for i in range(6))
+                  + "    fun shouldRetry(attempt: Int): Boolean {\n        return attempt < attempts\n    }\n}\n")
+
+
+@pytest.mark.parametrize("header", ["companion object Factory {", "companion object {"])
+@pytest.mark.parametrize("instruction", ["Make standard() use 3 attempts",
+                                         "In the companion object, make standard() use 3 attempts"])
+def test_a_method_of_a_companion_object_is_shown_with_its_object(header, instruction):
+    """A named companion (`companion object Factory {`) was no container, and a method of a nested class whose
+    members were all asked of (the object's one method) focused nothing: the whole file was shown. Now the object is
+    shown whole in its class, also when the instruction names the method after a clause ("In the companion object,
+    make standard() ...")."""
+    kt = KOTLIN_FACTORY.replace("companion object Factory {", header)
+    focus = focus_of(kt, instruction)
+    assert focus is not None and focus.names == (f"RetryPolicy.{'Factory' if 'Factory' in header else 'object'}",)
+    assert "fun standard()" in focus.text and "step0" not in focus.text and "shouldRetry" not in focus.text
+    out = focus.text.replace("RetryPolicy(MAX_ATTEMPTS)", "RetryPolicy(3)")
+    assert merge_focus(kt, out, instruction) == kt.replace("RetryPolicy(MAX_ATTEMPTS)", "RetryPolicy(3)")
+
+
+def test_a_symptom_after_a_comma_names_no_member():
+    """A method named after "so" or "but" is a step of a symptom, not what the instruction asks to change."""
+    assert focus_of(KOTLIN_FACTORY, "Retries stop early, so standard() is never reached") is None
