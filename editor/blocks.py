@@ -54,13 +54,23 @@ _TYPED = (r"(?:(?:public|private|protected|internal)\s+(?:(?:static|final|abstra
           rf"(?:<[^()]*>\s+)?(?:{_TYPE_OK}[\w$.]+(?:<[^()]*>)?(?:\[\])*\??\s+){{0,2}}"
           r"|(?:(?:public|private|protected|internal|override|open|suspend|operator|inline|abstract|final)\s+)*fun\s+"
           r"(?:<[^()]*>\s+)?(?:[\w$.]+\.)?)")
+# A typed member no access word precedes: C++'s `int size() const {`, `const std::string& name() const {`,
+# `explicit Counter(int n) : n_(n) {`, `[[nodiscard]] bool empty() const noexcept {`, `template <class T> void f(T)`;
+# Java's package-private `int size() {`; C#'s private-by-default `void Run()` (Allman). Before (session 40), no
+# method of a C++ class was ever focused: the whole header was shown for one method.
+_BARE_TYPED = (r"(?:template\s*<[^()]*>\s*)?(?:\[\[[^\]]*\]\]\s*)?"
+               r"(?:(?:static|final|virtual|inline|explicit|constexpr|consteval|friend|synchronized|abstract|async|"
+               r"extern|unsafe|override|sealed|native|default|volatile|mutable)\s+)*"
+               rf"(?:{_TYPE_OK}[A-Za-z_][\w:.]*(?:<[^()]*>)?(?:\[\])*\??(?:\s*[*&]+\s*|\s+)){{1,4}}?(?!func\b)")
+# after the parameters, C++'s qualifiers, trailing return type and a constructor's initializers
+_QUALIFIERS = r"(?:\s*(?:const|noexcept(?:\([^()]*\))?|override|final|volatile|&&?))*(?:\s*->\s*[^{;=]+?)?"
 # Parameters may hold one level of parentheses: a default that is a call (`decoder: JSONDecoder = JSONDecoder()`,
 # `now = Date.now()`; a probe, session 36: the member read as dropped and a correct edit refused)
-_METHOD_HEAD = (rf"^[ \t]+(?:{_TYPED}|(?:(?:static|async|get|set|public|private|protected|readonly|override)\s+)*)\*?#?"
-                rf"{_NAME_OK}([A-Za-z_$][\w$]*)(?:<[^()]*>)?\s*\((?:[^()]|\([^()]*\))*\)\s*(?:throws\s+[\w$.,\s]+?)?"
-                r"(?::\s*[^{=;]+)?")
-METHOD = re.compile(_METHOD_HEAD + r"\{\s*$")
-METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"$")  # C#'s and Allman's `{` on the next line
+_METHOD_HEAD = (rf"^[ \t]+(?:{_TYPED}|{_BARE_TYPED}|(?:(?:static|async|get|set|public|private|protected|readonly|"
+                rf"override)\s+)*)\*?#?{_NAME_OK}(~?[A-Za-z_$][\w$]*)(?:<[^()]*>)?\s*\((?:[^()]|\([^()]*\))*\)"
+                rf"{_QUALIFIERS}\s*(?:throws\s+[\w$.,\s]+?)?(?::\s*[^{{=;]+)?")
+METHOD = re.compile(_METHOD_HEAD + r"\{\s*(?://.*)?$")  # (`int size() const {  // cached`)
+METHOD_ALLMAN = re.compile(_METHOD_HEAD + r"\s*(?://.*)?$")  # C#'s and Allman's `{` on the next line
 # An expression-bodied member: Kotlin's `fun isDone(id: String): Boolean = id in done` (its body may go on below),
 # C#'s `public decimal Total() => Quantity * UnitPrice;` (a probe, session 38: "Remove the isDone method" saw the
 # whole file, the member unnamed)
@@ -73,7 +83,8 @@ C_FUNCTION = re.compile(
     r"^(?!(?:return|raise|assert|await|yield|throw|new|delete|goto|sizeof|typedef|using|namespace|template|print|if|"
     r"else|while|for|switch|case|do|not|and|or|in|is|lambda|import|from|except|with|elif|del|echo|export|"
     r"declare|call|create|select|class)\b)"
-    r"(?:[A-Za-z_]\w*(?:<[^()]*>)?(?:::[A-Za-z_]\w*)*[\s*&]+)+?\**&?((?:[A-Za-z_]\w*::)*~?[A-Za-z_]\w*)\s*\([^;=]*$",
+    r"(?:[A-Za-z_]\w*(?:<[^()]*>)?(?:::[A-Za-z_]\w*(?:<[^()]*>)?)*[\s*&]+)+?"  # `std::vector<std::string> R::f()`
+    r"\**&?((?:[A-Za-z_]\w*::)*~?[A-Za-z_]\w*)\s*\([^;=]*$",
     re.I)
 C_TYPE_LINE = re.compile(r"^(?!(?:return|else|do|case|default|public|private|protected|import|from|package|use|"
                          r"require|include|global|nonlocal|pass|del|assert|raise|yield|await|async|def|class|print)\b)"
@@ -86,7 +97,13 @@ CONTAINER = re.compile(MODIFIERS + r"(?:(?:class|interface|struct|enum|trait|imp
                                    r"|impl<|companion\s+object\b)")
 
 DECORATOR = re.compile(r"^[ \t]*@")
+TEMPLATE = re.compile(r"^[ \t]*template\s*<.*>\s*(?://.*)?$")  # C++'s `template <typename T>` over its definition
 RUST_ATTRIBUTE = re.compile(r"^[ \t]*#\[[^\n]*\][ \t]*$")  # `#[derive(Debug)]`, not the file's own `#![...]`
+# A member's attribute on a line of its own, a note on it as its comments are: Rust's `#[must_use]`, C#'s
+# `[Obsolete("use AddItem")]`, `[HttpGet("{id}")]` (a probe, session 40: a method shown without them and its `///`
+# above, "Update the doc comment of Rect::perimeter" changed nothing, and "Remove the Obsolete attribute" was refused)
+ATTRIBUTE = re.compile(r"^[ \t]+(?:#\[[^\n]*\]|\[[A-Z][\w.]*(?:\(.*\))?(?:\s*,\s*[A-Z][\w.]*(?:\(.*\))?)*\])[ \t]*"
+                       r"(?://.*)?$")
 
 ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:\s*(?://.*)?$")
 
@@ -170,6 +187,9 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
                   and not (END_LINE.match(line) and blocks and blocks[-1].lines and not blocks[-1].blank)
                   and line.strip() != "{"  # a brace on its own line (PHP's PSR-12, C#, Allman) opens the last one
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
+        if starts and blocks and blocks[-1].lines and ACCESS.match(line.strip()) and indent_of(line) == indent:
+            last = blocks[-1].lines[-1]  # a nested C++ class's `public:` at its own indentation (LLVM's style)
+            starts = not (indent_of(last) > indent or last.rstrip().endswith("{"))
         if starts and blocks and blocks[-1].lines and PREPROCESSOR.match(line):
             last = blocks[-1].lines[-1]  # C's `#if` in column 0 inside an open body (`{`, deeper lines) is of it
             # ... but a `#define` whose continued lines have ended is no body: two macros apart are two blocks
@@ -236,9 +256,10 @@ def c_function(block: Block) -> str | None:
     """The name a C, C++ or Go function defines at the top level (`static int def(FILE *source, FILE *dest)` then
     `{` ... `}`, `int Box::size() const {`, Go's `func (s *Server) Start() error {`), else None: told by its
     braced body, so a call (`main()`), a declaration (`int f(void);`) or a line of prose is none."""
-    first = block.lines[0]
-    if len(block.lines) > 1 and C_TYPE_LINE.match(first):  # the type on a line of its own
-        first = first.rstrip() + " " + block.lines[1]
+    top = 1 if len(block.lines) > 1 and TEMPLATE.match(block.lines[0]) else 0
+    first = block.lines[top]
+    if len(block.lines) > top + 1 and C_TYPE_LINE.match(first):  # the type on a line of its own
+        first = first.rstrip() + " " + block.lines[top + 1]
     m = C_FUNCTION.match(first) or GO_METHOD.match(first)
     last = next((line for line in reversed(block.lines) if not is_blank(line)), "")
     opens = first.rstrip().endswith("{") or any(line.strip() == "{" for line in block.lines[1:4])
@@ -254,6 +275,8 @@ def bare_decorator(line: str) -> bool:
     removal of the item it marks looked like a statement of its own lost (session 28)."""
     if RUST_ATTRIBUTE.match(line):  # at the top level only: a field's `#[serde(...)]` merged as its own member before
         return not line[:1].isspace()
+    if TEMPLATE.match(line):
+        return True
     m = re.match(r"[ \t]*@[\w$.]+[ \t]*", line)
     if not m:
         return False
@@ -285,8 +308,10 @@ def child_indent(block: Block) -> int | None:
     if not block.lines:  # the blank lines a file starts with
         return None
     base = indent_of(block.lines[0])
+    braces = any(line.rstrip().endswith("{") for line in block.lines[:2])  # a C++ class's `public:` is no member:
+    # Google's style indents it one space, its members two (a probe, session 40: all of them one member)
     for line in block.lines[1:]:
-        if not is_blank(line) and indent_of(line) > base:
+        if not is_blank(line) and indent_of(line) > base and not (braces and ACCESS.match(line.strip())):
             return indent_of(line)
     return None
 
@@ -320,7 +345,8 @@ def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
     `size() {` or `@Input() get size() {` is named too."""
     blocks = split_blocks(lines, indent)
     for b in blocks if methods else []:
-        k = next((k for k, line in enumerate(b.lines) if not DECORATOR.match(line)), len(b.lines))
+        k = next((k for k, line in enumerate(b.lines) if not DECORATOR.match(line) and not TEMPLATE.match(line)),
+                 len(b.lines))
         first = b.lines[k] if k < len(b.lines) else ""
         m = member_head(first) if b.name is None and indent_of(first) == indent else None
         if m is None and b.name is None and indent_of(first) == indent and k + 1 < len(b.lines) \
@@ -376,6 +402,12 @@ def opening(block: Block) -> int:
     return k + 1 if k is not None and block.lines[k].strip() == "{" else top
 
 
+def defining_line(block: Block) -> str:
+    """The line that defines a block's name (after its decorators), stripped: tells a C++ class from its forward
+    declaration (`class DenseMapIterator;`), which `signature` does not."""
+    return block.lines[header_size(block) - 1].strip() if block.lines else ""
+
+
 def signature(block: Block) -> tuple:
     """A definition's decorators, keywords and name: tells a property's getter from its setter (`@x.setter`,
     JavaScript's `set x(v) {`), `@overload` stubs from their implementation, and a Rust `struct S` from its
@@ -414,7 +446,9 @@ def target(line: str) -> str | None:
 # A typed declaration's name: `private static final int MAX_POINTS = 1000;`, `private const decimal TaxRate = 0.2m;`,
 # `const val MAX = 3`, `private val limit: Int = 5` (modifiers and a type, generic or not, before it; Kotlin's and
 # TypeScript's type after it)
-FIELD = re.compile(r"^[ \t]*(?:[\w$]+(?:<[^=]*>)?(?:\[\])*\??\s+)+([A-Za-z_$][\w$]*)\s*(?::\s*[^=;{]+)?"
+# (C++'s `static constexpr std::size_t kMaxNames = 256;`, `const char* name_;`)
+FIELD = re.compile(r"^[ \t]*(?:[\w$]+(?:::[\w$]+)*(?:<[^=]*>)?(?:\[\])*\??[\s*&]+)+([A-Za-z_$][\w$]*)\s*"
+                   r"(?::\s*[^=;{]+)?"
                    r"(?:=(?![=>])|;|\{\s*(?:get|set|init)\b)")  # or none: `private int count;`, `string Sku { get; }`
 
 
@@ -537,7 +571,7 @@ def notes_above(blocks: list[Block], i: int) -> int:
     k = i
     while k > 0 and not blocks[k - 1].blank and blocks[k - 1].lines and blocks[k - 1].name is None:
         lines = blocks[k - 1].lines
-        if all(LINE_COMMENT.match(line) for line in lines):
+        if all(LINE_COMMENT.match(line) or ATTRIBUTE.match(line) for line in lines):
             if k - 1 == 0 and HEADER.search("".join(lines)):
                 break
             k -= 1

@@ -50,7 +50,7 @@ from editllm.editor.wholefile import (
 )
 
 WORD = re.compile(r"[A-Za-z_$][\w$]*")
-DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # `Writer.pool`, `self.cache`
+DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)+")  # `Writer.pool`, `self.cache`, `Registry::Find`
 CODE_LIKE = re.compile(r"[_\d$]|[a-z][A-Z]|^[A-Z]{3,}$")  # snake_case, camelCase, `$el`, `v2`, LIMIT: not everyday
 TARGET = re.compile(r"(?m)^\s*(?:(?:const|let|var|local|my|export)\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=\n]*)?=(?!=)")
 # A kind of definition next to a word makes it a name ("the pool method"); not "plugin versions" or "the Go section"
@@ -81,7 +81,7 @@ def named(instruction: str, old_text: str) -> set[str]:
         elif word in targets and (re.search(rf"\b{KIND}\s+$", before, re.I) or re.match(rf"\s+{KIND}\b", after, re.I)):
             out.add(word)  # "the timeout variable"; not "every function must ...", where `must` is a word
     for m in DOTTED.finditer(instruction):
-        out.update(part for part in m[0].split(".") if part in in_file)
+        out.update(part for part in re.split(r"\.|::", m[0]) if part in in_file)
     return out
 
 

@@ -28,6 +28,7 @@ from editllm.editor.blocks import (
     child_indent,
     class_members,
     defines,
+    defining_line,
     ending,
     field_name,
     header_size,
@@ -78,6 +79,27 @@ TYPES_OR_DOCS = re.compile(r"\b(?:annotat\w*|type\s+hints?|typing|types\s+to|doc
 # function back unchanged ("no change proposed")
 DOC_WORDS = re.compile(r"\b(?:comments?|doc(?:s|umentation|block)?|jsdoc|javadoc|rustdoc|godoc|doxygen)\b", re.I)
 MAX_SHARE = 0.6  # focus only when the named definitions are a minority of the file
+# Text the instruction quotes ('Failed to load users', "Not found"): an apostrophe inside a word ("error 500's")
+# opens none
+QUOTED = re.compile(r"(?:^|(?<=[\s(\[]))(['\"“])([^'\"”\n]{3,}?)(?:\1|”)(?=$|[\s.,;:!?)\]])")
+NUMBER = re.compile(r"(?<![\w.])\d{3,}(?![\w.])")  # an error code, a port, a limit: 500, 8080
+
+
+def pointers(instruction: str, text: str) -> list[re.Pattern]:
+    """What the instruction points at in the file besides names: the words it quotes (a message, not one word: a
+    bug told by example, `url_join("/api", "users")`, or '"The" and "the"', quotes words found all over the file)
+    and the numbers it gives (of three digits or more) that the file holds. Where they stand is part of what it is
+    about (a probe, session 40: "In formatDate, use long month names, and change the 'Failed to load users'
+    message" was shown formatDate alone, "In farewell, ..., and change error 500's message" farewell alone, and
+    the other half of each was left undone, exit 0)."""
+    found = [re.compile(re.escape(said)) for _, said in QUOTED.findall(instruction) if " " in said.strip()]
+    found += [re.compile(rf"(?<![\w.]){n}(?![\w])") for n in NUMBER.findall(instruction)]
+    return [p for p in found if p.search(text)]
+
+
+def points_at(text: str, found: list[re.Pattern]) -> bool:
+    """Whether the text holds one of the instruction's `pointers`."""
+    return any(p.search(text) for p in found)
 
 
 @dataclass(frozen=True)
@@ -99,8 +121,10 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     named = [b for b in blocks if is_named(b, instruction)] or [  # else a class whose member it is about
         b for b in blocks if any(about_member(m, instruction) for m in member_names(b, instruction))
         or names_field(b, instruction)]
-    if not named or len({signature(b) if b.name else name_of(b) for b in named}) < len(named):
-        return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart)
+    if not named or len({(signature(b), declaration(b), specialized(b)) if b.name else name_of(b)
+                         for b in named}) < len(named):
+        return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart, as are a
+        # C++ class, its forward declaration, `class Ring;`, and its specializations, `struct Info<bool> {`)
     if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
         return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))
@@ -117,6 +141,17 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         [f"{blocks[i].name}.{m}" for m in slim[i].named] if i in slim
         else [name_of(blocks[i]) or grouped(blocks[i], instruction)]) if name)
     return Focus(body if body.endswith("\n") else body + "\n", names)
+
+
+def declaration(block: Block) -> bool:
+    """Whether a definition is only declared here (C++'s `class Ring;`, `struct slot; // forward declaration`)."""
+    return re.search(r";\s*(?://.*|/\*.*\*/)?$", defining_line(block)) is not None
+
+
+def specialized(block: Block) -> str:
+    """A C++ template specialization's arguments after its name (`<bool>` of `struct Info<bool> {`), else ""."""
+    m = re.search(rf"\b{re.escape(block.name or '')}\s*(<[^{{;]*>)", defining_line(block)) if block.name else None
+    return m.group(1) if m else ""
 
 
 class Cut(NamedTuple):
@@ -155,7 +190,8 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     going = bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
     if going and len({called[k] for k in leaves}) < len(leaves):
         return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
-    shown = asked + docstring(body)
+    shown = asked + docstring(body) + (fields_read(body, asked) if CLASS.match(block.lines[header_size(block) - 1])
+                                       else [])
     if going:
         others = [k for k, m in enumerate(body) if m.name and k not in asked]
         shown += [min(others, key=lambda k: abs(k - leaves[0]))] if others else []  # the nearest, not its comment
@@ -193,12 +229,16 @@ def asked_members(block: Block, body: list[Block], instruction: str, read: froze
         m, instruction, read, frozenset() if m in owners else taken | known)) is not None}
     fields = {k: name for k, m in enumerate(body) if not m.name and (name := field_named(m, instruction))
               and name not in taken}
-    asked = [k for k, m in enumerate(body) if k in inner or m.name and m.name not in taken
-             and names_member(block.name or "", m.name, instruction)
+    found = pointers(instruction, block.text)
+    asked = [k for k, m in enumerate(body) if k in inner or points_at(m.text, found)
+             or m.name and m.name not in taken and names_member(block.name or "", m.name, instruction)
              or m.name and class_members(m) is not None and holds_named_member(  # asked of all it holds: whole
                  m, instruction, set() if m in owners else set(taken | known), taken)]
-    if asked:  # "In InventoryService.removeItem, drop the LOG.info call": that member, not all that read LOG
-        fields = {k: name for k, name in fields.items() if about_itself(name, instruction)}
+    if asked:  # "In InventoryService.removeItem, drop the LOG.info call": that member, not all that read LOG; but a
+        # field it does not read yet is shown ("Make Catalog.Count return _max": a probe, session 40, showed Count
+        # alone, and the model declared a `_max` of its own)
+        fields = {k: name for k, name in fields.items() if about_itself(name, instruction)
+                  or not any(body[a].name and mentioned(name, body[a].text) for a in asked)}
     reading = set() if asked else set(read) | {name for name in fields.values() if not about_itself(name, instruction)}
     reading |= {name for name in fields.values() if removes_member(name, instruction)}  # and what reads one going
     called = {k: name for k, m in enumerate(body) if (name := m.name or fields.get(k))}
@@ -222,6 +262,18 @@ def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int
     known = frozenset(m for i in named for m in member_names(blocks[i]))  # the members of the classes it names
     return {i: cut for i in sorted(shown) if (cut := narrowed(
         blocks[i], instruction, read, frozenset() if i in named else known)) is not None}
+
+
+CLASS = re.compile(r"^[ \t]*(?:[\w@\[\]()\"]+\s+)*(?:class|struct|record)\b")  # whose fields its methods read
+
+
+def fields_read(body: list[Block], asked: list[int]) -> list[int]:
+    """The fields of a class its asked methods read (`private readonly List<decimal> _prices = ...;`), shown with
+    them: a probe (session 40) showed a C# method alone, and the model declared the field it uses again, its own
+    way, and the edit was refused."""
+    names = {k: name for k, m in enumerate(body) if not m.name and k not in asked and len(m.lines) == 1
+             and not COMMENT_LINE.match(m.lines[0]) and (name := field_name(m.lines[0]))}  # a declaration's line
+    return [k for k, name in names.items() if any(body[a].name and mentioned(name, body[a].text) for a in asked)]
 
 
 def all_going(cut: Cut, instruction: str) -> bool:
@@ -322,6 +374,8 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     taken = frozenset(name for i in named if (name := name_of(blocks[i])))
     named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction, known, taken)
                                                                       or EXPORT.search(instruction) and exports(b))}
+    found = pointers(instruction, "".join(joined(blocks)))
+    named |= {i for i, b in enumerate(blocks) if points_at(b.text, found)}  # where the quoted text stands
     declared = {w for i in named for w in declared_names(blocks[i])}
     gone = {w for w in set(re.findall(r"[A-Za-z_$][\w$]*", instruction)) & declared if removes_member(w, instruction)}
     named |= {i for i, b in enumerate(blocks) if i not in named and (name_of(b) or exports(b))
@@ -399,6 +453,11 @@ def is_named(block: Block, instruction: str) -> bool:
     name = name_of(block)
     if not name or not mentioned(name, instruction):
         return False
+    if block.lines and re.match(rf"\s*{re.escape(name)}::~?{re.escape(name)}\s*\(", block.lines[0]):
+        # C++'s `Registry::Registry(...)` outside its class: "In Registry::ReloadAll" names the class's method, not
+        # its constructor (a probe, session 40: both taken, the name read as defined twice, the whole file shown)
+        return mentioned(name, re.sub(rf"\b{re.escape(name)}\s*(?:::|\.)\s*(?!~?{re.escape(name)}\b)\w+", " ",
+                                      instruction))
     return bool(block.name) or not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction \
         or bool(FUNCTION_VALUE.search(block.lines[0])) \
         or re.search(rf"(?<![\w$.]){re.escape(name)}(?:\.|::|#)[A-Za-z_$]", instruction) is not None
@@ -655,8 +714,11 @@ def unshown(old: list[Block], new: list[Block], shown: set[int], owner: str) -> 
     for i, b in enumerate(old):
         if b.name and i not in shown:
             hidden.setdefault(b.name, set()).add(b.text)
+    # a definition shown under a name an unshown one has too (C++'s `class DenseMapIterator;` declared above the
+    # class: a fuzz, session 40), written with the shown one's defining line, is the shown one
+    heads = {(b.name, defining_line(b)) for i, b in enumerate(old) if b.name and i in shown}
     for b in new:
-        if b.name in hidden and b.text not in hidden[b.name]:
+        if b.name in hidden and b.text not in hidden[b.name] and (b.name, defining_line(b)) not in heads:
             raise EditError(f"the model wrote {owner}{b.name}, which it was not shown (only the definitions the "
                             "instruction names, and those that build or call them, are); nothing written")
 

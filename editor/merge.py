@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from editllm.editor.align import line_opcodes
 from editllm.editor.asks import ITEM, OVERLOAD, REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
 from editllm.editor.blocks import (
+    ATTRIBUTE,
     CLOSER,
     CONTAINER,
     DECORATOR,
@@ -28,11 +29,13 @@ from editllm.editor.blocks import (
     LINE_COMMENT,
     METHOD,
     PAIRING_LIMIT,
+    PREPROCESSOR,
     Block,
     braced,
     child_indent,
     closing,
     defines,
+    defining_line,
     ending,
     head,
     header_size,
@@ -213,6 +216,8 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
                 if len(cands) > 1:  # overloads: the one whose parameters the output kept
                     cands = [i for i in cands if params(old[i]) == params(nb)] or cands
+                if len(cands) > 1:  # a class and its forward declaration: the one whose line the output kept
+                    cands = [i for i in cands if defining_line(old[i]) == defining_line(nb)] or cands
                 added = OVERLOAD.search(instruction) is not None and all(
                     params(b) != params(nb) for b in old if b.name == nb.name)
                 cands = [] if added else cands
@@ -239,7 +244,11 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
         if j not in pairs and j + 1 in pairs and not new[j].blank and notes_above(new, j + 1) <= j:
             top = notes_above(old, pairs[j + 1])
             same = [i for i in range(top, pairs[j + 1]) if i not in used and old[i].text == new[j].text]
-            if not same and new[j + 1].name and notes_above(new, j + 1) == j and top == pairs[j + 1] - 1 \
+            below = j + 1  # the definition under it, past its attributes (`#[must_use]`, `[Obsolete]`)
+            while below < len(new) - 1 and not new[below].blank and new[below].lines \
+                    and all(ATTRIBUTE.match(line) for line in new[below].lines):
+                below += 1
+            if not same and new[below].name and notes_above(new, j + 1) == j and top == pairs[j + 1] - 1 \
                     and top not in used:  # its one comment, rewritten: in its place, not a second one above it
                 same = [top]
             if same:
@@ -764,7 +773,8 @@ def stray_methods(old: list[Block], new: list[Block]) -> dict[int, int]:
 def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] | None = None) -> list[str] | None:
     """Merge by blocks; None when the text has no definitions to go by. `drop`: indices of old
     top-level blocks that go when the output has nothing in their place."""
-    base = min((indent_of(line) for line in new if not is_blank(line)), default=0)
+    base = min((indent_of(line) for line in new if not is_blank(line) and not PREPROCESSOR.match(line)),
+               default=0)  # a C++ method's `#if` in column 0 inside its body sets no indentation of the output
     old_blocks = split_blocks(old, 0)
     first = next((k for k, line in enumerate(new) if not is_blank(line)), None)
     if base == 0 and first is not None and indent_of(new[first]) > 0:

@@ -14,7 +14,7 @@ import builtins
 import re
 
 from editllm.editor.asks import asked_definitions
-from editllm.editor.languages import PYTHON
+from editllm.editor.languages import LANGUAGES, PYTHON
 from editllm.editor.source import python_tree
 from editllm.editor.wholefile import GO_NOT_CODE, go_imports, go_names
 
@@ -188,6 +188,8 @@ def absent_subjects(text: str, instruction: str) -> list[str]:
         if not (code or re.search(r"[_$#.\d]|::|[a-z][A-Z]", name)):
             continue
         parts = [p for p in re.split(r"\.|#|::", name) if p]
+        if parts and "." + parts[-1].lower() in LANGUAGES:  # "In registry.cpp, ...": the file, not a name in it
+            continue
         if parts and any(re.search(rf"(?<![\w$]){re.escape(p)}(?![\w$])", text) is None for p in parts):
             found.append(name)
     return found

@@ -466,3 +466,22 @@ def test_a_method_removed_from_a_class_in_a_namespace_is_no_dropped_line():
     assert dropped_lines("a.cs", cs, after, "Remove the RemoveLine method of OrderProcessor.") == []
     partly = cs.replace("            int removed = 1;\n", "")  # a line of it, not asked: noted
     assert dropped_lines("a.cs", cs, partly, "Remove the RemoveLine method of OrderProcessor.") != []
+
+
+REGISTRY_CPP = ('#include "registry.h"\n\nnamespace plugins {\n\nbool Registry::Register(const std::string& name) {\n'
+                "    names_.push_back(name);\n    return true;\n}\n\n"
+                "bool Registry::Unregister(const std::string& name) {\n    names_.erase(name);\n    return true;\n}\n\n"
+                "std::size_t Registry::Size() const {\n    return names_.size();\n}\n\n}  // namespace plugins\n")
+
+
+def test_a_cpp_method_named_with_its_class_and_the_file_is_asked_for():
+    """A probe (session 40): "In registry.cpp, change Registry::Unregister ..." printed that the file has no
+    "registry.cpp" and that the edit changes Unregister, which the instruction does not speak of: both false."""
+    from editllm.editor.undefined import absent_subjects
+
+    instruction = "In registry.cpp, change Registry::Unregister so that it returns false when name is empty."
+    new = REGISTRY_CPP.replace("const std::string& name) {\n    names_.erase",
+                               "const std::string& name) {\n    if (name.empty()) return false;\n    names_.erase")
+    assert new != REGISTRY_CPP and drifted("registry.cpp", REGISTRY_CPP, new, instruction) == []
+    assert absent_subjects(REGISTRY_CPP, instruction) == []
+    assert absent_subjects(REGISTRY_CPP, "In registry.reload_all, skip nullptr.") == ["registry.reload_all"]

@@ -1532,3 +1532,149 @@ def test_a_method_of_a_companion_object_is_shown_with_its_object(header, instruc
 def test_a_symptom_after_a_comma_names_no_member():
     """A method named after "so" or "but" is a step of a symptom, not what the instruction asks to change."""
     assert focus_of(KOTLIN_FACTORY, "Retries stop early, so standard() is never reached") is None
+
+
+MESSAGES = ('FAREWELL = "Au revoir"\n\n\ndef farewell(name):\n    return f"{FAREWELL} {name}"\n\n\n'
+            'def error_message(code):\n    messages = {\n        404: "Page non trouvée",\n'
+            '        500: "Erreur interne du serveur",\n    }\n    return messages.get(code, "Erreur inconnue")\n\n\n'
+            + "".join(f"def helper{i}(x):\n    y = x * {i}\n    return y + {i}\n\n\n" for i in range(6))
+            + 'def load(users):\n    if not users:\n        raise ValueError("Failed to load users")\n'
+            + '    return users\n')
+
+
+@pytest.mark.parametrize(("instruction", "names"), [
+    ("In farewell, add a wave after the name, and change error 500's message to 'Erreur interne'.",
+     ("farewell", "error_message")),
+    ("In farewell, add a wave, and change the 'Failed to load users' message to 'Could not load users'.",
+     ("farewell", "load")),
+    ('In farewell, add a wave; "Cat" and "cat" are told apart', ("farewell",)),  # one quoted word points nowhere
+])
+def test_text_the_instruction_quotes_or_a_number_it_gives_is_shown_where_it_stands(instruction, names):
+    """A probe (session 40): a second half of the instruction that points at a message or a number, not a name,
+    was never shown, and was left undone with exit 0."""
+    focus = focus_of(MESSAGES, instruction)
+    assert focus is not None and focus.names == names
+
+
+CPP_HEADER = """#pragma once
+
+#include <vector>
+
+namespace stats {
+
+template <typename T>
+class Ring;
+
+class Counter {
+ public:
+  explicit Counter(int limit) : limit_(limit) {}
+
+  void add(int value) {
+    samples_.push_back(value);
+  }
+
+  int max() const {
+    int best = samples_.front();
+    for (int v : samples_) {
+      if (v > best) best = v;
+    }
+    return best;
+  }
+
+  void reset() {
+    samples_.clear();
+  }
+
+ private:
+  int limit_;
+  std::vector<int> samples_;
+};
+
+template <typename T>
+class Ring {
+public:
+  void push(const T& item) {
+    items_.push_back(item);
+  }
+
+  std::size_t size() const {
+    return items_.size();
+  }
+
+  const T& at(std::size_t i) const {
+    return items_.at(i);
+  }
+
+private:
+  std::vector<T> items_;
+};
+
+}  // namespace stats
+"""
+
+
+@pytest.mark.parametrize(("instruction", "names", "old", "new"), [
+    ("In Counter::max, return 0 when there are no samples", ("Counter.max",),
+     "    int best = samples_.front();\n", "    if (samples_.empty()) return 0;\n    int best = samples_.front();\n"),
+    ("Make Ring::size() return an int", ("Ring", "Ring.size"), "  std::size_t size() const {", "  int size() const {"),
+])
+def test_a_method_of_a_cpp_class_is_shown_alone_and_merged_back(instruction, names, old, new):
+    """Before session 40 no C++ method (`int max() const {`: a type, no access word) was named, so focus showed
+    the whole header for one method; Google's ` public:` made a class one member; `class Ring;` declared above
+    the class made the name twice defined and the merge ambiguous."""
+    focus = focus_of(CPP_HEADER, instruction)
+    assert focus is not None and focus.names == names
+    assert "reset" not in focus.text and "push" not in focus.text.replace("push_back", "")
+    assert merge_focus(CPP_HEADER, focus.text.replace(old, new), instruction) == CPP_HEADER.replace(old, new)
+
+
+CATALOG = """using System;
+
+namespace Shop
+{
+    public class Catalog
+    {
+        private readonly int _max = 10;
+
+        /// <summary>Adds an item.</summary>
+        [Obsolete("use AddItem")]
+        public void Add(string item)
+        {
+            Console.WriteLine(item);
+        }
+
+        public void AddItem(string item)
+        {
+            Console.WriteLine("+" + item);
+        }
+
+        public int Count()
+        {
+            return 0;
+        }
+
+        public void Remove(string item)
+        {
+            Console.WriteLine("-" + item);
+        }
+
+        public void Clear()
+        {
+            Console.WriteLine("clear");
+        }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(("instruction", "old", "new"), [
+    ("Remove the Obsolete attribute from Catalog.Add.", '        [Obsolete("use AddItem")]\n', ""),
+    ("Update the doc comment of Catalog.Add to say it prints the item.", "<summary>Adds an item.</summary>",
+     "<summary>Adds an item and prints it.</summary>"),
+])
+def test_a_members_attribute_and_doc_comment_above_it_are_shown_with_it(instruction, old, new):
+    """A probe (session 40): a method was shown without its `[Obsolete]` (or Rust `#[must_use]`) line and the `///`
+    above that, so "Remove the Obsolete attribute" was refused and a doc comment asked for was never changed."""
+    focus = focus_of(CATALOG, instruction)
+    assert focus is not None and focus.names == ("Shop.Catalog.Add",) and old in focus.text
+    assert merge_focus(CATALOG, focus.text.replace(old, new), instruction) == CATALOG.replace(old, new)

@@ -93,14 +93,107 @@ public class OrderProcessor
 }
 """
 
+# A C++ header (session 40: no method of a C++ class was named before): a forward declaration, a template class,
+# a nested class whose `public:` sits at its own indentation (LLVM's style) and one in Google's (` public:`)
+CPP = """#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+namespace stats {
+
+template <typename T>
+class Ring;
+
+// A running counter of integer samples.
+class Counter {
+public:
+  explicit Counter(int limit) : limit_(limit) {}
+
+  void add(int value) {
+    samples_.push_back(value);
+    total_ += value;
+  }
+
+  std::size_t size() const {
+    return samples_.size();
+  }
+
+  [[nodiscard]] double mean() const {
+    if (samples_.empty()) {
+      throw std::runtime_error("no samples");
+    }
+    return static_cast<double>(total_) / samples_.size();
+  }
+
+  template <typename F>
+  void each(F fn) const {
+    for (int v : samples_) {
+      fn(v);
+    }
+  }
+
+  class Cursor {
+    const Counter *owner_;
+    std::size_t at_ = 0;
+
+  public:
+    explicit Cursor(const Counter *owner) : owner_(owner) {}
+
+    bool done() const {
+      return at_ >= owner_->size();
+    }
+
+    int next() {
+      return owner_->samples_[at_++];
+    }
+  };
+
+  virtual ~Counter() {
+    samples_.clear();
+  }
+
+private:
+  static constexpr int kLimit = 1000;
+
+  int limit_;
+  std::vector<int> samples_;
+  long total_ = 0;
+};
+
+template <typename T>
+class Ring {
+ public:
+  explicit Ring(std::size_t n) : items_(n) {}
+
+  void push(const T& item) {
+    items_[head_] = item;
+    head_ = (head_ + 1) % items_.size();
+  }
+
+  const T& at(std::size_t i) const {
+    return items_.at((head_ + i) % items_.size());
+  }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+};
+
+}  // namespace stats
+"""
+
 
 def mark(line: str, module: str) -> str:
-    return line.rstrip("\n") + ("  // MARK\n" if module == "csharp" else "  # MARK\n")
+    return line.rstrip("\n") + ("  // MARK\n" if module in ("csharp", "cpp") else "  # MARK\n")
 
 
 def source(module: str) -> str:
     if module == "csharp":
         return CSHARP
+    if module == "cpp":
+        return CPP
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         pytest.skip(f"{module} has no Python source here")
@@ -112,7 +205,7 @@ def classes(text: str) -> list[tuple[Block, list[Block]]]:
     return [(b, body) for b in split_blocks(split_lines(text), 0) if (body := body_of(b))]
 
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", [*MODULES, "cpp"])
 def test_a_member_edited_in_its_focused_view_merges_back_as_that_edit(module: str):
     text = source(module)
     checked = 0
@@ -125,7 +218,7 @@ def test_a_member_edited_in_its_focused_view_merges_back_as_that_edit(module: st
             target = member.lines[header_size(member)]
             if focus is None or text.count(target) != 1 or target not in focus.text:
                 continue
-            marked = target.rstrip("\n") + "  # MARK\n"
+            marked = mark(target, module)
             try:
                 merged = merge_focus(text, focus.text.replace(target, marked, 1), instruction)
             except EditError:
@@ -135,7 +228,7 @@ def test_a_member_edited_in_its_focused_view_merges_back_as_that_edit(module: st
     assert checked > 0
 
 
-@pytest.mark.parametrize("module", [*MODULES, "csharp"])
+@pytest.mark.parametrize("module", [*MODULES, "csharp", "cpp"])
 def test_a_member_written_as_a_fragment_of_its_class_merges_in_its_place(module: str):
     text = source(module)
     lines = split_lines(text)

@@ -4,6 +4,7 @@ that parsed still parses after the edit, and a focused edit never rewrites a def
 from __future__ import annotations
 
 import pytest
+from editllm.editor.errors import EditError
 from editllm.editor.wholefile import ensure_whole
 from test_file_conventions import run
 from test_input_safety import one_line_error as refused
@@ -180,3 +181,21 @@ def test_a_name_after_and_the_in_a_removal_is_asked_away():
     assert asks_removal("applyDiscount", "Remove the discount field from Cart and the applyDiscount() method.")
     assert not asks_removal("validate", "remove the print from parse and validate")
     assert not asks_removal("validate", "Remove the log from parse and keep the validate helper.")
+
+
+CART_CS = ("using System.Collections.Generic;\n\nnamespace Shop\n{\n    public class Cart\n    {\n"
+           "        private readonly List<decimal> _prices = new List<decimal>();\n\n"
+           "        public void Add(decimal price)\n        {\n            _prices.Add(price);\n        }\n\n"
+           "        public int Count()\n        {\n            return _prices.Count;\n        }\n    }\n}\n")
+
+
+@pytest.mark.parametrize("prop", ["public int Count => _prices.Count;",
+                                  "public int Count { get { return _prices.Count; } }"])
+def test_a_method_made_a_property_keeps_its_name(prop):
+    """A probe (session 40): "Make Count a read-only property instead of a method" was refused as "the output
+    drops Shop.Cart.Count", the property read as no member of that name. A method dropped outright still is."""
+    method = "        public int Count()\n        {\n            return _prices.Count;\n        }\n"
+    new = CART_CS.replace(method, f"        {prop}\n")
+    assert ensure_whole(CART_CS, new, "Make Count a read-only property instead of a method.").text == new
+    with pytest.raises(EditError, match="drops Shop.Cart.Count"):
+        ensure_whole(CART_CS, CART_CS.replace("\n" + method, ""), "Make Add log the price.")

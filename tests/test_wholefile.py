@@ -761,8 +761,11 @@ def test_a_java_method_with_a_return_type_is_a_member_so_the_others_stay(fragmen
     ("    fun String.shout(): String {", "shout"), ("  delete(key) {", "delete"),
     ("    } else if (x) {", None), ("    return foo(x) {", None), ("  handler = async (e) => {", None),
     ("    new Foo() {", None), ("    synchronized (lock) {", None),
-    # C++ members are not named: preprocessor lines in their bodies and nested types defeat the merge
-    ("    int size() const {", None), ("    std::string name() const override {", None),
+    # C++ members, no access word before them (session 40; before, not named)
+    ("    int size() const {", "size"), ("    std::string name() const override {", "name"),
+    ("    explicit Counter(int n) : n_(n) {", "Counter"), ("    virtual ~Counter() {", "~Counter"),
+    ("    const std::vector<int>& items() const noexcept {  // cached", "items"), ("    go func() {", None),
+    ("    int x = f(1) {", None), ("    bool operator==(const X& o) const {", None),
 ])
 def test_methods_of_the_c_family_are_told_from_statements(line, name):
     from editllm.editor.blocks import METHOD
