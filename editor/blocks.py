@@ -452,6 +452,26 @@ FIELD = re.compile(r"^[ \t]*(?:[\w$]+(?:::[\w$]+)*(?:<[^=]*>)?(?:\[\])*\??[\s*&]
                    r"(?:=(?![=>])|;|\{\s*(?:get|set|init)\b)")  # or none: `private int count;`, `string Sku { get; }`
 
 
+# A property (C#'s `public int Count => _items.Count;`, `public int Count { get { ... } }`, Kotlin's `val count: Int
+# get() = ...`): a probe (session 40) made a method one as asked and was refused, the method read as dropped;
+# focused, the property was merged beside the method, `Count` declared twice
+PROPERTY = re.compile(r"^[ \t]*(?:[\w$.<>\[\],?]+\s+)+([A-Za-z_]\w*)\s*(?::\s*[\w.<>?]+\s*)?"
+                      r"(=>|\{\s*(?:get|set|init)\b|$)")
+ACCESSOR = re.compile(r"^[ \t]*(?:(?:public|private|protected|internal)\s+)?(?:get|set|init)\b")
+
+
+def property_name(lines: list[str]) -> str | None:
+    """The name a property declares (`PROPERTY`), else None: on a line of its own (`public int Count`, `val count:
+    Int`) only with `{` and an accessor, or Kotlin's `get()`, below it (a docstring's line ends in a word too)."""
+    m = PROPERTY.match(lines[0]) if lines else None
+    if not m:
+        return None
+    if m.group(2):
+        return m.group(1)
+    rest = [line for line in lines[1:3] if line.strip() != "{"]
+    return m.group(1) if rest and ACCESSOR.match(rest[0]) else None
+
+
 def field_name(line: str) -> str | None:
     """The name an assignment or a typed declaration on this line gives a value to."""
     m = FIELD.match(line)

@@ -51,6 +51,7 @@ from editllm.editor.blocks import (
     opening,
     paired,
     params,
+    property_name,
     signature,
     split_blocks,
 )
@@ -186,7 +187,8 @@ def one_name(old: Block, new: Block) -> bool:
     declaration" had the function pasted after the imports beside the constant, `sleep` declared twice)."""
     if bool(old.name) == bool(new.name):
         return False
-    return defines(new if old.name else old) == {old.name or new.name}
+    bare = new if old.name else old  # ... or a method made a property (`public int Count => _prices.Count;`)
+    return defines(bare) == {old.name or new.name} or property_name(bare.lines) == (old.name or new.name)
 
 
 def align(old: list[Block], new: list[Block], latest: bool, instruction: str) -> dict[int, int]:

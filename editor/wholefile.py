@@ -47,6 +47,7 @@ from editllm.editor.blocks import (
     names,
     notes_above,
     paired,
+    property_name,
     split_blocks,
     target,
 )
@@ -145,18 +146,6 @@ ASKS_GENERATED = re.compile(r"data ?class|attrs|pydantic|named ?tuple|typed ?dic
 GENERATED = {"__init__", "__repr__", "__eq__", "__hash__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 
 
-# A property (C#'s `public int Count => _items.Count;`, `public int Count { get { ... } }`, Kotlin's `val count: Int
-# get() = ...`): a probe (session 40) made a method one as asked and was refused, the method read as dropped
-PROPERTY = re.compile(r"^[ \t]*(?:[\w$.<>\[\],?]+\s+)+([A-Za-z_]\w*)\s*(?::\s*[\w.<>?]+\s*)?"
-                      r"(?:=>|\{\s*(?:get|set|init)\b|\{\s*$|$|get\s*\()")
-
-
-def property_name(line: str) -> str | None:
-    """The name a property's first line declares (`PROPERTY`), else None."""
-    m = PROPERTY.match(line)
-    return m.group(1) if m else None
-
-
 def dropped_members(olds: list[Block], news: list[Block], where: str, instruction: str, sparse: bool) -> list[str]:
     """`missing_members` among the containers `olds` and `news` (one level of a file), and those nested in them."""
     olds = [b for b in olds if b.name]
@@ -175,7 +164,7 @@ def dropped_members(olds: list[Block], news: list[Block], where: str, instructio
         new_members = members(nb.lines[header_size(nb):], inner, braced(nb))
         have, want = Counter(names(new_members)), Counter(names(old_members))
         have += Counter(name for m in new_members if not m.name and m.lines  # a method made a property keeps its name
-                        and (name := field_name(m.lines[0]) or property_name(m.lines[0])) and name in want)
+                        and (name := field_name(m.lines[0]) or property_name(m.lines)) and name in want)
         made = GENERATES.search("".join(nb.lines[:header_size(nb)])) and not GENERATES.search("".join(b.lines[:top])) \
             and ASKS_GENERATED.search(instruction)
         gone = [f"{where}{b.name}.{n}" for n in want if have[n] < want[n] and not asks_removal(n, instruction)

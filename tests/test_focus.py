@@ -974,12 +974,12 @@ namespace Shop.Orders
 def test_a_class_in_a_namespace_is_cut_down_inside_it():
     """A probe (session 38) found no C# class in a `namespace X { }` ever focused: the namespace was the one
     top-level block, and one class's method made it all. Now the namespace is cut down to the class, and the class
-    to the method; the merge keeps everything else byte for byte."""
+    to the method (and the field it reads, session 40); the merge keeps everything else byte for byte."""
     instruction = "In OrderProcessor.Tax, round the result to 3 decimal places."
     focus = focus_of(NAMESPACED, instruction)
     assert focus is not None and focus.names == ("Shop.Orders.OrderProcessor.Tax",)
     assert focus.text == ("using System;\n\nnamespace Shop.Orders\n{\n    public class OrderProcessor\n    {\n"
-                          "        public decimal Tax()\n        {\n"
+                          "        private const decimal TaxRate = 0.2m;\n\n        public decimal Tax()\n        {\n"
                           "            return Math.Round(Subtotal() * TaxRate, 2);\n        }\n    }\n}\n")
     want = NAMESPACED.replace("TaxRate, 2)", "TaxRate, 3)")
     assert merge_focus(NAMESPACED, focus.text.replace(", 2)", ", 3)"), instruction) == want
@@ -1678,3 +1678,15 @@ def test_a_members_attribute_and_doc_comment_above_it_are_shown_with_it(instruct
     focus = focus_of(CATALOG, instruction)
     assert focus is not None and focus.names == ("Shop.Catalog.Add",) and old in focus.text
     assert merge_focus(CATALOG, focus.text.replace(old, new), instruction) == CATALOG.replace(old, new)
+
+
+@pytest.mark.parametrize("prop", ["        public int Count => _max;\n",
+                                  "        public int Count\n        {\n            get { return _max; }\n        }\n"])
+def test_a_method_made_a_property_replaces_it(prop):
+    """A re-run of probe 9 (session 40): "Make Count a read-only property instead of a method", focused, had the
+    model's property merged beside the method, `Count` declared twice, exit 0."""
+    instruction = "Make Count a read-only property returning _max instead of a method."
+    focus = focus_of(CATALOG, instruction)
+    assert focus is not None and "Shop.Catalog.Count" in focus.names
+    method = "        public int Count()\n        {\n            return 0;\n        }\n"
+    assert merge_focus(CATALOG, focus.text.replace(method, prop), instruction) == CATALOG.replace(method, prop)
