@@ -31,6 +31,7 @@ from editllm.editor.modelspec import bundled_for, check_model_spec
 from editllm.editor.prosefocus import section_kept
 from editllm.editor.reflow import cosmetic_only
 from editllm.editor.source import SourceFile, read_source, source_from_text, split_lines
+from editllm.editor.syntax import faults_added
 from editllm.editor.undefined import absent_subjects, defines, missing_asked, newly_unbound
 from editllm.editor.unfinished import (
     kept_note,
@@ -620,6 +621,9 @@ class EditSession:
         was = src.text.replace("\r\n", "\n")
         if dropped := dropped_lines(src.path, was, lf, instruction):
             self.log(dropped_note(src.path, was, dropped, instruction))
+        if fault := faults_added(src.path, src.text, result.new_text):
+            self.log(f"{src.path}: note: the file read clean before, and tree-sitter's {fault} now; check that line "
+                     "(a grammar older than the language can be wrong)")
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):
                 self.log(still_used_note(src.path, name, lines))

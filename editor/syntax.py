@@ -354,6 +354,24 @@ def _still_reads(path: str, tag: str, old_text: str, new_text: str) -> None:
                         f"({_describe(strong, new_text)}, by tree-sitter); nothing written")
 
 
+def faults_added(path: str, old_text: str, new_text: str) -> str | None:
+    """What tree-sitter finds wrong in an edited file it read clean before, where `still_parses` let the edit pass
+    (a fault on a line the edit wrote may be syntax newer than the grammar): said as a note, not a refusal. A probe
+    (session 40) had a TSX file gain an invalid `onSelect?: ...` in a destructuring pattern, without a word. None
+    when the old text had faults, the new one has none, or no grammar reads the file."""
+    tag = language(path)
+    if old_text == new_text or path.endswith(PYTHON) or tag not in GRAMMARS or tag in DATA \
+            or still_parses_js(path, old_text, new_text):
+        return None
+    for candidate in ("c", "cpp") if tag == "c" and path.endswith(".h") else (tag,):
+        old_faults = _faults(candidate, old_text)
+        if old_faults is None or old_faults:
+            continue  # not installed, or the file did not read clean (macros): judged by `still_parses` alone
+        new_faults = _faults(candidate, new_text)
+        return f"{GRAMMARS[candidate][2]} ({_describe(new_faults[0], new_text)})" if new_faults else None
+    return None
+
+
 # The evidence of a broken text that no newer grammar explains away (`_strong`, `_broken_throughout`): a closer or
 # separator tree-sitter had to insert; a line of the model's prose; a string left open within NEAR lines above
 CLOSERS = {"}", ")", "]", ";", ",", '"', "end", "fi", "done", "esac", "then", "do"}

@@ -199,3 +199,23 @@ def test_a_method_made_a_property_keeps_its_name(prop):
     assert ensure_whole(CART_CS, new, "Make Count a read-only property instead of a method.").text == new
     with pytest.raises(EditError, match="drops Shop.Cart.Count"):
         ensure_whole(CART_CS, CART_CS.replace("\n" + method, ""), "Make Add log the price.")
+
+
+ROW_TSX = ('import React from "react";\n\n'
+           "type Props = { user: { id: number; name: string }; onDelete: (id: number) => void };\n\n"
+           "export function Row({ user, onDelete }: Props) {\n"
+           "  return <tr onClick={() => onDelete(user.id)}>{user.name}</tr>;\n}\n")
+
+
+def test_a_file_that_read_clean_and_no_longer_does_gets_a_note(tmp_path, model):
+    """A probe (session 40): a TSX file gained an invalid `onSelect?: ...` in a destructuring pattern, passed as
+    syntax a newer grammar might know, without a word. It still passes, with a note."""
+    pytest.importorskip("tree_sitter_typescript")
+    (tmp_path / "Row.tsx").write_text(ROW_TSX)
+    model["text"] = ROW_TSX.replace("{ user, onDelete }: Props", "{ user, onDelete, onSelect?: () => void }: Props")
+    res = run(tmp_path, "fix", "Row.tsx", "add an optional onSelect callback", "--no-focus")
+    assert res.exit_code == 0 and "+export function Row({ user, onDelete, onSelect?" in res.stdout
+    assert "note: the file read clean before, and tree-sitter's TSX" in res.stderr
+    model["text"] = ROW_TSX.replace("{user.name}", "{user.name.toUpperCase()}")
+    res = run(tmp_path, "fix", "Row.tsx", "upper-case the name", "--no-focus")
+    assert res.exit_code == 0 and "tree-sitter" not in res.stderr
