@@ -137,8 +137,15 @@ def unasked_keys(path: str, old_text: str, new_text: str, instruction: str) -> l
     gone = sorted(p for p in had - kept if p[:-1] in kept or len(p) == 1)  # the highest key gone
     moved = _values(new)
     words = [w for w in re.findall(r"[A-Za-z][\w-]*", instruction) if len(w) >= 3]
-    return [".".join(p) for p in gone if not any(named(key, instruction, words) for key in p)
-            and _canonical(_at(old, p, tag)) not in moved]
+
+    def asked(p: tuple) -> bool:  # the key named, or a parent named for all it holds ("remove the devDependencies",
+        # "only run CI on pushes"), not one of whose keys the instruction names and takes away ("move eslint from
+        # devDependencies to dependencies": a probe, session 40, had `@types/react` dropped beside it, no note)
+        return named(p[-1], instruction, words) or any(
+            named(p[k], instruction, words) and not any(len(q) > k + 1 and q[:k + 1] == p[:k + 1] and q not in kept
+                                                         and named(q[k + 1], instruction, words) for q in had)
+            for k in range(len(p) - 1))
+    return [".".join(p) for p in gone if not asked(p) and _canonical(_at(old, p, tag)) not in moved]
 
 
 REMOVING = re.compile(r"\b(?:remov|delet|drop|get rid of|eliminat)\w*", re.I)

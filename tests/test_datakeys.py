@@ -149,3 +149,15 @@ def test_a_yaml_document_removed_whole_as_asked_notes_none_of_its_keys():
     # not asked to remove anything: the lost document's keys are noted as before
     assert unasked_keys("deploy.yaml", MANIFEST, no_service, "Set the replicas to 3.") == ["spec.ports",
                                                                                            "spec.selector"]
+
+
+def test_a_key_dropped_beside_a_sibling_the_instruction_names_is_noted():
+    """A probe (session 40): "move eslint from devDependencies to dependencies" also dropped `@types/react`, with no
+    note: the parent's name excused every key under it. A parent named for all it holds still does."""
+    old = json.dumps({"dependencies": {"react": "^18"}, "devDependencies": {
+        "@types/react": "^18", "eslint": "^8", "vite": "^5"}}, indent=2) + "\n"
+    new = json.dumps({"dependencies": {"react": "^18", "eslint": "^8"}, "devDependencies": {"vite": "^5"}},
+                     indent=2) + "\n"
+    move = "Move eslint from devDependencies to dependencies."
+    assert unasked_keys("package.json", old, new, move) == ["devDependencies.@types/react"]
+    assert unasked_keys("package.json", old, new, "Remove the devDependencies we do not use.") == []
