@@ -219,3 +219,31 @@ def test_json_with_comments_by_its_name_and_a_tab_before_a_yaml_comment_read():
         still_parses("tsconfig.json", tsconfig, commented.replace('"ES2022",', '"ES2022"'))
     compose = 'services:\n  web:\n    image: nginx:1.25\n    ports:\n      - "80:80"\n'
     still_parses("compose.yaml", compose, compose.replace("1.25\n", "1.27\t# bumped for a CVE fix\n"))
+
+
+TODO_VUE = """<template>
+  <ul>
+    <template v-if="items.length">
+      <li v-for="item in items" :key="item">{{ item }}</li>
+    </template>
+  </ul>
+</template>
+
+<script setup>
+const items = ["a", "b"];
+</script>
+
+<style scoped>
+.done span { color: #999; }
+</style>
+"""
+
+
+def test_a_component_whose_style_block_loses_its_closing_tag_is_refused():
+    """A probe (session 40): the model wrote a rule after `</style>` and dropped the tag, exit 0 without a word (no
+    grammar reads a .vue file). A nested `<template v-if>` is no block of its own; a block on one line is closed."""
+    lost = TODO_VUE.replace("</style>\n", ".done span { opacity: 0.6; }\n")
+    with pytest.raises(EditError, match="leaves its <style> block unclosed"):
+        still_parses("TodoList.vue", TODO_VUE, lost)
+    still_parses("TodoList.vue", TODO_VUE, TODO_VUE.replace("#999", "#666"))
+    still_parses("App.svelte", "<style>a { b: c }</style>\n", "<style>a { b: d }</style>\n")
