@@ -217,9 +217,13 @@ def _cut(src: SourceFile, output: str, fence: str, stop_reason: str, max_new: in
                 if shown is not None and ends_in_a_block(shown):
                     raise EditError(f"{src.path}: the model ended its output with a fence line that may close the "
                                     "file's last code block or the output itself, and stopped; nothing written")
-                wrote.pop()  # a short fence of its own: not a line of the file
+                closer = wrote.pop().strip()  # a short fence of its own: not a line of the file
+            else:
+                closer = ""
             shown_lines = f"; it was shown {shown.count(NL) + (not shown.endswith(NL))}" if shown else ""
-            raise EditError(f"{src.path}: the model stopped without the closing fence, so the file may be cut "
+            how = (f"closed its output with {closer}, not the prompt's {fence.strip()}" if closer  # a probe, session
+                   else "stopped without the closing fence")  # 40: "stopped without" read wrong, it had closed
+            raise EditError(f"{src.path}: the model {how}, so the file may be cut "
                             f"short (it wrote {len(wrote)} lines{shown_lines}); nothing written")
     return output[:end]
 

@@ -713,7 +713,7 @@ def test_a_short_fence_at_eos_ends_the_file_only_where_the_file_ends(output, kep
     if kept is not None:
         assert finish_text(src, output, "````", "eos", 10**6, shown) == kept
     else:
-        with pytest.raises(EditError, match="the model stopped without the closing fence"):
+        with pytest.raises(EditError, match="the model closed its output with ```, not the prompt's ````"):
             finish_text(src, output, "````", "eos", 10**6, shown)
 
 
@@ -724,7 +724,7 @@ def test_a_short_fence_after_an_earlier_line_like_the_last_is_not_the_end(cut):
     shown = ("# Build\n\n.. code-block:: cmake\n\n  if(A)\n  endif()\n  if(B)\n    # ...\n  endif()\n")
     lines = shown.split("\n")
     output = "\n".join(lines[:cut + 1]) + "\n```"
-    with pytest.raises(EditError, match="the model stopped without the closing fence"):
+    with pytest.raises(EditError, match="the model closed its output with ```, not the prompt's ````"):
         finish_text(SourceFile("cmake.rst", shown), output, "````", "eos", 10**6, shown)
     assert finish_text(SourceFile("cmake.rst", shown), shown + "```", "````", "eos", 10**6, shown) == shown
 
@@ -796,7 +796,7 @@ def test_a_fence_of_its_own_left_open_in_a_prose_file_is_refused(closing):
      "Config:\n\n```json\n{\n  \"server\": {\n    \"port\": 8080\n  }\n```"),
 ])
 def test_an_output_cut_short_is_never_taken_for_the_whole_file(shown, output):
-    with pytest.raises(EditError, match="stopped"):
+    with pytest.raises(EditError, match="may be cut short"):
         finish_text(SourceFile("README.md", shown), output, "````", "eos", 10**6, shown)
 
 
