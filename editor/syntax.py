@@ -383,15 +383,16 @@ def faults_added(path: str, old_text: str, new_text: str) -> str | None:
     (session 40) had a TSX file gain an invalid `onSelect?: ...` in a destructuring pattern, without a word. None
     when the old text had faults, the new one has none, or no grammar reads the file."""
     tag = language(path)
-    if old_text == new_text or path.endswith(PYTHON) or tag not in GRAMMARS or tag in DATA \
-            or still_parses_js(path, old_text, new_text):
+    if old_text == new_text or path.endswith(PYTHON) or tag not in GRAMMARS or tag in DATA:
         return None
     for candidate in ("c", "cpp") if tag == "c" and path.endswith(".h") else (tag,):
         old_faults = _faults(candidate, old_text)
         if old_faults is None or old_faults:
             continue  # not installed, or the file did not read clean (macros): judged by `still_parses` alone
         new_faults = _faults(candidate, new_text)
-        return f"{GRAMMARS[candidate][2]} ({_describe(new_faults[0], new_text)})" if new_faults else None
+        if not new_faults or still_parses_js(path, old_text, new_text):
+            return None  # Node, asked only then (it runs as a process), read the JavaScript it judges
+        return f"{GRAMMARS[candidate][2]} ({_describe(new_faults[0], new_text)})"
     return None
 
 
