@@ -153,7 +153,12 @@ class Block:
 
 
 def indent_of(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
+    """Columns of leading whitespace, a tab reaching the next multiple of 8 as Python, git and editors read it. A
+    fuzz (session 41): GNU's style (libstdc++, gcc) indents by two spaces and writes each 8 columns as a tab, and a
+    tab counted as one column put `\treturn x;` (column 8) before a member at column 2: every class body was cut
+    at the wrong lines."""
+    lead = line[:len(line) - len(line.lstrip(" \t"))]
+    return len(lead.expandtabs(8)) if "\t" in lead else len(lead)
 
 
 def is_blank(line: str) -> bool:
@@ -166,6 +171,17 @@ def blank_tail(lines: list[str]) -> int:
     while n < len(lines) and is_blank(lines[-1 - n]):
         n += 1
     return n
+
+
+# A string or character literal within one line ("a{", 'b', `c`): its braces are text, not blocks
+LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)\'|`[^`\n]*`')
+
+
+def brace_delta(lines: list[str]) -> int:
+    """How many more `{` than `}` the lines hold, literals within a line aside. Line by line on purpose: a scanner
+    of the whole file misread raw strings (r"\\", `\\`, R"(...)"), regex literals and CSS URLs, and then every
+    brace after them (a review, session 27: 7 asked edits refused); here a misread stays within its line."""
+    return sum(text.count("{") - text.count("}") for text in (LITERAL.sub("", line) for line in lines))
 
 
 def split_blocks(lines: list[str], indent: int) -> list[Block]:
@@ -201,6 +217,11 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
                 starts = False  # `@decorator` then `def f`: one block named f
             elif indent == 0 and len(last.lines) == 1 and C_TYPE_LINE.match(last.lines[0]) and C_NAME_LINE.match(line):
                 starts = False  # GNU style: `static void XMLCALL` then `endElement(void *data) {`
+        if not starts and blocks and blocks[-1].lines and indent_of(line) == indent and line.lstrip().startswith("}") \
+                and indent_of(blocks[-1].lines[0]) == indent and CLOSER.match(blocks[-1].lines[-1]) \
+                and indent_of(blocks[-1].lines[-1]) == indent and brace_delta(blocks[-1].lines) <= 0:
+            starts = True  # C++'s `}  // namespace` after a function it does not close (a probe, session 40: shown
+            # with the function, the model saw a namespace's end without its start)
         if starts or not blocks:
             blocks.append(Block(None, [], []))
         block = blocks[-1]
@@ -212,8 +233,8 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             block.blank = []
         block.lines.append(line)
         if block.name is None:
-            m = DEF.match(line)
-            if m and indent_of(line) == indent:
+            m = DEF.match(line)  # GNU's style indents a class under its `template <...>` line
+            if m and (indent_of(line) == indent or len(block.lines) > 1 and all(map(TEMPLATE.match, block.lines[:-1]))):
                 block.name = m.group(1)
     for block in blocks:  # C++'s `namespace a {` over unindented code holds nothing: a line, not a definition
         if block.name and NAMESPACE.match(block.lines[0]) and child_indent(block) is None:
@@ -308,9 +329,11 @@ def child_indent(block: Block) -> int | None:
     if not block.lines:  # the blank lines a file starts with
         return None
     base = indent_of(block.lines[0])
-    braces = any(line.rstrip().endswith("{") for line in block.lines[:2])  # a C++ class's `public:` is no member:
-    # Google's style indents it one space, its members two (a probe, session 40: all of them one member)
-    for line in block.lines[1:]:
+    start = header_end(block) if block.name else 1  # past a header split over lines (`class C\n    : public B {`)
+    start = start if start > header_size(block) else 1
+    braces = any(line.rstrip().endswith("{") for line in block.lines[:max(2, start)])  # a C++ class's `public:`
+    # is no member: Google's style indents it one space, its members two (a probe, session 40: all one member)
+    for line in block.lines[max(1, start):]:
         if not is_blank(line) and indent_of(line) > base and not (braces and ACCESS.match(line.strip())):
             return indent_of(line)
     return None
@@ -331,13 +354,46 @@ def header_size(block: Block) -> int:
     return 1
 
 
+def header_end(block: Block) -> int:
+    """Lines up to and including the one that opens a named class's body where its header goes on over more lines
+    (`class SmallVector\n    : public Base<T> {`, Java's `extends`/`implements` lines, Kotlin's constructor); else
+    `header_size`. A fuzz, session 41: such a class read as unbraced, its `: public` line as its first member, so
+    it was shown whole and a member written back with the class's first line alone replaced the whole class."""
+    top = header_size(block)
+    if not block.name or top > len(block.lines):
+        return top
+    head = block.lines[top - 1]
+    if not CONTAINER.match(head) or head.rstrip().endswith(("{", ";", ":")):
+        return top
+    before = head.strip()
+    for k in range(top, min(len(block.lines), top + 8)):
+        line = block.lines[k].strip()
+        if not line or not (HEADER_GOES_ON.match(line) or before.endswith((",", "(", "<", ":"))) \
+                or (indent_of(block.lines[k]) <= indent_of(head) and not line.startswith((")", ":", ","))):
+            return top  # not its header's next line: a member under a header whose `{` was lost
+        if line.endswith("{"):
+            return k + 1
+        if line.endswith((";", "}")):
+            return top
+        if block.lines[k + 1:k + 2] and block.lines[k + 1].strip() == "{":
+            return k + 2  # then Allman's `{` (GNU's style)
+        before = line
+    return top
+
+
+# How a class header's next line goes on: C++'s `: public Base`, Java's and TypeScript's `extends`/`implements`,
+# Rust's and Swift's `where`, Scala's `with`, the rest of a list the line above left open
+HEADER_GOES_ON = re.compile(r"(?:[:,)(<]|extends\b|implements\b|where\b|with\b|permits\b)")
+
+
 def braced(block: Block) -> bool:
     """A class whose header opens a brace (JavaScript, TypeScript, Java, C++): its methods need no keyword
     (`size() {`), and its closing brace is its last line."""
     top = header_size(block)
     header = block.lines[top - 1] if block.lines else ""
     after = next((line for line in block.lines[top:] if not is_blank(line)), "")
-    return bool(CONTAINER.match(header)) and (header.rstrip().endswith("{") or after.strip() == "{")
+    return bool(CONTAINER.match(header)) and (header.rstrip().endswith("{") or after.strip() == "{"
+                                              or header_end(block) > top)
 
 
 def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
@@ -365,7 +421,7 @@ def class_members(block: Block) -> list[Block] | None:
     inner, top = child_indent(block), header_size(block)
     if inner is None or not CONTAINER.match(block.lines[top - 1]):
         return None
-    return members(block.lines[top:], inner, braced(block))
+    return members(block.lines[header_end(block):], inner, braced(block))
 
 
 def closing(lines: list[str], top: int) -> int:
@@ -397,7 +453,7 @@ def ending(block: Block) -> int:
 def opening(block: Block) -> int:
     """Lines up to and including the one that opens a class's body: its header, and Allman's `{` on a line of its
     own (C#, PHP: a class shown cut down without it read as no class at all)."""
-    top = header_size(block)
+    top = header_end(block)
     k = next((k for k in range(top, len(block.lines)) if not is_blank(block.lines[k])), None)
     return k + 1 if k is not None and block.lines[k].strip() == "{" else top
 

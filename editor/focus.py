@@ -51,7 +51,8 @@ from editllm.editor.wholefile import COMMENT_LINE
 # "File" counts only as the edit's scope ("at the top of the file", "the file's header"), not as what a function
 # handles ("when the file can't be opened": a probe's instruction that showed the model the whole file, which then
 # deleted a line of another function); "module" always does ("the module docstring", "a module-level constant").
-FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references?|"
+FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|usages?|uses|references|"
+                       r"(?<!\ba )(?<!\ban )(?<!\bby )(?<!const )(?<!value )reference|"  # not "return a reference"
                        r"the name of|be (?:called|named)|new name|"  # a rename in other words (a probe, session 38)
                        r"throughout|whole|entire|module|imports?)\b"
                        r"|\b(?:in|into|across|of|to|for|from|at|over|through)\s+(?:the|this)\s+file\b"
@@ -59,6 +60,11 @@ FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|us
 # A rename of a local variable stays inside its function ("in commonprefix, rename the local variable s1": a
 # probe's instruction that showed the model the whole file, which then edited other functions)
 LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local\s+variables?\b", re.I)
+# ... nor does a remark that nothing uses what goes ("Remove Point::translate; nothing uses it": a probe, session 40,
+# showed the model the whole file for its "uses", and it pasted another type's methods into `impl Point`)
+NO_USES = re.compile(r"\b(?:nothing|nobody|no\s+one|no\s+code|none\s+of\s+\w+)\s+(?:else\s+)?(?:uses|calls|"
+                     r"references)\s+(?:it|them|this|these)\b|"
+                     r"\b(?:has|have|with)\s+no\s+(?:other\s+)?(?:callers|usages|uses|references)\b", re.I)
 # An instruction that changes what a definition holds or takes: the code that builds or calls it must change with
 # it. A probe (session 35): "add a timeout_secs field to Config, read from the timeout_secs key" showed the model
 # only the struct, so `load`, which builds `Config {...}`, was not updated and the file no longer compiled; "in
@@ -114,7 +120,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     """The import lines plus the named top-level definitions, or None when focusing would not help
     (nothing named, a file-wide instruction, a name defined twice, or most of the file named).
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
-    if FILE_WIDE.search(LOCAL_RENAME.sub(" ", instruction)):
+    if FILE_WIDE.search(NO_USES.sub(" ", LOCAL_RENAME.sub(" ", instruction))):
         return None
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
@@ -453,6 +459,12 @@ def is_named(block: Block, instruction: str) -> bool:
     name = name_of(block)
     if not name or not mentioned(name, instruction):
         return False
+    if (receiver := GO_RECEIVER.match(defining_line(block))) and block.name:
+        # Go's `func (p *Pool) Close()`: "Make Pool.Close idempotent" names Pool's, not Conn's (a probe, session 40:
+        # both taken, the name read as defined twice, the whole file shown); a bare "Close" names both
+        owners = re.findall(rf"(?<![\w$.])(\w+)\s*(?:\.|::)\s*{re.escape(name)}(?![\w$])", instruction)
+        bare = mentioned(name, re.sub(rf"\w+\s*(?:\.|::)\s*{re.escape(name)}(?![\w$])", " ", instruction))
+        return bare or not owners or receiver.group(1) in owners
     if block.lines and re.match(rf"\s*{re.escape(name)}::~?{re.escape(name)}\s*\(", block.lines[0]):
         # C++'s `Registry::Registry(...)` outside its class: "In Registry::ReloadAll" names the class's method, not
         # its constructor (a probe, session 40: both taken, the name read as defined twice, the whole file shown)
@@ -461,6 +473,9 @@ def is_named(block: Block, instruction: str) -> bool:
     return bool(block.name) or not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction \
         or bool(FUNCTION_VALUE.search(block.lines[0])) \
         or re.search(rf"(?<![\w$.]){re.escape(name)}(?:\.|::|#)[A-Za-z_$]", instruction) is not None
+
+
+GO_RECEIVER = re.compile(r"func\s*\(\s*\w*\s*\*?\s*(\w+)")  # a Go method's type: `Pool` of `func (p *Pool)`
 
 
 # A constant whose value is a function (`const check = (url) => {`, `const run = async function (`): a definition,

@@ -31,6 +31,7 @@ from editllm.editor.blocks import (
     PAIRING_LIMIT,
     PREPROCESSOR,
     Block,
+    brace_delta,
     braced,
     child_indent,
     closing,
@@ -38,6 +39,7 @@ from editllm.editor.blocks import (
     defining_line,
     ending,
     head,
+    header_end,
     header_size,
     imported,
     indent_of,
@@ -352,9 +354,13 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
         if j in pairs:
             previous = pairs[j]
             continue
-        if previous is None:
-            following = min((pairs[k] for k in pairs if k > j), default=0)
-            inserts.setdefault(following - 1, []).append(j)
+        following = min((pairs[k] for k in pairs if k > j), default=None)
+        if previous is None or following is not None and following > previous + 1 \
+                and brace_delta(joined(old[previous + 1:following])) > 0:
+            # before the next block the output kept when the file opens a scope in between that the output did not
+            # show (C++'s `namespace plugins {` under the includes: a probe, session 40, had a helper written above
+            # `Trim` merged above the namespaces, out of them)
+            inserts.setdefault((following or 0) - 1, []).append(j)
         else:
             inserts.setdefault(previous, []).append(j)
     replaced = {i: j for j, i in pairs.items()}
@@ -755,20 +761,23 @@ def telling(blocks: list[Block], places: list[int], new: list[str], base: int, w
 STRAY = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(\s*(?:self|cls)\b")  # a Python method's first line
 
 
-def stray_methods(old: list[Block], new: list[Block]) -> dict[int, int]:
-    """The output's top-level blocks that are a class's methods written at column 0 (new index → the indent of
-    that class's members): a `def name(self` whose name the file defines only as a method. A probe (session 34)
-    had `def area(self):` merged in as a new top-level function beside the class's own `area`, exit 0."""
+def stray_methods(old: list[Block], new: list[Block]) -> dict[int, str]:
+    """The output's top-level blocks that are a class's methods written at column 0 (new index → the indentation
+    of that class's members, as the file writes it: spaces or a tab): a `def name(self` whose name the file defines
+    only as a method. A probe (session 34) had `def area(self):` merged in as a new top-level function beside the
+    class's own `area`, exit 0."""
     top = set(names(old))
-    out: dict[int, int] = {}
+    out: dict[int, str] = {}
     for j, b in enumerate(new):
         first = next((m for line in b.lines if (m := STRAY.match(line))), None)
         if not b.name or first is None or first[1] != b.name or b.name in top:
             continue
         owners = [ob for ob in old if (indent := child_indent(ob)) is not None
-                  and b.name in names(members(ob.lines[header_size(ob):], indent, braced(ob)))]
+                  and b.name in names(members(ob.lines[header_end(ob):], indent, braced(ob)))]
         if owners:
-            out[j] = child_indent(owners[0]) or 0
+            inner = child_indent(owners[0])
+            line = next(line for line in owners[0].lines[1:] if not is_blank(line) and indent_of(line) == inner)
+            out[j] = line[:len(line) - len(line.lstrip(" \t"))]
     return out
 
 
@@ -798,7 +807,7 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
             merged = joined(merge_blocks(old_blocks, rest, instruction, "the file", drop)) \
                 if any(b.text.strip() for b in rest) else old
             for j, indent in strays.items():
-                lines = [line if is_blank(line) else " " * indent + line for line in new_blocks[j].lines]
+                lines = [line if is_blank(line) else indent + line for line in new_blocks[j].lines]
                 merged = merge_code(merged, lines, instruction, drop)
                 if merged is None:
                     return None
@@ -812,7 +821,7 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
     if not new_names:
         return None
     parents = [i for i, b in enumerate(old_blocks) if child_indent(b) == base
-               and new_names & set(names(members(b.lines[header_size(b):], base, braced(b))))]
+               and new_names & set(names(members(b.lines[header_end(b):], base, braced(b))))]
     # Blocks that define such a member too, where the merge cannot go by names (an object literal's `get(url) {`,
     # an `abstract class`): never a wrong parent's by default.
     others = [i for i, b in enumerate(old_blocks) if i not in parents and any(

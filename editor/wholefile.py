@@ -28,15 +28,18 @@ from editllm.editor.blocks import (
     CONTAINER,
     HEADING,
     IDENT,
+    LITERAL,
     PAIRING_LIMIT,
     RUST_ATTRIBUTE,
     Block,
     blank_tail,
+    brace_delta,
     braced,
     child_indent,
     class_members,
     defines,
     field_name,
+    header_end,
     header_size,
     import_names,
     imported,
@@ -160,8 +163,8 @@ def dropped_members(olds: list[Block], news: list[Block], where: str, instructio
         inner, nb = child_indent(b), new_by[b.name]
         if inner is None or child_indent(nb) != inner:
             continue
-        old_members = members(b.lines[top:], inner, braced(b))
-        new_members = members(nb.lines[header_size(nb):], inner, braced(nb))
+        old_members = members(b.lines[header_end(b):], inner, braced(b))
+        new_members = members(nb.lines[header_end(nb):], inner, braced(nb))
         have, want = Counter(names(new_members)), Counter(names(old_members))
         have += Counter(name for m in new_members if not m.name and m.lines  # a method made a property keeps its name
                         and (name := field_name(m.lines[0]) or property_name(m.lines)) and name in want)
@@ -894,17 +897,6 @@ def renamed_fragment(old: list[str], new: list[str], merged: list[str], instruct
 
 BRACED = {"c", "cpp", "java", "javascript", "typescript", "tsx", "jsx", "rust", "go", "csharp", "swift", "kotlin",
           "scala", "php", "css"}
-# A string or character literal within one line ("a{", 'b', `c`): its braces are text, not blocks
-LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)\'|`[^`\n]*`')
-
-
-def brace_delta(lines: list[str]) -> int:
-    """How many more `{` than `}` the lines hold, literals within a line aside. Line by line on purpose: a scanner
-    of the whole file misread raw strings (r"\\", `\\`, R"(...)"), regex literals and CSS URLs, and then every
-    brace after them (a review, session 27: 7 asked edits refused); here a misread stays within its line."""
-    return sum(text.count("{") - text.count("}") for text in (LITERAL.sub("", line) for line in lines))
-
-
 def still_balanced(path: str, old: list[str], new: list[str]) -> None:
     """Refuse an edit of a brace language whose lost lines (`lost_lines`: left out, not moved, not edited) hold more of
     one brace than the other: the output cut short inside a block (the model closed its fence early), or a truncated

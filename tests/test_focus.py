@@ -8,7 +8,8 @@ import pytest
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
-from editllm.editor.source import SourceFile, read_source
+from editllm.editor.merge import merge_code
+from editllm.editor.source import SourceFile, read_source, split_lines
 from fakes import scripted_model
 
 MODULE = '''import math
@@ -1690,3 +1691,257 @@ def test_a_method_made_a_property_replaces_it(prop):
     assert focus is not None and "Shop.Catalog.Count" in focus.names
     method = "        public int Count()\n        {\n            return 0;\n        }\n"
     assert merge_focus(CATALOG, focus.text.replace(method, prop), instruction) == CATALOG.replace(method, prop)
+
+
+SMALL_VECTOR = """#include <cstddef>
+
+template <typename T>
+class SmallVectorBase {
+protected:
+  std::size_t Size = 0;
+};
+
+template <typename T, typename = void>
+class SmallVectorCommon
+    : public SmallVectorBase<T> {
+  using Base = SmallVectorBase<T>;
+
+protected:
+  void grow_pod(std::size_t MinSize) {
+    Base::grow(MinSize);
+  }
+
+  bool isSmall() const {
+    return this->Size == 0;
+  }
+
+  void resetToSmall() {
+    this->Size = 0;
+  }
+};
+"""
+
+
+def test_a_class_whose_header_goes_on_over_lines_is_cut_down_and_merged_back():
+    """A fuzz (session 41): `class C\\n    : public Base {` read as no braced class (its `: public` line as its first
+    member), so it was shown whole, and a fragment written back with only the class line replaced the whole class."""
+    instruction = "In SmallVectorCommon.isSmall, also check the capacity."
+    focus = focus_of(SMALL_VECTOR, instruction)
+    assert focus is not None and focus.names == ("SmallVectorCommon.isSmall",)
+    assert "    : public SmallVectorBase<T> {\n" in focus.text and "resetToSmall" not in focus.text
+    old, new = "    return this->Size == 0;\n", "    return this->Size == 0 && true;\n"
+    assert merge_focus(SMALL_VECTOR, focus.text.replace(old, new), instruction) == SMALL_VECTOR.replace(old, new)
+    fragment = ("template <typename T, typename = void>\nclass SmallVectorCommon\n    : public SmallVectorBase<T> {\n"
+                "  bool isSmall() const {\n    return this->Size == 0 && true;\n  }\n};\n")
+    assert "".join(merge_code(split_lines(SMALL_VECTOR), split_lines(fragment), instruction)) == \
+        SMALL_VECTOR.replace(old, new)
+
+
+JAVA_HEADER = """package shop;
+
+import java.io.Closeable;
+
+public class OrderService
+        extends BaseService
+        implements Closeable {
+    private final int limit = 3;
+
+    public int total(int a) {
+        return a + limit;
+    }
+
+    public void a1() {
+        System.out.println("a1");
+    }
+
+    public void a2() {
+        System.out.println("a2");
+    }
+
+    public void a3() {
+        System.out.println("a3");
+    }
+
+    public void a4() {
+        System.out.println("a4");
+    }
+
+    public void close() {
+        System.out.println("closed");
+    }
+}
+"""
+KOTLIN_HEADER = """package shop
+
+class Cart(
+    private val limit: Int,
+) : Base() {
+    fun total(a: Int): Int {
+        return a + limit
+    }
+
+    fun a1() {
+        println("a1")
+    }
+
+    fun a2() {
+        println("a2")
+    }
+
+    fun a3() {
+        println("a3")
+    }
+
+    fun clear() {
+        println("cleared")
+    }
+}
+"""
+TS_HEADER = """import { Base } from "./base";
+
+export class Store
+  extends Base
+  implements Disposable {
+  private items: string[] = [];
+
+  add(item: string): void {
+    this.items.push(item);
+  }
+
+  a1(): void {
+    console.log("a1");
+  }
+
+  a2(): void {
+    console.log("a2");
+  }
+
+  a3(): void {
+    console.log("a3");
+  }
+
+  dispose(): void {
+    this.items = [];
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(("text", "instruction", "old", "new"), [
+    (JAVA_HEADER, "In OrderService.total, double the result.", "        return a + limit;\n",
+     "        return 2 * (a + limit);\n"),
+    (KOTLIN_HEADER, "In Cart.total, double the result.", "        return a + limit\n",
+     "        return 2 * (a + limit)\n"),
+    (TS_HEADER, "In Store.add, trim the item.", "    this.items.push(item);\n", "    this.items.push(item.trim());\n"),
+])
+def test_a_class_header_with_extends_or_a_constructor_on_lines_below_is_cut_down(text, instruction, old, new):
+    """Java's `extends`/`implements` lines, Kotlin's primary constructor, TypeScript's `extends` (session 41): before,
+    the class read as unbraced and each edit of one method showed the whole file."""
+    focus = focus_of(text, instruction)
+    assert focus is not None and len(focus.names) == 1 and "a2" not in focus.text
+    assert merge_focus(text, focus.text.replace(old, new), instruction) == text.replace(old, new)
+
+
+POOL_GO = """package netpool
+
+import "sync"
+
+type Conn struct {
+\tbroken bool
+}
+
+// Close returns the connection to its pool.
+func (c *Conn) Close() error {
+\treturn nil
+}
+
+type Pool struct {
+\tmu     sync.Mutex
+\tclosed bool
+}
+
+// Close closes every idle connection.
+func (p *Pool) Close() error {
+\tp.mu.Lock()
+\tdefer p.mu.Unlock()
+\tp.closed = true
+\treturn nil
+}
+
+func (p *Pool) Len() int {
+\treturn 0
+}
+"""
+
+
+@pytest.mark.parametrize(("instruction", "shown"), [
+    ("Make Pool.Close idempotent.", "func (p *Pool) Close() error {\n"),
+    ("In Conn.Close, mark the connection broken.", "func (c *Conn) Close() error {\n"),
+    ("Make Close idempotent.", None),  # which one: both, the name defined twice, so the whole file
+])
+def test_a_go_method_is_told_from_another_types_method_of_that_name(instruction, shown):
+    """A probe (session 40): "Make Pool.Close idempotent" took `Conn.Close` too, read the name as defined twice,
+    and showed the whole file (48 s, the model also broke `put`)."""
+    focus = focus_of(POOL_GO, instruction)
+    if shown is None:
+        assert focus is None
+        return
+    assert focus is not None and focus.names == ("Close",) and shown in focus.text
+    other = ({"func (p *Pool) Close() error {\n", "func (c *Conn) Close() error {\n"} - {shown}).pop()
+    assert other not in focus.text
+    edited = focus.text.replace(shown, shown + "\t// MARK\n")
+    assert merge_focus(POOL_GO, edited, instruction) == POOL_GO.replace(shown, shown + "\t// MARK\n")
+
+
+@pytest.mark.parametrize(("instruction", "focused"), [
+    ("Remove Pool.Len; nothing uses it.", True),
+    ("Remove Pool.Len, which has no callers.", True),
+    ("Remove Pool.Len and update its uses.", False),
+    ("Remove Pool.Len; nothing uses the closed field.", False),  # not the same remark: "uses" of something else
+    ("In Pool.Len, return a reference to the idle count.", True),  # C++'s sense, not "references to"
+    ("In Pool.Len, take the pool by reference.", True),
+    ("In Pool.Len, fix the reference to closed.", False),
+])
+def test_a_remark_that_nothing_uses_a_definition_keeps_focus(instruction, focused):
+    """A probe (session 40): "Remove Point::translate; nothing uses it" showed the whole file for its "uses", and
+    the model pasted another type's methods into `impl Point`. "Return a reference to the first element" (session
+    41's probe) showed the whole file for its "reference"."""
+    assert (focus_of(POOL_GO, instruction) is not None) is focused
+
+
+REGISTRY_CPP = """#include "registry.h"
+
+namespace plugins {
+
+namespace {
+
+std::string Trim(const std::string& s) {
+    return s;
+}
+
+}  // namespace
+
+int Registry::Load(const std::string& dir) {
+    return Trim(dir).size();
+}
+
+}  // namespace plugins
+"""
+
+
+@pytest.mark.parametrize("above", ["std::string Trim", "int Registry::Load"])
+def test_a_namespaces_closing_line_is_not_shown_with_the_function_above_it(above):
+    """A probe (session 40): "In Load, ... next to Trim" showed Trim with the anonymous namespace's `}  // namespace`
+    under it, a namespace's end without its start; a helper the model wrote above Trim was merged above the
+    namespaces (out of them) for the includes it came after."""
+    instruction = "In Load, strip a BOM with a new StripBom helper placed next to Trim."
+    focus = focus_of(REGISTRY_CPP, instruction)
+    assert focus is not None and set(focus.names) == {"Trim", "Load"} and "}  // namespace" not in focus.text
+    old = "    return Trim(dir).size();\n"
+    new = "    return Trim(StripBom(dir)).size();\n"
+    helper = "std::string StripBom(const std::string& s) {\n    return s;\n}\n\n"
+    edited = focus.text.replace(old, new).replace(above, helper + above)
+    merged = merge_focus(REGISTRY_CPP, edited, instruction)
+    assert merged.replace(helper, "", 1) == REGISTRY_CPP.replace(old, new)  # the helper added, all else as it was
+    assert merged.index("namespace plugins {") < merged.index(helper) < merged.index("int Registry::Load")
+    assert merged.index(helper) > merged.index("namespace {")  # with Trim, in its namespace

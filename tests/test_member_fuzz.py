@@ -184,9 +184,55 @@ class Ring {
 }  // namespace stats
 """
 
+# GNU's style, as libstdc++ writes it (session 41): indented by two spaces, each 8 columns a tab (a tab counted as
+# one column cut every body at the wrong lines), and a class whose header goes on over lines (`: public` under it:
+# read as no braced class, its fragment replaced the whole class)
+GNU = """namespace ranges
+{
+  template<typename _Tp>
+    struct __base_fn
+    {
+      using value_type = _Tp;
+    };
+
+  struct __all_of_fn
+    : public __base_fn<bool>
+  {
+    template<typename _Iter>
+      constexpr bool
+      operator()(_Iter __first, _Iter __last) const
+      {
+\tfor (; __first != __last; ++__first)
+\t  if (!*__first)
+\t    return false;
+\treturn true;
+      }
+
+    constexpr bool
+    empty() const
+    {
+      return false;
+    }
+  };
+
+  struct __any_of_fn
+  {
+    template<typename _Iter>
+      constexpr bool
+      operator()(_Iter __first, _Iter __last) const
+      {
+\tfor (; __first != __last; ++__first)
+\t  if (*__first)
+\t    return true;
+\treturn false;
+      }
+  };
+} // namespace ranges
+"""
+
 
 def mark(line: str, module: str) -> str:
-    return line.rstrip("\n") + ("  // MARK\n" if module in ("csharp", "cpp") else "  # MARK\n")
+    return line.rstrip("\n") + ("  // MARK\n" if module in ("csharp", "cpp", "gnu") else "  # MARK\n")
 
 
 def source(module: str) -> str:
@@ -194,6 +240,8 @@ def source(module: str) -> str:
         return CSHARP
     if module == "cpp":
         return CPP
+    if module == "gnu":
+        return GNU
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         pytest.skip(f"{module} has no Python source here")
@@ -205,7 +253,7 @@ def classes(text: str) -> list[tuple[Block, list[Block]]]:
     return [(b, body) for b in split_blocks(split_lines(text), 0) if (body := body_of(b))]
 
 
-@pytest.mark.parametrize("module", [*MODULES, "cpp"])
+@pytest.mark.parametrize("module", [*MODULES, "cpp", "gnu"])
 def test_a_member_edited_in_its_focused_view_merges_back_as_that_edit(module: str):
     text = source(module)
     checked = 0
@@ -228,7 +276,15 @@ def test_a_member_edited_in_its_focused_view_merges_back_as_that_edit(module: st
     assert checked > 0
 
 
-@pytest.mark.parametrize("module", [*MODULES, "csharp", "cpp"])
+def test_gnu_style_bodies_are_cut_at_their_members():
+    """Each of the namespace's classes is one member, each class's methods its members (a tab is 8 columns)."""
+    ranges = split_blocks(split_lines(GNU), 0)[0]
+    assert [m.name for m in body_of(ranges) if m.name] == ["__base_fn", "__all_of_fn", "__any_of_fn"]
+    all_of = next(m for m in body_of(ranges) if m.name == "__all_of_fn")
+    assert "empty" in [m.name for m in body_of(all_of)] and "\treturn true;\n" in body_of(all_of)[0].lines
+
+
+@pytest.mark.parametrize("module", [*MODULES, "csharp", "cpp", "gnu"])
 def test_a_member_written_as_a_fragment_of_its_class_merges_in_its_place(module: str):
     text = source(module)
     lines = split_lines(text)

@@ -1687,6 +1687,10 @@ def test_a_method_the_output_writes_at_column_0_goes_into_its_class():
     top = text + "\n\ndef area(self):\n    return 0\n"
     merged = ensure_whole(top, "def area(self):\n    return 1\n", "make area return 1", path="c.py").text
     assert merged == top.replace("    return 0\n", "    return 1\n")
+    # a file indented with tabs gets a tab (session 41: it got one space, `\tdef` and ` def` in one class)
+    tabs = text.replace("    ", "\t")
+    merged = ensure_whole(tabs, method.replace("    ", "\t"), "use math.pi in area", path="c.py").text
+    assert merged == want.replace("    ", "\t")
 
 
 def test_a_comment_a_fragment_rewrites_right_above_a_definition_takes_the_old_ones_place():
