@@ -17,21 +17,24 @@ def mentioned(name: str, instruction: str) -> bool:
     return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", instruction) is not None
 
 
+# A verb's endings, not a name's: "remove", "Removes", "REMOVED", but not `removeLine` or `remove_item` (a probe,
+# session 41: "Make OrderService.removeLine throw ..." read as asking to remove IllegalStateException)
+W = r"(?-i:[a-z]*|[A-Z]*)"
 # Verbs after which a name goes away (removed, or renamed, inlined, merged, split, moved elsewhere); words after
 # a name that say it should go; phrases before one that say it is not needed; words that only hint at removal.
 # AWAY: the verbs after which lines of the file may go (a rename or a swap keeps them, under other names or places).
 # TAKES_OUT: those that only take lines out (a section "removed" goes; one "moved" or "merged" stays in some form).
-TAKES_OUT = r"remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) out"
-AWAY = (TAKES_OUT + r"|inlin\w*|replac\w*|merg\w*|mov\w*|fold\w*|combin\w*|consolidat\w*|split\w*|"
-        r"deprecat\w*|purg\w*|prun\w*|discard\w*|ditch\w*|kill\w*|nuke\w*|eras\w*|retir\w*|throw\w* away")
-GOES = AWAY + r"|renam\w*|swap\w*"
+TAKES_OUT = rf"remov{W}|delet{W}|drop{W}|get(?:ting)? rid of|eliminat{W}|(?:take|taking|strip{W}|cut{W}) out"
+AWAY = (TAKES_OUT + rf"|inlin{W}|replac{W}|merg{W}|mov{W}|fold{W}|combin{W}|consolidat{W}|split{W}|"
+        rf"deprecat{W}|purg{W}|prun{W}|discard{W}|ditch{W}|kill{W}|nuke{W}|eras{W}|retir{W}|throw{W} away")
+GOES = AWAY + rf"|renam{W}|swap{W}"
 # Words that ask for lines added; for lines of the file reworked, beyond taking some out; for lines kept but put
 # elsewhere or under other names (drift and focus read an instruction's asks with them)
-ADDING = r"add\w*|insert\w*|append\w*|introduc\w*|includ\w*|log\w*|annotat\w*|document\w*|writ\w*"
-REWORKS = (r"chang\w*|replac\w*|rewrit\w*|refactor\w*|fix\w*|correct\w*|updat\w*|convert\w*|simplif\w*|clean\w*|"
-           r"restructur\w*|reorgani[sz]\w*|mak\w*|us(?:e|ing)|turn\w*|switch\w*|instead|wrap\w*|split\w*|extract\w*|"
-           r"sort\w*|format\w*|modern\w*")
-RESHAPES = r"renam\w*|swap\w*|mov\w*|merg\w*|combin\w*|inlin\w*"
+ADDING = rf"add{W}|insert{W}|append{W}|introduc{W}|includ{W}|log{W}|annotat{W}|document{W}|writ{W}"
+REWORKS = (rf"chang{W}|replac{W}|rewrit{W}|refactor{W}|fix{W}|correct{W}|updat{W}|convert{W}|simplif{W}|clean{W}|"
+           rf"restructur{W}|reorgani[sz]{W}|mak{W}|us(?:e|ing)|turn{W}|switch{W}|instead|wrap{W}|split{W}|extract{W}|"
+           rf"sort{W}|format{W}|modern{W}")
+RESHAPES = rf"renam{W}|swap{W}|mov{W}|merg{W}|combin{W}|inlin{W}"
 
 # What an instruction writes as code: a backticked span, a name with `_`, `.`, a digit or an inner capital
 # (`use_cache`, `Sorter.run`, `logV2`, `SortedList`), or a capitalised word inside a sentence ("the Sorter class")

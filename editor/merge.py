@@ -355,11 +355,12 @@ def build(old: list[Block], new: list[Block], pairs: dict[int, int], instruction
             previous = pairs[j]
             continue
         following = min((pairs[k] for k in pairs if k > j), default=None)
-        if previous is None or following is not None and following > previous + 1 \
+        if previous is None or new[j].name and following is not None and following > previous + 1 \
                 and brace_delta(joined(old[previous + 1:following])) > 0:
-            # before the next block the output kept when the file opens a scope in between that the output did not
-            # show (C++'s `namespace plugins {` under the includes: a probe, session 40, had a helper written above
-            # `Trim` merged above the namespaces, out of them)
+            # a definition goes before the next block the output kept when the file opens a scope in between that
+            # the output did not show (C++'s `namespace plugins {` under the includes: a probe, session 40, had a
+            # helper written above `Trim` merged above the namespaces, out of them); an `#include` added under the
+            # includes stays there (session 41's probe: merged into the namespace)
             inserts.setdefault((following or 0) - 1, []).append(j)
         else:
             inserts.setdefault(previous, []).append(j)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import AWAY, NAME, removal, renames
+from editllm.editor.asks import AWAY, NAME, W, removal, renames
 from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
 
 RECEIVER = re.compile(rf"({NAME})\s*\.\s*$")  # the name an attribute is looked up on: `json` in `json.load`
@@ -119,8 +119,9 @@ def leftover_note(path: str, old: str, new: str, lines: list[int]) -> str:
 
 
 # Words that ask for something to go and nothing else (not rename, move, merge, split: the name may stay then)
-DELETION = re.compile(r"\b(?:remov\w*|delet\w*|drop\w*|get(?:ting)? rid of|eliminat\w*|(?:take|taking|strip\w*|cut\w*) "
-                      r"out|purg\w*|discard\w*|ditch\w*|eras\w*|no longer (?:need|use)\w*)\b", re.I)
+DELETION = re.compile(rf"\b(?:remov{W}|delet{W}|drop{W}|get(?:ting)? rid of|eliminat{W}|"
+                      rf"(?:take|taking|strip{W}|cut{W}) out|purg{W}|discard{W}|ditch{W}|eras{W}|"
+                      rf"no longer (?:need|use){W})\b", re.I)
 # A kind of thing next to a word makes it a name: "the function parse", "the parse method", "the six dependency"
 KIND = (r"(?:functions?|methods?|class(?:es)?|helpers?|variables?|constants?|dependenc(?:y|ies)|packages?|modules?|"
         r"targets?|scripts?|sections?|entries|entry|commands?|services?|jobs?|steps?|hooks?|plugins?)")

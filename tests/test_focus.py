@@ -1943,5 +1943,9 @@ def test_a_namespaces_closing_line_is_not_shown_with_the_function_above_it(above
     edited = focus.text.replace(old, new).replace(above, helper + above)
     merged = merge_focus(REGISTRY_CPP, edited, instruction)
     assert merged.replace(helper, "", 1) == REGISTRY_CPP.replace(old, new)  # the helper added, all else as it was
+    # an include the model adds under the includes stays there (session 41's probe: merged into the namespace)
+    include, added = '#include "registry.h"\n', '#include "registry.h"\n#include <string>\n'
+    merged = merge_focus(REGISTRY_CPP, edited.replace(include, added), instruction)
+    assert merged.replace(helper, "", 1) == REGISTRY_CPP.replace(old, new).replace(include, added)
     assert merged.index("namespace plugins {") < merged.index(helper) < merged.index("int Registry::Load")
     assert merged.index(helper) > merged.index("namespace {")  # with Trim, in its namespace

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from editllm.editor.asks import renames
 from editllm.editor.unfinished import kept_removals, left_unrenamed, still_used
 from test_file_conventions import run
@@ -280,3 +281,18 @@ def test_a_constant_removed_while_still_read_is_noted():
     assert still_used(old, new, "Remove DEBUG and the code that reads it.") == [("DEBUG", [2])]
     assert still_used(old, new.replace("  if (DEBUG) log(u)\n", ""), "Remove DEBUG and the code that reads it.") == []
     assert not removes_member("__init__", "Remove the __init__ method's MAX_SIDES check in Polygon.__init__")
+
+
+@pytest.mark.parametrize("method", ["removeLine", "remove_line", "dropLine"])
+def test_a_method_named_like_a_removal_asks_nothing_away(method):
+    """A probe (session 41): "Make OrderService.removeLine throw IllegalStateException when the service is closed,
+    as addLine does" read `removeLine` as the verb remove, and the right edit was told that the instruction asks to
+    remove IllegalStateException. A name's `remove` is no verb; the word is."""
+    java = (f"class OrderService {{\n    void addLine() {{\n        if (closed) {{\n"
+            f"            throw new IllegalStateException(\"closed\");\n        }}\n    }}\n\n"
+            f"    boolean {method}() {{\n        return true;\n    }}\n}}\n")
+    guard = "        if (closed) {\n            throw new IllegalStateException(\"closed\");\n        }\n"
+    guarded = java.replace("        return true;\n", guard + "        return true;\n")
+    ask = f"Make OrderService.{method} throw IllegalStateException when the service is closed, as addLine does."
+    assert kept_removals(java, guarded, ask) == []
+    assert kept_removals(java, guarded, "Remove IllegalStateException from addLine.") == ["IllegalStateException"]
