@@ -329,8 +329,8 @@ def child_indent(block: Block) -> int | None:
     if not block.lines:  # the blank lines a file starts with
         return None
     base = indent_of(block.lines[0])
-    start = header_end(block) if block.name else 1  # past a header split over lines (`class C\n    : public B {`)
-    start = start if start > header_size(block) else 1
+    top, end = header_size(block), header_end(block)
+    start = end if end > top else 1  # past a header split over lines (`class C\n    : public Base {`)
     braces = any(line.rstrip().endswith("{") for line in block.lines[:max(2, start)])  # a C++ class's `public:`
     # is no member: Google's style indents it one space, its members two (a probe, session 40: all one member)
     for line in block.lines[max(1, start):]:
