@@ -155,7 +155,10 @@ def removal(name: str, instruction: str, parts: bool | str = True) -> str | None
             return "asked"  # right after the verb: "get rid of stop", "remove the stop method", "we don't need foo"
         if re.match(rf"{QUOTES}(?:(?:a|an)\s+(?:[\w-]+\s+){{0,3}}name\b|(?:should|must|could|will|is to|to) be "
                     rf"(?:called|named|renamed)\b|(?:is|are|was|has become|seems|looks|(?:can|should|must|may) be|now)"
-                    rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)\b|"
+                    rf"\s+(?:\w+\s+)?(?:{GONE})\b|(?:{GONE})\b|"
+                    # "`foo`: remove it", not "In load_config, remove the retry loop" (session 41: read as load_config
+                    # asked away, and a right edit told it had left load_config in place)
+                    r"[:,\u2013-]+\s*(?:please\s+)?(?:remove|delete|drop)(?:\s+(?:it|this|that|them))?\s*(?:[.!;,)]|$)|"
                     r"(?:->|\u2192))",
                     after, re.I) or (words[-1:] == ["call"] and re.match(rf"{QUOTES}[\w$.]+\W*\s+instead\b", after)):
             return "asked"  # "f is dead code", "`report` a clearer name", "call foo `load` instead"

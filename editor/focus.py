@@ -14,12 +14,14 @@ shown two functions, the model often writes back only the one it changed; nothin
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from editllm.editor import goimports
 from editllm.editor.asks import ADDING, AWAY, RESHAPES, REWORKS, asks_removal, mentioned, plain
 from editllm.editor.blocks import (
+    ACCESS,
     DEF,
     IDENT,
     IMPORT_LINE,
@@ -124,11 +126,11 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
-    named = [b for b in blocks if is_named(b, instruction)] or [  # else a class whose member it is about
+    named = [blocks[i] for i in told_apart(blocks, [i for i, b in enumerate(blocks) if is_named(b, instruction)],
+                                           instruction)] or [  # else a class whose member it is about
         b for b in blocks if any(about_member(m, instruction) for m in member_names(b, instruction))
         or names_field(b, instruction)]
-    if not named or len({(signature(b), declaration(b), specialized(b)) if b.name else name_of(b)
-                         for b in named}) < len(named):
+    if not named or len({identity(b) for b in named}) < len(named):
         return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart, as are a
         # C++ class, its forward declaration, `class Ring;`, and its specializations, `struct Info<bool> {`)
     if DOC_WORDS.search(instruction) and any(notes_above(blocks, blocks.index(b)) < blocks.index(b) for b in named):
@@ -147,6 +149,24 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         [f"{blocks[i].name}.{m}" for m in slim[i].named] if i in slim
         else [name_of(blocks[i]) or grouped(blocks[i], instruction)]) if name)
     return Focus(body if body.endswith("\n") else body + "\n", names)
+
+
+def identity(block: Block) -> tuple | str | None:
+    """What tells a definition from others of its name: its keywords and decorators (a Rust `struct S` from its `impl
+    S`), whether it is only declared (C++'s `class Ring;`), its specialization (`struct Info<bool> {`)."""
+    return (signature(block), declaration(block), specialized(block)) if block.name else name_of(block)
+
+
+def told_apart(blocks: list[Block], named: list[int], instruction: str) -> list[int]:
+    """The named blocks, less those of a name the file defines alike more than once (two `impl Rect {` blocks of one
+    Rust type) that do not hold the member the instruction names when another of them does: "In Rect::area, ..."
+    is about the `impl Rect` that defines `area` (a probe, session 40: both taken, the name read as defined twice,
+    the whole file shown)."""
+    same = Counter(identity(blocks[i]) for i in named)
+    def holds(i: int) -> bool:
+        return any(names_member(blocks[i].name or "", m, instruction) for m in member_names(blocks[i]))
+    return [i for i in named if same[identity(blocks[i])] < 2 or class_members(blocks[i]) is None or holds(i)
+            or not any(holds(k) for k in named if k != i and identity(blocks[k]) == identity(blocks[i]))]
 
 
 def declaration(block: Block) -> bool:
@@ -205,6 +225,9 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
         calls = [called[k] for k in leaves] + [leaf.rsplit(".", 1)[-1] for cut in inner.values() for leaf in cut.named]
         shown += [k for k, m in enumerate(body) if k not in asked and m.name
                   and any(re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", m.text) for name in calls)]
+    labels = [k for k, m in enumerate(body) if not m.name and len(m.lines) == 1 and ACCESS.match(m.lines[0].strip())]
+    shown += [max(j for j in labels if j < k) for k in shown if any(j < k for j in labels)]  # C++'s `public:` over
+    # it (session 41's probe: `front()` shown under no label, read as private)
     top, end = opening(block), len(block.lines) - ending(block)
     picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
     cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
@@ -375,7 +398,7 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     probe, session 36: "Remove the invalidURL case from NetworkError and throw badStatus(0) where invalidURL was
     thrown" was shown the enum alone, not the method that throws it), and when it changes what they hold or take
     (`SHAPE`), the definitions that build or call them (`builds`), which must change too."""
-    named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
+    named = set(told_apart(blocks, [i for i, b in enumerate(blocks) if is_named(b, instruction)], instruction))
     known = {m for i in named for m in member_names(blocks[i])}  # a member a named class has is its own
     taken = frozenset(name for i in named if (name := name_of(blocks[i])))
     named |= {i for i, b in enumerate(blocks) if i not in named and (holds_named_member(b, instruction, known, taken)

@@ -34,6 +34,7 @@ from editllm.editor.blocks import (
     brace_delta,
     braced,
     child_indent,
+    class_members,
     closing,
     defines,
     defining_line,
@@ -222,6 +223,9 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
                     cands = [i for i in cands if params(old[i]) == params(nb)] or cands
                 if len(cands) > 1:  # a class and its forward declaration: the one whose line the output kept
                     cands = [i for i in cands if defining_line(old[i]) == defining_line(nb)] or cands
+                if len(cands) > 1:  # two `impl Rect {` blocks: the one holding the members the output wrote
+                    held = set(names(class_members(nb) or []))
+                    cands = [i for i in cands if held & set(names(class_members(old[i]) or []))] or cands
                 added = OVERLOAD.search(instruction) is not None and all(
                     params(b) != params(nb) for b in old if b.name == nb.name)
                 cands = [] if added else cands

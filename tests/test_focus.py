@@ -1949,3 +1949,116 @@ def test_a_namespaces_closing_line_is_not_shown_with_the_function_above_it(above
     assert merged.replace(helper, "", 1) == REGISTRY_CPP.replace(old, new).replace(include, added)
     assert merged.index("namespace plugins {") < merged.index(helper) < merged.index("int Registry::Load")
     assert merged.index(helper) > merged.index("namespace {")  # with Trim, in its namespace
+
+
+TWO_SECTIONS = """#include <vector>
+
+class Queue {
+public:
+  explicit Queue(int limit) : limit_(limit) {}
+
+  bool push(int v) {
+    if (static_cast<int>(items_.size()) >= limit_) return false;
+    items_.push_back(v);
+    return true;
+  }
+
+private:
+  bool full() const {
+    return static_cast<int>(items_.size()) >= limit_;
+  }
+
+public:
+  int pop() {
+    int v = items_.front();
+    items_.erase(items_.begin());
+    return v;
+  }
+
+  int size() const {
+    return static_cast<int>(items_.size());
+  }
+
+private:
+  int limit_;
+  std::vector<int> items_;
+};
+"""
+
+
+@pytest.mark.parametrize(("instruction", "label", "old", "new"), [
+    ("In Queue::pop, return -1 when the queue is empty.", "public:\n  int pop() {",
+     "    int v = items_.front();\n", "    if (items_.empty()) return -1;\n    int v = items_.front();\n"),
+    ("In Queue::full, compare with > instead.", "private:\n  bool full() const {", ">= limit_;\n  }\n\npublic",
+     "> limit_;\n  }\n\npublic"),
+    ("Add a Queue::empty() method after size().", "public:\n  int size() const {",
+     "    return static_cast<int>(items_.size());\n  }\n",
+     "    return static_cast<int>(items_.size());\n  }\n\n  bool empty() const {\n    return items_.empty();\n  }\n"),
+])
+def test_a_cpp_member_is_shown_under_its_access_label(instruction, label, old, new):
+    """Session 41's probe: `front()` was shown under no `public:`, as if private; a member is shown under the label
+    it sits under, and the merge keeps the file's labels (two `public:` sections here) where they were."""
+    focus = focus_of(TWO_SECTIONS, instruction)
+    assert focus is not None and label in focus.text
+    edited = focus.text.replace(old.replace("\n\npublic", "\n"), new.replace("\n\npublic", "\n"), 1) \
+        if "public" in old else focus.text.replace(old, new, 1)
+    assert edited != focus.text
+    assert merge_focus(TWO_SECTIONS, edited, instruction) == TWO_SECTIONS.replace(old, new, 1)
+
+
+TWO_IMPLS = """use std::fmt;
+
+pub struct Rect {
+    pub width: f64,
+    pub height: f64,
+}
+
+impl Rect {
+    pub fn new(width: f64, height: f64) -> Self {
+        Rect { width, height }
+    }
+
+    pub fn area(&self) -> f64 {
+        self.width * self.height
+    }
+
+    pub fn perimeter(&self) -> f64 {
+        2.0 * (self.width + self.height)
+    }
+}
+
+impl Rect {
+    pub fn is_square(&self) -> bool {
+        self.width == self.height
+    }
+
+    pub fn scale(&mut self, k: f64) {
+        self.width *= k;
+        self.height *= k;
+    }
+}
+
+impl fmt::Display for Rect {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(("instruction", "old", "new"), [
+    ("In Rect::area, return 0 for a negative width.", "        self.width * self.height\n",
+     "        if self.width < 0.0 {\n            return 0.0;\n        }\n        self.width * self.height\n"),
+    ("In Rect::is_square, allow a difference of 1e-9.", "        self.width == self.height\n",
+     "        (self.width - self.height).abs() < 1e-9\n"),
+    ("Add a Rect::is_wide method after is_square.", "        self.width == self.height\n    }\n",
+     "        self.width == self.height\n    }\n\n    pub fn is_wide(&self) -> bool {\n"
+     "        self.width > self.height\n    }\n"),
+])
+def test_a_method_of_one_of_two_impl_blocks_is_shown_in_its_block(instruction, old, new):
+    """A probe (session 40): two `impl Rect {` blocks read as a name defined twice, and any edit of one of their
+    methods showed the whole file; now the block that holds the method is shown, and merged back in its place."""
+    focus = focus_of(TWO_IMPLS, instruction)
+    assert focus is not None and focus.text.count("impl Rect {") == 1 and "perimeter" not in focus.text
+    assert merge_focus(TWO_IMPLS, focus.text.replace(old, new), instruction) == TWO_IMPLS.replace(old, new)
+    assert focus_of(TWO_IMPLS, "Add Debug output to Rect.") is None  # which impl: both, so the whole file

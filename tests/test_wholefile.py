@@ -390,6 +390,11 @@ def test_an_output_that_starts_inside_a_class_merges_its_methods_into_it():
     ("stop() can be removed", "stop", "asked"), ("Square does not need its __repr__ anymore", "__repr__", "asked"),
     ("in load, skip items that parse marks as unused", "parse", "unclear"),
     ("convert render to use hooks", "render", None),
+    # where the edit goes, not what goes (session 41: a right edit told it had left load_config / removeLine in place)
+    ("In load_config, remove the retry loop.", "load_config", None),
+    ("In removeLine, drop the check", "removeLine", None),
+    ("Make OrderService.removeLine throw when closed", "OrderService", None),
+    ("load_config, remove it", "load_config", "asked"), ("`stop` - delete", "stop", "asked"),
 ])
 def test_removal_is_asked_only_in_so_many_words(instruction, name, verdict):
     from editllm.editor.asks import removal
