@@ -301,7 +301,9 @@ def fields_read(body: list[Block], asked: list[int]) -> list[int]:
     them: a probe (session 40) showed a C# method alone, and the model declared the field it uses again, its own
     way, and the edit was refused."""
     names = {k: name for k, m in enumerate(body) if not m.name and k not in asked and len(m.lines) == 1
-             and not COMMENT_LINE.match(m.lines[0]) and (name := field_name(m.lines[0]))}  # a declaration's line
+             and not COMMENT_LINE.match(m.lines[0]) and len(m.lines[0].split()) > 1  # not C++'s `virtual` over a
+             and not ACCESS.match(m.lines[0].strip())  # method, nor a `public:` label (a fuzz, session 41)
+             and (name := field_name(m.lines[0]))}  # a declaration's line
     return [k for k, name in names.items() if any(body[a].name and mentioned(name, body[a].text) for a in asked)]
 
 

@@ -2062,3 +2062,58 @@ def test_a_method_of_one_of_two_impl_blocks_is_shown_in_its_block(instruction, o
     assert focus is not None and focus.text.count("impl Rect {") == 1 and "perimeter" not in focus.text
     assert merge_focus(TWO_IMPLS, focus.text.replace(old, new), instruction) == TWO_IMPLS.replace(old, new)
     assert focus_of(TWO_IMPLS, "Add Debug output to Rect.") is None  # which impl: both, so the whole file
+
+
+GNU_CLASS = """#include <typeinfo>
+
+namespace abi
+{
+  // Type information for a class.
+  class info : public std::type_info
+  {
+  public:
+    virtual
+    ~info ();
+
+    // What a base is to a derived object.
+    enum kind
+      {
+\tnone = 0,
+\t// Via a public path, not a virtual one.
+\tsome
+      };
+
+  protected:
+    virtual bool
+    check () const;
+
+  public:
+    int size () const
+    {
+      return 1;
+    }
+
+    int count () const
+    {
+      return 2;
+    }
+
+    int total () const
+    {
+      return 3;
+    }
+  };
+} // namespace abi
+"""
+
+
+def test_a_lone_keyword_or_a_label_is_no_field_a_member_reads():
+    """A fuzz (session 41): libstdc++'s `virtual` on a line of its own and the `public:` labels were taken for fields
+    the asked enum reads (its comment says "public"), all shown, and with each label's own label too the merge put a
+    second class end into the file."""
+    instruction = "Fix the bug in `kind`."
+    focus = focus_of(GNU_CLASS, instruction)
+    assert focus is not None and focus.names == ("abi.info.kind",)
+    assert focus.text.count("public:") == 1 and "protected:" not in focus.text and "virtual\n" not in focus.text
+    old, new = "\tnone = 0,\n", "\tnone = 0, // MARK\n"
+    assert merge_focus(GNU_CLASS, focus.text.replace(old, new), instruction) == GNU_CLASS.replace(old, new)
