@@ -14,7 +14,6 @@ shown two functions, the model often writes back only the one it changed; nothin
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -162,14 +161,14 @@ def told_apart(blocks: list[Block], named: list[int], instruction: str) -> list[
     Rust type) that do not hold the member the instruction names when another of them does: "In Rect::area, ..."
     is about the `impl Rect` that defines `area` (a probe, session 40: both taken, the name read as defined twice,
     the whole file shown)."""
-    same = Counter((identity(blocks[i]), defining_line(blocks[i])) for i in named)  # written alike: `impl Rect {`
     def holds(i: int) -> bool:
         return any(names_member(blocks[i].name or "", m, instruction) for m in member_names(blocks[i]))
-    def twins(i: int) -> list[int]:
-        return [k for k in named if k != i and identity(blocks[k]) == identity(blocks[i])
-                and defining_line(blocks[k]) == defining_line(blocks[i])]
-    return [i for i in named if same[identity(blocks[i]), defining_line(blocks[i])] < 2
-            or class_members(blocks[i]) is None or holds(i) or not any(holds(k) for k in twins(i))]
+
+    def alike(i: int, k: int) -> bool:  # written alike: `impl Rect {` twice, not `IntervalMap<...>::iterator {`
+        return identity(blocks[i]) == identity(blocks[k]) and defining_line(blocks[i]) == defining_line(blocks[k])
+
+    return [i for i in named if class_members(blocks[i]) is None or holds(i)
+            or not any(holds(k) for k in named if k != i and alike(i, k))]
 
 
 def declaration(block: Block) -> bool:
