@@ -465,7 +465,7 @@ def removal_lines(old: list[str], instruction: str, whole_blocks: bool = True) -
         for w in re.findall(r"[A-Za-z_$][\w$-]*", low):
             if any(_same_word(w, o) for o in wanted):
                 return True
-        return False
+        return "loop" in wanted and LOOP.match(low) is not None  # "remove the retry loop": its `for` line
 
     if not whole_blocks:
         return {k for k, line in enumerate(old) if holds(line)}
@@ -479,14 +479,19 @@ def removal_lines(old: list[str], instruction: str, whole_blocks: bool = True) -
     return out
 
 
+LOOP = re.compile(r"\s*(?:for|while|loop|do|foreach)\b")
+
+
 def _same_word(a: str, b: str) -> bool:
     """Whether two lower-case words are one, or one is the other with up to three letters more."""
     return a == b or _inflected(a, b) or _inflected(b, a)
 
 
 def _inflected(word: str, stem: str) -> bool:
-    """Whether `word` is `stem` (four letters at least) with up to three letters more ("prints", "queries" no)."""
-    return len(stem) >= 4 and word.startswith(stem) and 0 < len(word) - len(stem) <= 3 and word[len(stem):].isalpha()
+    """Whether `word` is `stem` (four letters at least) with up to three letters more ("prints"), a final y made i
+    ("retries" of "retry": session 41's probe, "remove the retry loop" noted as taking out lines it did not ask)."""
+    return len(stem) >= 4 and any(word.startswith(s) and 0 < len(word) - len(s) <= 3 and word[len(s):].isalpha()
+                                  for s in {stem, stem[:-1] + "i" if stem.endswith("y") else stem})
 
 
 def dropped_note(path: str, old_text: str, lines: list[int], instruction: str = "") -> str:

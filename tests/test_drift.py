@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from editllm.editor.drift import drifted, drifted_note, named
+import pytest
+from editllm.editor.drift import drifted, drifted_note, dropped_lines, named
 
 INDEX = """const lsStreamConcurrency = 5
 
@@ -485,3 +486,51 @@ def test_a_cpp_method_named_with_its_class_and_the_file_is_asked_for():
     assert new != REGISTRY_CPP and drifted("registry.cpp", REGISTRY_CPP, new, instruction) == []
     assert absent_subjects(REGISTRY_CPP, instruction) == []
     assert absent_subjects(REGISTRY_CPP, "In registry.reload_all, skip nullptr.") == ["registry.reload_all"]
+
+
+CONFIG_LOADER = '''import time
+import tomllib
+
+
+def load_config(path, retries=3, delay=0.5):
+    """Read `path`."""
+    for attempt in range(retries):
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+            break
+        except FileNotFoundError:
+            if attempt == retries - 1:
+                raise
+            time.sleep(delay)
+    return data
+
+
+def describe(config):
+    return ", ".join(sorted(config))
+'''
+ONCE = CONFIG_LOADER.replace('''    for attempt in range(retries):
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+            break
+        except FileNotFoundError:
+            if attempt == retries - 1:
+                raise
+            time.sleep(delay)
+''', '''    with open(path, "rb") as f:
+        data = tomllib.load(f)
+''')
+
+
+@pytest.mark.parametrize("instruction", [
+    "In load_config, remove the retry loop: open the file once and let FileNotFoundError propagate.",
+    "In load_config, drop the loop and read the file once.",
+])
+def test_a_loop_asked_away_by_its_kind_or_its_counter_is_no_line_dropped_unasked(instruction):
+    """Session 41's probe: a right edit of "remove the retry loop" was noted as also taking out `for attempt in
+    range(retries):`, `if attempt == retries - 1:` and `time.sleep(delay)`: "retry" did not find `retries`, nor
+    "loop" a `for`."""
+    assert dropped_lines("config_loader.py", CONFIG_LOADER, ONCE, instruction) == []
+    lost = ONCE.replace('    return ", ".join(sorted(config))\n', "")  # a line the instruction does not speak of
+    assert dropped_lines("config_loader.py", CONFIG_LOADER, lost, instruction) != []
