@@ -488,39 +488,29 @@ def test_a_cpp_method_named_with_its_class_and_the_file_is_asked_for():
     assert absent_subjects(REGISTRY_CPP, "In registry.reload_all, skip nullptr.") == ["registry.reload_all"]
 
 
-CONFIG_LOADER = '''import time
+RETRY_LOOP = """    for attempt in range(retries):
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+            break
+        except FileNotFoundError:
+            if attempt == retries - 1:
+                raise
+            time.sleep(delay)
+"""
+CONFIG_LOADER = ('''import time
 import tomllib
 
 
 def load_config(path, retries=3, delay=0.5):
     """Read `path`."""
-    for attempt in range(retries):
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-            break
-        except FileNotFoundError:
-            if attempt == retries - 1:
-                raise
-            time.sleep(delay)
-    return data
+''' + RETRY_LOOP + '''    return data
 
 
 def describe(config):
     return ", ".join(sorted(config))
-'''
-ONCE = CONFIG_LOADER.replace('''    for attempt in range(retries):
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-            break
-        except FileNotFoundError:
-            if attempt == retries - 1:
-                raise
-            time.sleep(delay)
-''', '''    with open(path, "rb") as f:
-        data = tomllib.load(f)
 ''')
+ONCE = CONFIG_LOADER.replace(RETRY_LOOP, '    with open(path, "rb") as f:\n        data = tomllib.load(f)\n')
 
 
 @pytest.mark.parametrize("instruction", [
