@@ -60,6 +60,9 @@ from editllm.editor.blocks import (
 )
 from editllm.editor.errors import EditError
 
+# How every refusal of a merge starts; `wholefile.ensure_whole` says it otherwise where the model was shown the
+# whole file and wrote part of it (a probe, session 41: "partial output" read wrong for a whole file written anew)
+PARTIAL = "cannot place the model's partial output"
 
 def same_statement(old: Block, new: Block, interior: bool, instruction: str = "") -> bool:
     """Whether an unnamed new block is a changed version of an old one (not an addition).
@@ -112,7 +115,7 @@ def identical(old: list[Block], new: list[Block], latest: bool) -> dict[int, int
     if tail and not {b.text for b in old[n - tail:]} & {b.text for b in old[:n - tail] + new[:m - tail]}:
         return identical(old[:n - tail], new[:m - tail], False) | {m - tail + k: n - tail + k for k in range(tail)}
     if n * m > ALIGN_WORK:
-        raise EditError(f"cannot place the model's partial output: {n} blocks of the file and {m} of the output are "
+        raise EditError(PARTIAL + f": {n} blocks of the file and {m} of the output are "
                         "too many to align; nothing written")
     return full_matching(old, new)
 
@@ -237,7 +240,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
             if not cands and nb.name and not added:  # moved: the one unpaired old definition of that name, anywhere
                 cands = [i for i, b in enumerate(old) if b.name == nb.name and i not in used]
                 if len(cands) > 1:
-                    raise EditError(f"cannot place the model's partial output: {nb.name} occurs {len(cands)} "
+                    raise EditError(PARTIAL + f": {nb.name} occurs {len(cands)} "
                                     "times in the file and the output does not say which one it replaces; "
                                     "nothing written")
             if cands:
@@ -530,7 +533,7 @@ def spliced(old: list[Block], new: list[Block], pairs: dict[int, int], instructi
             tail = mine[len(mine) - run:]
             if sum(len(line) >= TELLING for line in tail) >= 3 and sum(
                     line in was for line in tail if len(line) >= TELLING) * 2 < len(tail):
-                raise EditError(f"cannot place the model's partial output in {where}: its {new[j].name} ends with "
+                raise EditError(PARTIAL + f" in {where}: its {new[j].name} ends with "
                                 f"the last {run} lines of {name}, which it leaves out (the model skipped from one "
                                 "to the other); nothing written")
 
@@ -568,7 +571,7 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
     of two identical blocks an output block is taken to be."""
     early, late = align(old, new, False, instruction), align(old, new, True, instruction)
     if not early:
-        raise EditError(f"cannot place the model's partial output in {where}: it shares no definition "
+        raise EditError(PARTIAL + f" in {where}: it shares no definition "
                         "or statement with it; nothing written")
     drop = drop or set()
     result = build(old, new, early, instruction, where, drop)
@@ -583,7 +586,7 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
         # looking for a second definition in a file that has one)
         times = (f" occurs {same} times in {where}" if same > 1 else f" occurs {written} times in the output"
                  if written > 1 else f" matches several places in {where}")
-        raise EditError(f"cannot place the model's partial output: {what}{times} and where it goes depends "
+        raise EditError(PARTIAL + f": {what}{times} and where it goes depends "
                         "on which one is meant; nothing written")
     return result
 
@@ -596,13 +599,13 @@ def replaced_whole(old: Block, new: Block, instruction: str, where: str) -> Bloc
     kept = {m.group(1) for line in new.lines[1:] if (m := DEF.match(line) or METHOD.match(line))}
     gone = [name for name in inner if name not in kept and not asks_removal(name, instruction)]
     if gone:
-        raise EditError(f"cannot place the model's partial output in {where}: it would drop {gone[0]}, which it does "
+        raise EditError(PARTIAL + f" in {where}: it would drop {gone[0]}, which it does "
                         "not show; nothing written")
     braces = any(line.rstrip().endswith("{") or line.strip() == "{" for line in old.lines[:3])
     written = {line.strip() for line in new.lines}
     lost = sum(1 for line in old.lines if not is_blank(line) and line.strip() not in written)
     if braces and lost > max(3, len(old.lines) // 3):  # a C++ class whose header a macro hides, shown with one member
-        raise EditError(f"cannot place the model's partial output in {where}: it would replace "
+        raise EditError(PARTIAL + f" in {where}: it would replace "
                         f"{old.lines[0].strip()!r} and drop {lost} lines of it that it does not show; nothing written")
     return Block(None, new.lines, old.blank)
 
@@ -820,7 +823,7 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
         return joined(merge_blocks(old_blocks, new_blocks, instruction, "the file", drop))
     # An indented fragment (a method alone): find the one definition whose body holds its names.
     if first is not None and (indent_of(new[first]) > base or CLOSER.match(new[first])):
-        raise EditError("cannot place the model's partial output: it starts in the middle of a definition, so "
+        raise EditError(PARTIAL + ": it starts in the middle of a definition, so "
                         "where that part goes cannot be told; nothing written")
     new_names = set(names(members(new, base, methods=True)))
     if not new_names:
@@ -844,7 +847,7 @@ def merge_code(old: list[str], new: list[str], instruction: str, drop: set[int] 
                       or telling(old_blocks, places, new, base, new_names))
         if not chosen:
             owners_ = " and ".join(labelled(old_blocks[i]) or "a block" for i in sorted(places))
-            raise EditError(f"cannot place the model's partial output: {', '.join(sorted(new_names))} is defined "
+            raise EditError(PARTIAL + f": {', '.join(sorted(new_names))} is defined "
                             f"in {owners_} and the instruction names {'several' if named else 'neither'}; "
                             "nothing written")
         if chosen[0] not in parents:
@@ -944,7 +947,7 @@ def added(stretch: list[str], lines: list[str], instruction: str, beyond: str | 
     short = set(re.findall(r"\w+", theirs))
     if not words and short and len(short & mine) * 2 >= len(short):
         return False
-    raise EditError("cannot place the model's partial output: its first or last lines may be new text or a rewrite "
+    raise EditError(PARTIAL + ": its first or last lines may be new text or a rewrite "
                     "of the paragraph beside what it matched; nothing written")
 
 
@@ -965,7 +968,7 @@ def merge_region(old: list[str], new: list[str], prose: bool = False, instructio
     if len({(s, e) for _, s, e in found}) > 1:
         found = regions(old, new, candidate_places(old, new), prose, instruction)
     if not found:
-        raise EditError("cannot place the model's partial output: too little of it matches the file; nothing written")
+        raise EditError(PARTIAL + ": too little of it matches the file; nothing written")
     best = max(score for score, _, _ in found)
     # Places nearly as alike count as equal: a method alone that two classes define with one-line bodies
     # (`return w * h;`, `return r * r * 3;`, edited to `return 0;`) says nothing of which it was.
@@ -976,12 +979,12 @@ def merge_region(old: list[str], new: list[str], prose: bool = False, instructio
         places = {place for place in places if held[place] == max(held.values())}
     results = {tuple(old[:s] + new + old[e:]) for s, e in places}
     if len(results) > 1:
-        raise EditError("cannot place the model's partial output: it matches several places in the file equally "
+        raise EditError(PARTIAL + ": it matches several places in the file equally "
                         "well; nothing written")
     start, end = min(places)
     lost = dropped(old[start:end], new, prose)
     if lost:
-        raise EditError(f"cannot place the model's partial output: where it matches best it would delete "
+        raise EditError(PARTIAL + f": where it matches best it would delete "
                         f"{lost[0].strip()!r}, which it does not show; nothing written")
     return list(results.pop())
 
@@ -991,7 +994,7 @@ def merge_region(old: list[str], new: list[str], prose: bool = False, instructio
 # (about 10 s: a 200-line fragment of identical lines took 16 ms a place)
 ALIGN_PAIRS = 4_000_000
 PLACES_WORK = 25_000_000
-REPEATED = ("cannot place the model's partial output: its lines repeat in too many places of the file to tell where it "
+REPEATED = (PARTIAL + ": its lines repeat in too many places of the file to tell where it "
             "goes; nothing written")
 
 

@@ -56,7 +56,7 @@ from editllm.editor.blocks import (
 )
 from editllm.editor.errors import EditError, few
 from editllm.editor.languages import LANGUAGES, is_prose, language
-from editllm.editor.merge import merge_code, merge_region
+from editllm.editor.merge import PARTIAL, merge_code, merge_region
 from editllm.editor.source import split_lines
 
 
@@ -860,10 +860,9 @@ def ensure_whole(old_text: str, new_text: str, instruction: str, allow_deletions
         stays = [n for n in had if mentioned(n, said)]  # named by a rename, and merged back
         if added and stays and RENAMING.search(instruction):  # the renamed definitions beside the old ones
             merged = renamed_fragment(old, new, merged, instruction, stays, added)
-    except EditError as exc:
-        if path is None:
-            raise
-        raise EditError(f"{path}: {exc}") from None
+    except EditError as exc:  # the whole file was shown (or a view merged back): "partial output" would read wrong
+        said = str(exc).replace(PARTIAL, "the output leaves out parts of the file and cannot be placed as a part", 1)
+        raise EditError(f"{path}: {said}" if path else said) from None
     text = "".join(merged)  # merged blocks may join a last line that had no newline: split the text anew
     return WholeFile(text, complete=False, merged=True, lines=split_lines(text))
 

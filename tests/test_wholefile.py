@@ -1409,7 +1409,7 @@ def test_a_fragment_of_a_file_of_identical_lines_is_refused_at_once():
     with difflib ran for minutes (session 31's sweep). The alignment's work is counted first and the output refused."""
     text = "x = 1\n" * 20_000
     cut = "x = 1\n" * 19_000
-    with pytest.raises(EditError, match="cannot place the model's partial output"):
+    with pytest.raises(EditError, match="cannot be placed as a part"):
         ensure_whole(text + "def f():\n    return 1\n", cut, "fix f")
     with pytest.raises(EditError, match="repeat in too many places"):  # no definitions: placed by its text
         ensure_whole(text + "y = 2\n", cut, "fix y")
@@ -1901,3 +1901,23 @@ def test_a_definition_the_asked_rename_renames_too_is_no_left_out_one():
         == camel.replace("ormatPrice", "ormatMoney")
     other = new.replace("def test_format_money", "def test_money_format")  # not the rename's name: left out
     assert ensure_whole(old, other, "rename format_price to format_money").merged
+
+
+def test_a_whole_file_refused_as_a_part_is_not_called_a_partial_output():
+    """The model shown the whole file joined its two `impl Rect` blocks into one (a probe, session 41): the output
+    reads as a part of the file, since a block is gone, and its placement is refused; the refusal said "the model's
+    partial output" of a file written whole. The merge's own reason stays."""
+    old = ("pub struct Rect {\n    pub width: f64,\n    pub height: f64,\n}\n\n"
+           "impl Rect {\n    pub fn area(&self) -> f64 {\n        self.width * self.height\n    }\n}\n\n"
+           "impl Rect {\n    pub fn is_square(&self) -> bool {\n        self.width == self.height\n    }\n}\n\n"
+           "impl fmt::Display for Rect {\n    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {\n"
+           "        write!(f, \"Rect({}x{})\", self.width, self.height)\n    }\n}\n")
+    square = "    pub fn is_square(&self) -> bool {\n"
+    new = old.replace("    }\n}\n\nimpl Rect {\n" + square + "        self.width == self.height",
+                      "    }\n\n" + square + "        (self.width - self.height).abs() < 1e-9")
+    assert new.count("impl Rect {") == 1
+    with pytest.raises(EditError) as err:
+        ensure_whole(old, new, "Make Rect::is_square compare with a tolerance of 1e-9", path="shapes.rs")
+    said = str(err.value)
+    assert said.startswith("shapes.rs: the output leaves out parts of the file and cannot be placed as a part: ")
+    assert "partial output" not in said and "occurs 3 times" in said and said.endswith("nothing written")
