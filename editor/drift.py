@@ -61,18 +61,21 @@ KIND = (r"(?:functions?|methods?|class(?:es)?|helpers?|variables?|constants?|fie
 CLAUSE_START = re.compile(r"(?:^|[;:.!?]\s*|\b(?:then|also|please)\s+)$", re.I)
 
 
-def named(instruction: str, old_text: str) -> set[str]:
+def named(instruction: str, old_text: str, units_of: frozenset[str] = frozenset()) -> set[str]:
     """The names of `old_text` the instruction speaks of: words that occur in the file as words and are code-shaped,
     quoted, called (`parse()`), dotted (`Writer.pool`), next to a kind word ("the pool method"), or the name of a
     definition of the file where it is not a clause's verb (a review, session 34: "add type hints" took `def add`
-    for named, and every other definition the edit typed was noted)."""
+    for named, and every other definition the edit typed was noted). `units_of`: the own names of the file's
+    definitions (`units`); a dotted name that ends in one names that one, not its owner (`Pool.Close`)."""
     in_file = set(WORD.findall(old_text))
     defs = {m[1].rsplit(".", 1)[-1] for line in old_text.split("\n") if (m := DEF.match(line.strip()))}
     targets = set(TARGET.findall(old_text))
+    owners = {k for m in DOTTED.finditer(instruction) if re.split(r"\.|::", m[0])[-1] in units_of | defs
+              for k in range(m.start(), m.end() - len(re.split(r"\.|::", m[0])[-1]))}  # `Pool` of `Pool.Close`
     out: set[str] = set()
     for m in WORD.finditer(instruction):
         word, before, after = m[0], instruction[:m.start()], instruction[m.end():]
-        if word not in in_file:
+        if word not in in_file or m.start() in owners:
             continue
         if any(before.endswith(q) and after.startswith(q) for q in "`'\"") or after.startswith("("):
             out.add(word)  # `A`, parse(): code, whatever the word
@@ -80,8 +83,9 @@ def named(instruction: str, old_text: str) -> set[str]:
             out.add(word)  # a definition named by a plain word, unless as the verb of a clause ("add type hints")
         elif word in targets and (re.search(rf"\b{KIND}\s+$", before, re.I) or re.match(rf"\s+{KIND}\b", after, re.I)):
             out.add(word)  # "the timeout variable"; not "every function must ...", where `must` is a word
-    for m in DOTTED.finditer(instruction):
-        out.update(part for part in re.split(r"\.|::", m[0]) if part in in_file)
+    for m in DOTTED.finditer(instruction):  # `Pool.Close` names Close: Pool's other methods, which mention `Pool`,
+        parts = re.split(r"\.|::", m[0])  # are not tied by it (a probe, session 40); `self.cache` names cache
+        out.update([parts[-1]] if parts[-1] in units_of | defs else (part for part in parts if part in in_file))
     return out
 
 
@@ -270,10 +274,10 @@ def drifted(path: str, old_text: str, new_text: str, instruction: str, old_lines
         return drifted_stages(path, old_text, new_text, instruction)
     if old_text == new_text or is_prose(path) or not language(path):
         return []
-    asked = named(instruction, old_text)
+    old_blocks = units(split_lines(old_text) if old_lines is None else old_lines)
+    asked = named(instruction, old_text, frozenset(short(b.name) for b in old_blocks if b.name))
     if not asked:
         return []
-    old_blocks = units(split_lines(old_text) if old_lines is None else old_lines)
     new_blocks = units(split_lines(new_text))
     blocks = old_blocks + new_blocks
     words = [set(WORD.findall(b.text)) for b in blocks]

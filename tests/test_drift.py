@@ -43,7 +43,7 @@ def test_a_definition_rewritten_beside_a_constant_change_is_noted():
 def test_what_counts_as_named():
     text = "def day_of_year(d):\n    return 1\n\n\nclass Writer:\n    def pool(self):\n        A = []\n"
     assert named("day_of_year is off by one", text) == {"day_of_year"}
-    assert named("In Writer.pool, add a docstring", text) == {"Writer", "pool"}
+    assert named("In Writer.pool, add a docstring", text) == {"pool"}  # the method, not every method of Writer
     assert named("add a docstring to the pool method", text) == {"pool"}
     assert named("Use a list comprehension for `A`.", text) == {"A"}
     assert named("the pool is slow", text) == {"pool"}  # a definition of the file, however plain its name
@@ -486,6 +486,51 @@ def test_a_cpp_method_named_with_its_class_and_the_file_is_asked_for():
     assert new != REGISTRY_CPP and drifted("registry.cpp", REGISTRY_CPP, new, instruction) == []
     assert absent_subjects(REGISTRY_CPP, instruction) == []
     assert absent_subjects(REGISTRY_CPP, "In registry.reload_all, skip nullptr.") == ["registry.reload_all"]
+
+
+POOL_GO = """package pool
+
+import "sync"
+
+type Pool struct {
+\tmu    sync.Mutex
+\tconns []*Conn
+\tshut  bool
+}
+
+func (p *Pool) Put(c *Conn) {
+\tp.mu.Lock()
+\tdefer p.mu.Unlock()
+\tp.conns = append(p.conns, c)
+}
+
+func (p *Pool) Close() {
+\tp.mu.Lock()
+\tdefer p.mu.Unlock()
+\tp.conns = nil
+}
+
+type Conn struct {
+\topen bool
+}
+
+func (c *Conn) Close() {
+\tc.open = false
+}
+"""
+
+
+def test_a_method_named_with_its_type_ties_that_method_not_every_method_of_the_type():
+    """"Make Pool.Close idempotent" named `Pool` and `Close`, and every method of Pool mentions `Pool` in its
+    receiver, so a `Put` the model changed too went unnoted (session 41's leftover). A dotted name that ends in a
+    definition of the file names that one; its owner named alone still ties every member."""
+    guard = "\tif p.shut {\n\t\treturn\n\t}\n"
+    idempotent = POOL_GO.replace("\tp.conns = nil\n", guard + "\tp.shut = true\n\tp.conns = nil\n")
+    also_put = idempotent.replace("\tp.conns = append(", guard + "\tp.conns = append(")
+    assert drifted("pool.go", POOL_GO, idempotent, "Make Pool.Close idempotent.") == []
+    assert drifted("pool.go", POOL_GO, also_put, "Make Pool.Close idempotent.") == ["Put"]
+    assert drifted("pool.go", POOL_GO, also_put, "Make Pool.Close idempotent; Put() must refuse after it.") == []
+    assert drifted("pool.go", POOL_GO, also_put, "In Pool, make Close idempotent.") == []
 
 
 RETRY_LOOP = """    for attempt in range(retries):
