@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import itertools
 import keyword
 import re
 from collections import Counter
@@ -88,7 +89,9 @@ C_FUNCTION = re.compile(
     re.I)
 C_TYPE_LINE = re.compile(r"^(?!(?:return|else|do|case|default|public|private|protected|import|from|package|use|"
                          r"require|include|global|nonlocal|pass|del|assert|raise|yield|await|async|def|class|print)\b)"
-                         r"[A-Za-z_]\w*(?:[ \t]+\**[A-Za-z_]\w*)*[ \t*]*$")  # `static void XMLCALL` alone
+                         r"[A-Za-z_][\w:]*(?:<[^()]*>)?(?:[ \t]+[*&]*[A-Za-z_][\w:]*(?:<[^()]*>)?)*[ \t*&]*"
+                         r"(?://.*)?$")
+# ^ `static void XMLCALL` alone, or C++'s `std::vector<int>`, `const Foo &` (GNU's style: the name on the next line)
 C_NAME_LINE = re.compile(r"^\**[A-Za-z_][\w:~]*\s*\([^;\"'=]*$")  # a signature: no string, `;` or `=` in it
 GO_METHOD = re.compile(r"^func\s+\([^)]*\)\s+([A-Za-z_]\w*)\s*[(\[]")  # `func (s *Server) Start(ctx) error {`
 NAMESPACE = re.compile(r"[ \t]*(?:export\s+)?(?:declare\s+)?namespace\s")
@@ -205,7 +208,7 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
                   and not (indent == 0 and ACCESS.match(line)))  # C++ `public:` in column 0 is inside its class
         if starts and blocks and blocks[-1].lines and ACCESS.match(line.strip()) and indent_of(line) == indent:
             last = blocks[-1].lines[-1]  # a nested C++ class's `public:` at its own indentation (LLVM's style)
-            starts = not (indent_of(last) > indent or last.rstrip().endswith("{"))
+            starts = not (indent_of(last) > indent or re.sub(r"\s*//.*", "", last).rstrip().endswith("{"))
         if starts and blocks and blocks[-1].lines and PREPROCESSOR.match(line):
             last = blocks[-1].lines[-1]  # C's `#if` in column 0 inside an open body (`{`, deeper lines) is of it
             # ... but a `#define` whose continued lines have ended is no body: two macros apart are two blocks
@@ -215,8 +218,10 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             last = blocks[-1]
             if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:
                 starts = False  # `@decorator` then `def f`: one block named f
-            elif indent == 0 and len(last.lines) == 1 and C_TYPE_LINE.match(last.lines[0]) and C_NAME_LINE.match(line):
-                starts = False  # GNU style: `static void XMLCALL` then `endElement(void *data) {`
+            elif len(last.lines) == 1 and indent_of(last.lines[0]) == indent == indent_of(line) \
+                    and C_TYPE_LINE.match(last.lines[0].strip()) and C_NAME_LINE.match(line.strip()):
+                starts = False  # GNU style: `static void XMLCALL` then `endElement(void *data) {`; a member's too
+                # (`  std::vector<int>` then `  items() const`: session 41's fuzz saw its type line a member alone)
         if not starts and blocks and blocks[-1].lines and indent_of(line) == indent and line.lstrip().startswith("}") \
                 and indent_of(blocks[-1].lines[0]) == indent and CLOSER.match(blocks[-1].lines[-1]) \
                 and indent_of(blocks[-1].lines[-1]) == indent and brace_delta(blocks[-1].lines) <= 0:
@@ -281,12 +286,19 @@ def c_function(block: Block) -> str | None:
     first = block.lines[top]
     if len(block.lines) > top + 1 and C_TYPE_LINE.match(first):  # the type on a line of its own
         first = first.rstrip() + " " + block.lines[top + 1]
-    m = C_FUNCTION.match(first) or GO_METHOD.match(first)
+    m = C_FUNCTION.match(first) or GO_METHOD.match(first) or CONSTRUCTOR.match(first)
     last = next((line for line in reversed(block.lines) if not is_blank(line)), "")
-    opens = first.rstrip().endswith("{") or any(line.strip() == "{" for line in block.lines[1:4])
+    opens = first.rstrip().endswith("{") or any(line.strip() == "{" for line in block.lines[1:4]) or bool(
+        CONSTRUCTOR.match(first)) and any(line.rstrip().endswith("{") for line in block.lines[1:8])  # initializers
     if not m or not opens or indent_of(last) != 0 or not last.lstrip().startswith("}"):
         return None
-    return m.group(1).rsplit("::", 1)[-1]
+    return m.group(2) if m.re is CONSTRUCTOR else m.group(1).rsplit("::", 1)[-1]
+
+
+# C++'s constructor or destructor outside its class: `Registry::Registry(int n) : n_(n) {`, `A::graph::graph(`,
+# `Foo<T>::~Foo()`; no return type, so no `C_FUNCTION` (a fuzz, session 42: `A::graph::graph` named `A`, and an
+# instruction naming any of A's methods took it too)
+CONSTRUCTOR = re.compile(r"^(?:[A-Za-z_]\w*(?:<[^()]*>)?::)*(?P<cls>[A-Za-z_]\w*)(?:<[^()]*>)?::(~?(?P=cls))\s*\(")
 
 
 def bare_decorator(line: str) -> bool:
@@ -333,10 +345,20 @@ def child_indent(block: Block) -> int | None:
     start = end if end > top else 1  # past a header split over lines (`class C\n    : public Base {`)
     braces = any(line.rstrip().endswith("{") for line in block.lines[:max(2, start)])  # a C++ class's `public:`
     # is no member: Google's style indents it one space, its members two (a probe, session 40: all one member)
-    for line in block.lines[max(1, start):]:
-        if not is_blank(line) and indent_of(line) > base and not (braces and ACCESS.match(line.strip())):
-            return indent_of(line)
-    return None
+    body = (line for line in block.lines[max(1, start):] if not is_blank(line))
+    for line in body:
+        if indent_of(line) > base and not (braces and ACCESS.match(line.strip())):
+            break
+    else:
+        return None
+    first = before = line
+    if braces:  # a first member one column deeper than the next ones (`   use ApiProxyAccess;` then `  /**` in a PHP
+        # class: 31 of a fuzz's wrong merges, session 41): the next member that starts after a statement's end
+        for line in itertools.islice(body, 12):
+            if base < indent_of(line) < indent_of(first) and before.rstrip().endswith((";", "}", "{", "*/")):
+                return indent_of(line)
+            before = line
+    return indent_of(first)
 
 
 def member_head(line: str) -> re.Match | None:
@@ -404,6 +426,9 @@ def members(lines: list[str], indent: int, methods: bool) -> list[Block]:
         k = next((k for k, line in enumerate(b.lines) if not DECORATOR.match(line) and not TEMPLATE.match(line)),
                  len(b.lines))
         first = b.lines[k] if k < len(b.lines) else ""
+        if b.name is None and k + 2 < len(b.lines) and C_TYPE_LINE.match(first.strip()) \
+                and indent_of(b.lines[k + 1]) == indent:  # GNU's type line above the member's name line
+            k, first = k + 1, b.lines[k + 1]
         m = member_head(first) if b.name is None and indent_of(first) == indent else None
         if m is None and b.name is None and indent_of(first) == indent and k + 1 < len(b.lines) \
                 and b.lines[k + 1].strip() == "{":

@@ -24,6 +24,8 @@ from editllm.editor.blocks import (
     DEF,
     IDENT,
     IMPORT_LINE,
+    LINE_COMMENT,
+    PREPROCESSOR,
     Block,
     braced,
     child_indent,
@@ -142,12 +144,41 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
             or sum(len(view[i].lines) for i in shown) > MAX_SHARE * content:
         return None
     go = goimports.handled(lines)  # Go's package clause and `import (...)` group: the model adds what it uses
-    kept = [view[i] for i, b in enumerate(blocks) if i in shown or is_import(b) or go and goimports.is_header(b)]
+    guarded = guarded_includes(blocks)
+    kept = [view[i] for i, b in enumerate(blocks)
+            if i in shown or is_import(b) or i in guarded or go and goimports.is_header(b)]
     body = "".join("".join(b.lines + (b.blank if b is not kept[-1] else [])) for b in kept)  # the file's spacing
     names = tuple(name for i in sorted(shown) for name in (  # not an export list's
         [f"{blocks[i].name}.{m}" for m in slim[i].named] if i in slim
         else [name_of(blocks[i]) or grouped(blocks[i], instruction)]) if name)
     return Focus(body if body.endswith("\n") else body + "\n", names)
+
+
+INCLUDE = re.compile(r"\s*#\s*include\b")
+
+
+def guarded_includes(blocks: list[Block]) -> set[int]:
+    """The blocks of each top-level C preprocessor group (`#ifdef _WIN32` ... `#else` ... `#endif`) that holds
+    includes and nothing but includes, macros and comments: shown whole with its includes. A fuzz (session 42) saw
+    llama.cpp's server shown `#include <windows.h>` and `#include <unistd.h>` one under the other, as if both were
+    always included. A group that holds code too (a header's include guard) shows its includes as before."""
+    out: set[int] = set()
+    if not any(b.lines and INCLUDE.match(b.lines[0]) for b in blocks):  # C's, not a Python comment's "# if"
+        return out
+    depth, start, plain = 0, 0, True
+    for i, b in enumerate(blocks):
+        if depth == 0:
+            start, plain = i, True
+        plain = plain and (is_import(b) or all(PREPROCESSOR.match(x) or LINE_COMMENT.match(x) or is_blank(x)
+                                               for x in b.lines))
+        for line in b.lines:
+            if re.match(r"\s*#\s*if", line):
+                depth += 1
+            elif re.match(r"\s*#\s*endif\b", line) and depth:
+                depth -= 1
+        if depth == 0 and i > start and plain and any(is_import(blocks[k]) for k in range(start, i + 1)):
+            out.update(range(start, i + 1))
+    return out
 
 
 def identity(block: Block) -> tuple | str | None:
@@ -486,23 +517,36 @@ def is_named(block: Block, instruction: str) -> bool:
     name = name_of(block)
     if not name or not mentioned(name, instruction):
         return False
-    if (receiver := GO_RECEIVER.match(defining_line(block))) and block.name:
-        # Go's `func (p *Pool) Close()`: "Make Pool.Close idempotent" names Pool's, not Conn's (a probe, session 40:
-        # both taken, the name read as defined twice, the whole file shown); a bare "Close" names both
-        owners = re.findall(rf"(?<![\w$.])(\w+)\s*(?:\.|::)\s*{re.escape(name)}(?![\w$])", instruction)
-        bare = mentioned(name, re.sub(rf"\w+\s*(?:\.|::)\s*{re.escape(name)}(?![\w$])", " ", instruction))
-        return bare or not owners or receiver.group(1) in owners
-    if block.lines and re.match(rf"\s*{re.escape(name)}::~?{re.escape(name)}\s*\(", block.lines[0]):
-        # C++'s `Registry::Registry(...)` outside its class: "In Registry::ReloadAll" names the class's method, not
-        # its constructor (a probe, session 40: both taken, the name read as defined twice, the whole file shown)
-        return mentioned(name, re.sub(rf"\b{re.escape(name)}\s*(?:::|\.)\s*(?!~?{re.escape(name)}\b)\w+", " ",
-                                      instruction))
+    if (owner := owner_of(block, name)) is not None:
+        return owned_named(owner, name, instruction)
     return bool(block.name) or not re.fullmatch(r"[a-z]+", name) or f"`{name}`" in instruction \
         or bool(FUNCTION_VALUE.search(block.lines[0])) \
         or re.search(rf"(?<![\w$.]){re.escape(name)}(?:\.|::|#)[A-Za-z_$]", instruction) is not None
 
 
+def owner_of(block: Block, name: str) -> str | None:
+    """The type a definition written outside its type's body belongs to: Go's `Pool` of `func (p *Pool) Close()`,
+    C++'s `Bag` of `size_t Bag::size() const {` (its return type maybe on the line above, GNU's style) and of the
+    constructor `Registry::Registry(int n)`; None for any other definition."""
+    if receiver := GO_RECEIVER.match(defining_line(block)):
+        return receiver.group(1)
+    qualified = re.compile(rf"(?<![\w$])(\w+)\s*(?:<[^()]*>)?\s*::\s*~?{re.escape(name)}\s*\(")
+    return next((m.group(1) for line in block.lines[:4] if (m := qualified.search(line))), None)
+
+
 GO_RECEIVER = re.compile(r"func\s*\(\s*\w*\s*\*?\s*(\w+)")  # a Go method's type: `Pool` of `func (p *Pool)`
+QUALIFIED = re.compile(r"(?<![\w$])(\w+)\s*(?:\.|::)\s*(~?\w+)")  # `Pool.Close`, `Bag::size`, `Registry::~Registry`
+
+
+def owned_named(owner: str, name: str, instruction: str) -> bool:
+    """Whether the instruction names `owner`'s `name`: written with it (`Pool.Close`, `Bag::size`), or bare, apart
+    from any qualified name (`Close` names every type's Close). Probes (session 40) saw both of Go's `Close` taken
+    for "Make Pool.Close idempotent", and C++'s constructor `Registry::Registry` for "In Registry::ReloadAll": the
+    name read as defined twice, the whole file shown; `A::size` and `B::size` in one .cpp the same (session 41)."""
+    pairs = [(m.group(1), m.group(2)) for m in re.finditer(rf"(?={QUALIFIED.pattern})", instruction)]
+    if (owner, name) in pairs:
+        return True
+    return mentioned(name, re.sub(rf"{QUALIFIED.pattern}(?:\s*(?:\.|::)\s*~?\w+)*", " ", instruction))
 
 
 # A constant whose value is a function (`const check = (url) => {`, `const run = async function (`): a definition,

@@ -662,7 +662,11 @@ def merge_pair(old: Block, new: Block, instruction: str, where: str) -> Block:
     inner = child_indent(old)
     # a class written with no body at all keeps its members but those asked away: focus showed it with the one
     # member the instruction removes (`focus.narrowed`), and the model wrote back the class line alone
-    if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) not in (inner, None):
+    # (or a member alone at the odd column the file has it: PHP's `   use Trait;` first, one column deeper than the
+    # rest, or ` protected static $x` mid-class, one shallower: the class was replaced by the one member, session 41)
+    body = [indent_of(line) for line in old.lines[opening(old):] if not is_blank(line)]
+    odd = set(body[:1]) | {k for k in body if indent_of(old.lines[0]) < k < (inner or 0)}
+    if not CONTAINER.match(old.lines[top - 1]) or inner is None or child_indent(new) not in {inner, None, *odd}:
         return Block(new.name, new.lines, blank)
     methods = braced(old)
     old_end = len(old.lines) - ending(old)

@@ -1893,6 +1893,67 @@ def test_a_go_method_is_told_from_another_types_method_of_that_name(instruction,
     assert merge_focus(POOL_GO, edited, instruction) == POOL_GO.replace(shown, shown + "\t// MARK\n")
 
 
+BAGS_CPP = """#include "bags.h"
+
+namespace store {
+
+Bag::Bag() : items_() {
+    items_.reserve(8);
+}
+
+Bag::~Bag() {
+    items_.clear();
+}
+
+std::size_t Vec::size() const {
+    return n_;
+}
+
+std::size_t Bag::size() const {
+    return items_.size();
+}
+
+std::vector<int>
+Bag::items() const
+{
+    return items_;
+}
+
+Bag::Slot::Slot(int id) : id_(id) {
+    check(id);
+}
+
+}  // namespace store
+"""
+
+
+@pytest.mark.parametrize(("instruction", "shown", "names"), [
+    ("Make Bag::size return 0 when items_ is empty.", "std::size_t Bag::size() const {\n", ("size",)),
+    ("In Vec.size, return n_ + 1.", "std::size_t Vec::size() const {\n", ("size",)),
+    ("In Bag::items, return a const reference.", "std::vector<int>\nBag::items() const\n{\n", ("items",)),
+    ("In Bag::Bag, reserve room for 16.", "Bag::Bag() : items_() {\n", ("Bag",)),
+    ("In Bag::~Bag, log the count.", "Bag::~Bag() {\n", ("~Bag",)),  # not the constructor
+    ("In Bag::Slot::Slot, skip the check for id 0.", "Bag::Slot::Slot(int id) : id_(id) {\n", ("Slot",)),
+    ("Make size() return int.", None, None),  # both: the name defined twice, so the whole file
+])
+def test_a_cpp_method_outside_its_class_is_told_from_another_classs_method_of_that_name(instruction, shown, names):
+    """Session 41's leftover: `Vec::size` and `Bag::size` in one .cpp were both taken for "Bag::size" (the name read
+    as defined twice, the whole file shown); a method whose return type is on the line above (GNU's style) was two
+    blocks, its name line named `Bag`; a constructor outside its class, with no return type, was named by its
+    class (`Bag::Slot::Slot` as `Bag`), so any instruction naming a method of Bag took it too; `Bag::~Bag` read as
+    naming the constructor `Bag::Bag` (a fuzz of llama.cpp's sources, session 42)."""
+    focus = focus_of(BAGS_CPP, instruction)
+    if shown is None:
+        assert focus is None
+        return
+    assert focus is not None and focus.names == names and shown in focus.text, focus and focus.text
+    assert focus.text.count("{\n") == 1  # that definition alone
+    body = BAGS_CPP[BAGS_CPP.index(shown) + len(shown):].split("\n", 1)[0] + "\n"
+    edited = focus.text.replace(shown + body, shown + body.rstrip("\n") + "  // MARK\n")
+    assert merge_focus(BAGS_CPP, edited, instruction) == BAGS_CPP.replace(shown + body,
+                                                                           shown + body.rstrip("\n") + "  // MARK\n")
+
+
 @pytest.mark.parametrize(("instruction", "focused"), [
     ("Remove Pool.Len; nothing uses it.", True),
     ("Remove Pool.Len, which has no callers.", True),
@@ -2117,3 +2178,42 @@ def test_a_lone_keyword_or_a_label_is_no_field_a_member_reads():
     assert focus.text.count("public:") == 1 and "protected:" not in focus.text and "virtual\n" not in focus.text
     old, new = "\tnone = 0,\n", "\tnone = 0, // MARK\n"
     assert merge_focus(GNU_CLASS, focus.text.replace(old, new), instruction) == GNU_CLASS.replace(old, new)
+
+
+PLATFORM_CPP = """#include "server.h"
+
+#include <string>
+
+#ifdef _WIN32
+// windows.h defines min and max as macros
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
+#include <unistd.h>
+#endif
+
+int Server::Start() {
+    return Listen(port_);
+}
+
+int Server::Stop() {
+    return Close(fd_);
+}
+"""
+
+
+def test_includes_under_a_platform_condition_are_shown_with_it():
+    """A fuzz of llama.cpp's sources (session 42): the view of one function showed `#include <windows.h>` and
+    `#include <unistd.h>` one under the other, as if both were always included. The group is shown whole; an
+    include guard, which holds the code too, still shows its includes alone."""
+    instruction = "In Server::Stop, return 0 when fd_ is -1."
+    focus = focus_of(PLATFORM_CPP, instruction)
+    assert focus is not None and focus.names == ("Stop",)
+    group = PLATFORM_CPP[PLATFORM_CPP.index("#ifdef _WIN32"):PLATFORM_CPP.index("#endif\n") + 7]
+    assert group in focus.text and "Start" not in focus.text
+    old, new = "    return Close(fd_);\n", "    if (fd_ == -1) return 0;\n    return Close(fd_);\n"
+    edited = focus.text.replace(old, new)
+    assert merge_focus(PLATFORM_CPP, edited, instruction) == PLATFORM_CPP.replace(old, new)
+    header = "#ifndef SERVER_H\n#define SERVER_H\n\n" + PLATFORM_CPP.split("\n", 2)[2] + "\n#endif\n"
+    focus = focus_of(header, instruction)
+    assert focus is not None and "#include <string>\n" in focus.text and "Start" not in focus.text
