@@ -282,7 +282,8 @@ NAME = r"[A-Za-z_$][\w$]*"
 KINDS = (r"type|struct|table|class|function|method|variable|field|column|constant|interface|enum|module|key|"
          r"property|parameter|argument|trait|view|index")
 RENAME = re.compile(rf"\brenam\w*\s+(?:(?:the|a|its)\s+)?(?:(?-i:[a-z]+)\s+)??[`'\"]?({NAME})(?:\(\))?[`'\"]?"
-                    rf"(?:\s+(?:{KINDS}))?\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
+                    rf"(?:\s+(?:{KINDS}))?(?:\s+in\s+[\w./-]+\.\w+)?"  # "rename filter in fnmatch.py to filter_names"
+                    rf"\s+(?:to|as|into|->|\u2192)\s+[`'\"]?({NAME})(?:\(\))?[`'\"]?", re.I)
 NOT_NAMES = {"function", "method", "class", "variable", "field", "parameter", "argument", "constant", "module",
              "file", "it", "this", "that", "them", "all", "each", "type", "struct", "table", "column"}  # "rename the
 # method to something clearer"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from editllm.editor import goimports
-from editllm.editor.asks import ADDING, AWAY, RESHAPES, REWORKS, asks_removal, mentioned, plain
+from editllm.editor.asks import ADDING, AWAY, RENAME, RESHAPES, REWORKS, asks_removal, mentioned, plain, renames
 from editllm.editor.blocks import (
     ACCESS,
     DEF,
@@ -60,6 +60,27 @@ FILE_WIDE = re.compile(r"\b(rename|every|everywhere|all|call ?sites?|callers?|us
                        r"throughout|whole|entire|module|imports?)\b"
                        r"|\b(?:in|into|across|of|to|for|from|at|over|through)\s+(?:the|this)\s+file\b"
                        r"|\bfile[- ]wide\b|\b(?:the|this)\s+file's\b|^\W*(?:the\s+|this\s+)?file\b", re.I)
+def renamed(instruction: str) -> list[str]:
+    """The old names of a rename that is all the instruction asks ("Rename the helper _v to _hue_to_channel and
+    update its call sites"): shown are the definitions and every block that mentions them (`shown_blocks`), not the
+    whole file. A probe (session 42) asked to rename fnmatch's `filter` and its caller in glob.py: both files, 436
+    lines, were written back whole, past 300 s, where two of fnmatch's blocks and one of glob's change. Any other
+    word ("... and add type hints everywhere") asks for more: the whole file, as before."""
+    pairs = renames(instruction)
+    rest = re.sub(r"[\w./-]+\.[A-Za-z]{1,5}\b", " ", RENAME.sub(" ", instruction))  # "in glob.py"
+    if not pairs or any(w.lower() not in RENAME_ONLY for w in re.findall(r"[A-Za-z_]\w*", rest)):
+        return []
+    return [old for old, _ in pairs]
+
+
+# The words a rename may say of its uses besides ("and update its call sites", "everywhere in the file")
+RENAME_ONLY = {"and", "also", "please", "then", "update", "updating", "change", "fix", "adjust", "its", "their", "the",
+               "all", "every", "each", "of", "in", "to", "call", "calls", "site", "sites", "callsite", "callsites",
+               "caller", "callers", "use", "uses", "usage", "usages", "reference", "references", "occurrence",
+               "occurrences", "mention", "mentions", "everywhere", "throughout", "this", "that", "file", "it", "them",
+               "accordingly", "too", "as", "well", "__all__", "so", "where", "is", "used"}
+
+
 # A rename of a local variable stays inside its function ("in commonprefix, rename the local variable s1": a
 # probe's instruction that showed the model the whole file, which then edited other functions)
 LOCAL_RENAME = re.compile(r"\brenam\w*\s+(?:the\s+|a\s+)?local\s+variables?\b", re.I)
@@ -123,7 +144,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     """The import lines plus the named top-level definitions, or None when focusing would not help
     (nothing named, a file-wide instruction, a name defined twice, or most of the file named).
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
-    if FILE_WIDE.search(NO_USES.sub(" ", LOCAL_RENAME.sub(" ", instruction))):
+    if FILE_WIDE.search(NO_USES.sub(" ", LOCAL_RENAME.sub(" ", instruction))) and not renamed(instruction):
         return None
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
@@ -447,6 +468,7 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     constants = {w for i in named if not blocks[i].name and (w := name_of(blocks[i]))}
     read = {w for w in constants if not about_itself(w, instruction)}  # asked of the code that reads it: shown too
     named |= {i for i, b in enumerate(blocks) if name_of(b) and any(mentioned(w, b.text) for w in read)}
+    named |= {i for i, b in enumerate(blocks) if any(mentioned(old, b.text) for old in renamed(instruction))}
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too

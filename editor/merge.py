@@ -16,7 +16,18 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from editllm.editor.align import line_opcodes
-from editllm.editor.asks import ITEM, OVERLOAD, REORDERING, SPAN, asks_removal, mentioned, placement, removal, swap
+from editllm.editor.asks import (
+    ITEM,
+    OVERLOAD,
+    REORDERING,
+    SPAN,
+    asks_removal,
+    mentioned,
+    placement,
+    removal,
+    renames,
+    swap,
+)
 from editllm.editor.blocks import (
     ATTRIBUTE,
     CLOSER,
@@ -206,6 +217,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
     the first is taken, or the last with `latest`: `merge_blocks` compares both to find real
     ambiguity."""
     n, m = len(old), len(new)
+    renamed = renamed_pairs(old, new, instruction)
     pairs = identical(old, new, latest)
     used = set(pairs.values())
     docs = module_docstring(old, new, instruction)  # a text has one: the output's replaces the file's
@@ -218,7 +230,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior, instruction)
-                          or (i, j) == docs or one_name(old[i], nb))]
+                          or (i, j) == docs or one_name(old[i], nb) or (old[i].name, nb.name) in renamed)]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
@@ -589,6 +601,16 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
         raise EditError(PARTIAL + f": {what}{times} and where it goes depends "
                         "on which one is meant; nothing written")
     return result
+
+
+def renamed_pairs(old: list[Block], new: list[Block], instruction: str) -> set[tuple[str, str]]:
+    """The (old, new) names of the definitions the instruction renames that `align` pairs as one: `B` takes `A`'s
+    place. Taken for a new definition, it went below the block shown above it, and `A` went (a rename focused on its
+    definition and uses, session 42: `filter_names` moved up under `__all__`). Only where each name is defined once
+    on each side and the output no longer defines `A`."""
+    return {(a, b) for a, b in renames(instruction)
+            if sum(x.name == a for x in old) == 1 and sum(x.name == b for x in new) == 1
+            and all(x.name != a for x in new) and all(x.name != b for x in old)}
 
 
 def replaced_whole(old: Block, new: Block, instruction: str, where: str) -> Block:

@@ -113,10 +113,10 @@ def test_a_loaded_model_is_read_without_the_lock(scripted_lm):
 
 def test_a_merge_error_names_its_file(repo, scripted_lm):
     (repo / "shapes.py").write_text(TWO_AREAS)
-    with pytest.raises(EditError, match=r"^shapes\.py: cannot place .*Shape and Box"):
+    with pytest.raises(EditError, match=r"^shapes\.py: the output leaves out .*cannot be placed.*Shape and Box"):
         ensure_whole(TWO_AREAS, AREA, "fix area", path="shapes.py")
     session = EditSession(scripted_lm(AREA + "```\n"), focus=False)
-    with pytest.raises(EditError, match=r"^shapes\.py: cannot place"):
+    with pytest.raises(EditError, match=r"^shapes\.py: the output leaves out"):
         session.edit(["shapes.py", "a.py"], "fix area")
 
 

@@ -53,7 +53,7 @@ def test_two_named_definitions_keep_file_order():
 
 
 @pytest.mark.parametrize("instruction", [
-    "Rename `mean` to `average` and update every call site.",  # reaches the callers
+    "Rename `mean` to `average` and add type hints everywhere.",  # more than the rename: file-wide
     "Add type hints everywhere.",  # names nothing
     "Fix `mean`, `first`, `norm` and `last`.",  # most of the file: nothing to gain
     "Make `mean` use math.fsum and update the imports.",  # file-wide words
@@ -66,6 +66,34 @@ def test_two_named_definitions_keep_file_order():
 ])
 def test_no_focus_when_it_could_miss_the_edit(instruction):
     assert focus_of(MODULE, instruction) is None
+
+
+CALLERS = MODULE + '''
+
+def spread(xs: List[float]) -> float:
+    return max(xs) - mean(xs)
+
+
+def report(xs: List[float]) -> str:
+    return f"{len(xs)} items"
+'''
+
+
+@pytest.mark.parametrize("instruction", [
+    "Rename `mean` to `average` and update every call site.",
+    "rename the function mean in stats.py to average, and update its callers",
+    "Rename mean() to average() everywhere in the file.",
+])
+def test_a_rename_shows_the_definition_and_every_block_that_mentions_it(instruction):
+    """A probe (session 42) asked to rename fnmatch's `filter` and its caller in glob.py: the whole of both files
+    was written back (past 300 s), where three blocks change. A rename that is all the instruction asks is shown
+    its definition and the blocks that mention it; the renamed definition is merged in its own place."""
+    focus = focus_of(CALLERS, instruction)
+    assert focus is not None and set(focus.names) == {"mean", "spread"}
+    assert "def first" not in focus.text and "def report" not in focus.text
+    edited = focus.text.replace("def mean(", "def average(").replace("- mean(xs)", "- average(xs)")
+    merged = merge_focus(CALLERS, edited, instruction)
+    assert merged == CALLERS.replace("def mean(", "def average(").replace("- mean(xs)", "- average(xs)")
 
 
 @pytest.mark.parametrize("instruction", [

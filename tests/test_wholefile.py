@@ -1523,7 +1523,7 @@ def test_a_prose_fragments_lines_beside_what_it_matched_rewrite_added_or_refused
         "Run it.", "Run it with --fast.")
     readme = ("# Tool\n\nIntro text about the tool.\n\n## Installation\n\nRun pip install tool.\n\n## Usage\n\n"
               "Call tool with a file.\n")
-    with pytest.raises(EditError, match="cannot place"):
+    with pytest.raises(EditError, match="cannot be placed as a part"):
         ensure_whole(readme, "## Getting started\n\nRun pip install tool.\n", "rename the Installation section to "
                      "Getting started", path="README.md")
     text = ("First paragraph stays as it is.\n\nThe tool reads configuration from the home directory.\n\n"
