@@ -200,7 +200,23 @@ def read_sources(paths: PathArg | Iterable[PathArg], instruction: str, stdin_pat
             raise EditError(f"{names[src.path]} and {path}: both would be {src.path} in the diff (they are in "
                             "different git repositories); edit them in separate runs, from each repository")
         names[src.path] = path
+    no_such_rename(sources, instruction)
     return sources
+
+
+def no_such_rename(sources: list[SourceFile], instruction: str) -> None:
+    """Refuse, before any model runs, a rename of a name none of the files mentions: a probe (session 42) asked to
+    rename a `parse_config()` sched.py does not have; the model rewrote the whole file for 165 s, and "no change
+    proposed" never said why."""
+    from editllm.editor.asks import mentioned
+    from editllm.editor.focus import renamed
+
+    olds = renamed(instruction)
+    if olds and sources and not any(mentioned(old, src.text) for old in olds for src in sources):
+        where = f"{sources[0].path}: " if len(sources) == 1 else ""
+        which = "the file does not mention" if len(sources) == 1 else \
+            f"none of {few([src.path for src in sources])} mentions"
+        raise EditError(f"{where}the instruction renames {few(olds)}, which {which}; nothing written")
 
 
 def _refuse_link_out_of_tree(path: str | Path, target: Path) -> None:

@@ -336,6 +336,19 @@ def names(blocks: list[Block]) -> list[str]:
     return [b.name for b in blocks if b.name]
 
 
+# A constant whose value is a function: `const check = (url) => {`, `export const run = async function (`
+FUNCTION_CONST = re.compile(r"^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]*)?=\s*(?:async\s+)?"
+                            r"(?:function\b|\([^()]*\)\s*(?::[^=]*)?=>|[\w$]+\s*=>)")
+
+
+def defined_names(blocks: list[Block]) -> list[str]:
+    """The names the blocks define: their definitions', and a constant's whose value is a function, which JavaScript
+    writes for one as often (a probe, session 42: "convert generateDirListing to an async arrow function assigned to
+    a const" was refused, the function read as gone from the output)."""
+    consts = (FUNCTION_CONST.match(b.lines[0]) if b.lines and not b.name else None for b in blocks)
+    return [n for b, m in zip(blocks, consts, strict=True) if (n := b.name or (m[1] if m else None))]
+
+
 def child_indent(block: Block) -> int | None:
     """Indentation of the body of a block (its first deeper non-blank line), if any."""
     if not block.lines:  # the blank lines a file starts with

@@ -162,6 +162,9 @@ def chunks(lines: list[str], size: int = CHUNK_LINES) -> list[tuple[int, int]]:
     return ranges
 
 
+SMALL_SCOPE = 40  # lines: a named section or paragraph this short is read whole for a spelling request
+
+
 def spelling_parts(lines: list[str], within: tuple[int, int] | None = None) -> Parts | None:
     """Spelling focus (`parts_of` calls it for a spelling request): the lines holding the words a spell
     checker flags (within a named section, if any), each shown alone with its words named; None when it
@@ -246,6 +249,12 @@ def parts_of(path: str, lines: list[str], instruction: str) -> Parts | None:
     scope = paragraph or section
     if prose.WORDS and prose.HINTS and prose.asks_spelling(instruction):
         words = spelling_parts(lines, scope[0] if scope else None)
+        if words is not None and scope is not None and scope[0][1] - scope[0][0] <= SMALL_SCOPE:
+            # a short section or paragraph named is read whole, its flagged words named: a probe (session 42) asked
+            # to "fix the typo in the Disclosure policy section", and the model saw only the one line holding a
+            # flagged word (`nodejs`), not the typo (`dtae`: short words are never flagged); no change, exit 0
+            flagged = tuple(dict.fromkeys(w for ws in words.words or () for w in ws))
+            return Parts((scope[0],), f"{'paragraph' if paragraph else 'section'}: {scope[1]}", (flagged,))
         if words is not None:
             return words
     if paragraph is not None:

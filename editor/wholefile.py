@@ -37,6 +37,7 @@ from editllm.editor.blocks import (
     braced,
     child_indent,
     class_members,
+    defined_names,
     defines,
     field_name,
     header_end,
@@ -75,8 +76,8 @@ def missing_names(old: list[str], new: list[str], instruction: str) -> list[str]
     "make main call stop" names `stop` without asking for that); a name defined several times (`@overload`
     stubs, a getter and a setter) counts each time."""
     new_blocks, old_blocks = split_blocks(new, 0), split_blocks(old, 0)
-    have = Counter(names(new_blocks))
-    want = Counter(names(old_blocks))
+    have = Counter(defined_names(new_blocks))
+    want = Counter(defined_names(old_blocks))
     dissolved = {name for name, left in taken_apart(old_blocks, new_blocks).items()
                  if all(asks_removal(m, instruction) for m in left)}
     return [n for n in want if have[n] < want[n] and not asked_away(n, instruction) and n not in dissolved
@@ -888,10 +889,16 @@ def renamed_fragment(old: list[str], new: list[str], merged: list[str], instruct
         if retry is not None and not any(mentioned(n, "".join(retry)) for n in renamed):
             return retry
     written = set(names(split_blocks(new, 0))) | set(stays)
-    rest = [b.text for b in blocks if b.name not in written]  # what the merge put back
-    used = [n for n in stays if any(mentioned(n, part) for part in rest)] or stays
-    raise EditError(f"the model wrote only part of the file for a rename: new definitions ({few(added)}) beside the "
-                    f"old ones, and the part of the file it did not write still uses {few(used)}; nothing written")
+    rest = [b.text for b in blocks if b.name and b.name not in written]  # the definitions the merge put back
+    if used := [n for n in stays if any(mentioned(n, part) for part in rest)]:
+        raise EditError(f"the model wrote only part of the file for a rename: new definitions ({few(added)}) beside "
+                        f"the old ones, and the part of the file it did not write still uses {few(used)}; nothing "
+                        "written")
+    # the old name left in a statement (a probe, session 42: the model wrote the whole file, renamed one function
+    # more than asked, so it read as a part, and left the old name in `__all__`; the message said the part of the
+    # file the model did not write used it)
+    raise EditError(f"the model's output reads as part of the file for a rename: new definitions ({few(added)}) "
+                    f"beside the old ones, and the file would still use {few(stays)}; nothing written")
 
 
 BRACED = {"c", "cpp", "java", "javascript", "typescript", "tsx", "jsx", "rust", "go", "csharp", "swift", "kotlin",

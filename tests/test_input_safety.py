@@ -205,6 +205,10 @@ def test_a_journal_that_cannot_be_a_folder_and_a_bad_model_make_nothing(tmp_path
     (["fix", "-", "fix average", "--path", ""], "give a relative file name"),
     (["fix", "-", "fix average", "--path", "../../etc/x"], "give a relative file name"),
     (["fix", "m.py", "-", "fix average", "--path", "m.py"], "m.py: named twice"),
+    # a probe (session 42): a rename of a name the file lacks ran the model over the whole file for 165 s
+    (["fix", "m.py", "rename parse_config() to load_config() and update its callers"],
+     "m.py: the instruction renames parse_config, which the file does not mention; nothing written"),
+    (["check", "m.py", "-i", "Rename parse_config to load_config."], "which the file does not mention"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_bad_flags_and_instructions_fail_before_the_model(tmp_path, loads, args, expected):
     git(tmp_path, "init", "-q")

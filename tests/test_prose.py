@@ -595,7 +595,12 @@ def test_spelling_focus_shows_the_model_only_the_lines_of_the_flagged_words():
     assert parts.words == (("pacakge",), ("tutoriel",), ("configuraton",))
     sectioned = "# Intro\n\nAll is well here.\n\n## Usage\n\nRun the progam.\n\n## Notes\n\nA seperate note.\n"
     got = prosefocus.parts_of("README.md", split_lines(sectioned), "Fix the typos in the Usage section.")
-    assert got.ranges == ((6, 7),) and got.words == (("progam",),)  # "seperate" is in another section
+    # a short section named is read whole, its flagged words named (a probe, session 42: the one flagged line was
+    # shown, and the typo the dictionary cannot flag, `dtae` on another line, never was); "seperate" is elsewhere
+    assert got.ranges == ((4, 8),) and got.why == "section: Usage" and got.words == (("progam",),)
+    long = sectioned.replace("Run the progam.\n", "Run the progam.\n" + "Then wait.\n" * prosefocus.SMALL_SCOPE)
+    got = prosefocus.parts_of("README.md", split_lines(long), "Fix the typos in the Usage section.")
+    assert got.ranges == ((6, 7),) and got.words == (("progam",),)  # a long one: the flagged lines alone
     clean = split_lines("# Tool\n\nAll words here are known words.\n")
     assert prosefocus.parts_of("README.md", clean, "Fix the spelling mistakes.") is None
     assert prosefocus.parts_of("README.md", lines, "Reword the intro.") is None
@@ -643,7 +648,8 @@ def test_a_paragraph_named_by_its_place_is_the_scope():
     assert prosefocus.parts_of("README.md", lines, "Reword the tenth paragraph") is None
     pytest.importorskip("spellchecker")
     typo = prosefocus.parts_of("README.md", lines, "Fix the typo in the first paragraph")
-    assert typo.ranges == ((4, 5),) and typo.words == (("localy",),)  # not the list's "pydantc"
+    assert typo.ranges == ((4, 6),) and typo.words == (("localy",),)  # read whole; not the list's "pydantc"
+    assert typo.why == "paragraph: first paragraph"
 
 
 def test_a_spelling_focus_edit_changes_only_the_flagged_lines_in_both_modes(scripted_lm, monkeypatch, tokenizer):

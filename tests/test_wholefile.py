@@ -1921,3 +1921,48 @@ def test_a_whole_file_refused_as_a_part_is_not_called_a_partial_output():
     said = str(err.value)
     assert said.startswith("shapes.rs: the output leaves out parts of the file and cannot be placed as a part: ")
     assert "partial output" not in said and "occurs 3 times" in said and said.endswith("nothing written")
+
+
+SERVE_JS = """const fs = require('fs');
+
+async function listing(dir, url) {
+  const names = await fs.promises.readdir(dir);
+  return names.map((n) => `<a href="${url}/${n}">${n}</a>`).join('');
+}
+
+function send(res, body) {
+  res.end(body);
+}
+
+module.exports = { listing, send };
+"""
+
+
+def test_a_function_written_as_a_constant_arrow_function_is_no_definition_lost():
+    """A probe (session 42): "convert generateDirListing to an async arrow function assigned to a const", done
+    right and merged right, was refused ("could not be merged safely"): `const generateDirListing = async (...) =>`
+    was no definition of the name, so the function read as gone. An arrow function the output drops is still one."""
+    arrow = SERVE_JS.replace("async function listing(dir, url) {", "const listing = async (dir, url) => {").replace(
+        "join('');\n}\n", "join('');\n};\n")
+    instruction = "convert listing to an async arrow function assigned to a const"
+    whole = ensure_whole(SERVE_JS, arrow, instruction, path="serve.js")
+    assert whole.text == arrow and not whole.merged
+    back = ensure_whole(arrow, SERVE_JS, "make listing a function declaration again", path="serve.js")
+    assert back.text == SERVE_JS and not back.merged
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import missing_names
+
+    dropped = arrow.replace(arrow[arrow.index("const listing"):arrow.index("function send")], "")
+    assert missing_names(split_lines(arrow), split_lines(dropped), "make send log its body") == ["listing"]
+
+
+def test_a_rename_left_in_a_line_the_model_wrote_is_not_blamed_on_lines_it_did_not_write():
+    """A probe (session 42): the model wrote the whole file, renamed one function more than asked (so the output
+    read as a part of the file) and left the old name in `__all__`; the refusal said "the part of the file it did not
+    write still uses rgb_to_hsv", of a file it had written whole."""
+    old = ('__all__ = ["mean", "spread"]\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n\n\n'
+           "def spread(xs):\n    return max(xs) - min(xs)\n")
+    new = old.replace("def mean(", "def average(").replace("def spread(", "def spread_of(")
+    with pytest.raises(EditError) as err:
+        ensure_whole(old, new, "Rename mean to average.", path="stats.py")
+    assert "did not write" not in str(err.value) and "the file would still use mean" in str(err.value)
