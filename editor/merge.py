@@ -218,6 +218,9 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
     ambiguity."""
     n, m = len(old), len(new)
     renamed = renamed_pairs(old, new, instruction)
+    swaps = renames(instruction)  # a statement or comment the rename changed (`del _ag`, `# calls Popen()`): its own
+    # old version, which the output's fits once renamed (taken for a new statement, it went in beside the old one)
+    moved = [renamed_text(b.text, swaps) for b in old] if swaps else [None] * n  # a destructor `~A` too
     pairs = identical(old, new, latest)
     used = set(pairs.values())
     docs = module_docstring(old, new, instruction)  # a text has one: the output's replaces the file's
@@ -230,7 +233,8 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
             nb = new[j]
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior, instruction)
-                          or (i, j) == docs or one_name(old[i], nb) or (old[i].name, nb.name) in renamed)]
+                          or (i, j) == docs or one_name(old[i], nb) or (old[i].name, nb.name) in renamed
+                          or moved[i] == nb.text != old[i].text)]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
@@ -601,6 +605,13 @@ def merge_blocks(old: list[Block], new: list[Block], instruction: str, where: st
         raise EditError(PARTIAL + f": {what}{times} and where it goes depends "
                         "on which one is meant; nothing written")
     return result
+
+
+def renamed_text(text: str, swaps: list[tuple[str, str]]) -> str:
+    """`text` with each old name of the rename written as its new one, as a word."""
+    for a, b in swaps:
+        text = re.sub(rf"(?<![\w$]){re.escape(a)}(?![\w$])", b, text)
+    return text
 
 
 def renamed_pairs(old: list[Block], new: list[Block], instruction: str) -> set[tuple[str, str]]:

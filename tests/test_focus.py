@@ -2245,3 +2245,60 @@ def test_includes_under_a_platform_condition_are_shown_with_it():
     header = "#ifndef SERVER_H\n#define SERVER_H\n\n" + PLATFORM_CPP.split("\n", 2)[2] + "\n#endif\n"
     focus = focus_of(header, instruction)
     assert focus is not None and "#include <string>\n" in focus.text and "Start" not in focus.text
+
+
+RENAMED_MODULE = '''"""Stats helpers.
+
+Use mean() for the average.
+"""
+
+import math
+
+
+# helpers of the report
+# mean() is used by spread too
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+class Range:
+    def _cmp(self, other):
+        return (self.lo > other.lo) - (self.lo < other.lo)
+
+    def __lt__(self, other):
+        return self._cmp(other) < 0
+
+    def width(self):
+        return self.hi - self.lo
+
+
+def first(xs):
+    return xs[0]
+
+
+def _cmp(x, y):
+    return (x > y) - (x < y)
+
+
+average = mean
+del math
+'''
+
+
+@pytest.mark.parametrize(("old", "new"), [("mean", "average_of"), ("_cmp", "_compare")])
+def test_a_rename_view_shows_every_use_and_merges_each_changed_statement_in_place(old, new):
+    """A fuzz (session 42: each top-level name of 159 real files renamed in its rename view, by word substitution):
+    a comment or a statement the rename changed (`# mean() is used by ...`, `average = mean`) went in beside the old
+    one, the comment above it lost; a class cut down to its `_cmp` (datetime's) hid `self._cmp(other)` in others of
+    its methods; a module docstring split over two blocks was shown open. Every use but the docstring's is shown and
+    renamed in place; the docstring keeps the old name."""
+    instruction = f"Rename {old} to {new} and update its call sites."
+    focus = focus_of(RENAMED_MODULE, instruction)
+    assert focus is not None and "def first" not in focus.text and '"""Stats' not in focus.text
+
+    def rename(text: str) -> str:
+        return re.sub(rf"(?<![\w$]){old}(?![\w$])", new, text)
+
+    merged = merge_focus(RENAMED_MODULE, rename(focus.text), instruction)
+    head = RENAMED_MODULE.index("import math")
+    assert merged == RENAMED_MODULE[:head] + rename(RENAMED_MODULE[head:])
