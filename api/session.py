@@ -19,12 +19,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
+from editllm.editor.asks import mentioned
 from editllm.editor.blocks import names, split_blocks
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.crossfile import still_imported, still_imported_note
 from editllm.editor.datakeys import unasked_keys, unasked_keys_note
 from editllm.editor.drift import drifted, drifted_note, dropped_lines, dropped_note
 from editllm.editor.errors import EditError, few, lines_named
+from editllm.editor.focus import renamed
 from editllm.editor.invariant import SERVER_ARGS, TILED_VAR
 from editllm.editor.languages import PYTHON
 from editllm.editor.modelspec import bundled_for, check_model_spec
@@ -208,9 +210,6 @@ def no_such_rename(sources: list[SourceFile], instruction: str) -> None:
     """Refuse, before any model runs, a rename of a name none of the files mentions: a probe (session 42) asked to
     rename a `parse_config()` sched.py does not have; the model rewrote the whole file for 165 s, and "no change
     proposed" never said why."""
-    from editllm.editor.asks import mentioned
-    from editllm.editor.focus import renamed
-
     olds = renamed(instruction)
     if olds and sources and not any(mentioned(old, src.text) for old in olds for src in sources):
         where = f"{sources[0].path}: " if len(sources) == 1 else ""
@@ -559,6 +558,14 @@ class EditSession:
         from editllm.editor.diff import checked_diff  # torch from here on, after the input checks
 
         opts = self.edit_options()
+        if (olds := renamed(instruction)) and opts.focus and not any(mentioned(old, src.text) for old in olds):
+            # a rename's file that never mentions the old name (another file of the edit does: `no_such_rename`):
+            # nothing of it can change, and the model, shown it whole, rewrote it for nothing (session 42's probe)
+            from editllm.editor.decode import DecodeStats
+            from editllm.editor.edit import EditResult
+
+            self.log(f"{src.path}: note: the file does not mention {few(olds)}; left as it is")
+            return FileEdit(src, src.raw, "", EditResult(src, src.raw, DecodeStats(self.mode), ""))
         self.status(f"{src.path} ({self.mode})")
         try:
             if self.server is not None:

@@ -78,7 +78,8 @@ RENAME_ONLY = {"and", "also", "please", "then", "update", "updating", "change", 
                "all", "every", "each", "of", "in", "to", "call", "calls", "site", "sites", "callsite", "callsites",
                "caller", "callers", "use", "uses", "usage", "usages", "reference", "references", "occurrence",
                "occurrences", "mention", "mentions", "everywhere", "throughout", "this", "that", "file", "it", "them",
-               "accordingly", "too", "as", "well", "__all__", "so", "where", "is", "used"}
+               "accordingly", "too", "as", "well", "__all__", "so", "where", "is", "used", "import", "imports",
+               "both", "files", "definition", "definitions"}  # "(the import and every call)": a probe's, session 42
 
 
 # A rename of a local variable stays inside its function ("in commonprefix, rename the local variable s1": a

@@ -224,3 +224,19 @@ def test_types_in_public_signatures_are_exported():
     from editllm.api import DecodeStats, LoadedModel, ServerError
 
     assert issubclass(ServerError, EditError) and DecodeStats and LoadedModel
+
+
+def test_a_file_of_a_rename_that_never_mentions_the_old_name_is_left_as_it_is(repo, scripted_lm):
+    """A probe (session 42) renamed fnmatch's `filter` "and its caller in glob.py": a file of such an edit that never
+    mentions the old name cannot change, and the model, shown it whole, rewrote it for nothing. It is left as it is,
+    with a note; the file that has the name is edited."""
+    (repo / "stats.py").write_text(BUGGY)
+    (repo / "other.py").write_text("def median(xs):\n    return sorted(xs)[len(xs) // 2]\n")
+    renamed = BUGGY.replace("def average(", "def mean(")
+    notes: list[str] = []
+    session = EditSession(scripted_lm(renamed + "```\n"), log=notes.append)
+    stats, other = session.edit(["stats.py", "other.py"], "Rename average to mean and update its callers.")
+    assert stats.new_text == renamed and not other.changed and other.diff == ""
+    assert "other.py: note: the file does not mention average; left as it is" in notes
+    with pytest.raises(EditError, match="none of stats.py, other.py mentions"):
+        session.edit(["stats.py", "other.py"], "Rename total to sum_of.")

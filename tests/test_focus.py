@@ -54,6 +54,7 @@ def test_two_named_definitions_keep_file_order():
 
 @pytest.mark.parametrize("instruction", [
     "Rename `mean` to `average` and add type hints everywhere.",  # more than the rename: file-wide
+    "Rename `mean` to `average` and sort the imports.",
     "Add type hints everywhere.",  # names nothing
     "Fix `mean`, `first`, `norm` and `last`.",  # most of the file: nothing to gain
     "Make `mean` use math.fsum and update the imports.",  # file-wide words
@@ -83,6 +84,7 @@ def report(xs: List[float]) -> str:
     "Rename `mean` to `average` and update every call site.",
     "rename the function mean in stats.py to average, and update its callers",
     "Rename mean() to average() everywhere in the file.",
+    "rename mean to average in stats.py and in cli.py (the import and every call)",
 ])
 def test_a_rename_shows_the_definition_and_every_block_that_mentions_it(instruction):
     """A probe (session 42) asked to rename fnmatch's `filter` and its caller in glob.py: the whole of both files
