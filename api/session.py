@@ -36,6 +36,8 @@ from editllm.editor.source import SourceFile, read_source, source_from_text, spl
 from editllm.editor.syntax import faults_added
 from editllm.editor.undefined import absent_subjects, defines, missing_asked, newly_unbound
 from editllm.editor.unfinished import (
+    beyond_rename,
+    beyond_rename_note,
     kept_note,
     kept_removals,
     left_unrenamed,
@@ -629,6 +631,8 @@ class EditSession:
                 self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")
         for old, new, lines in left_unrenamed(src.text, result.new_text, instruction):
             self.log(leftover_note(src.path, old, new, lines))
+        if added := beyond_rename(src.text, result.new_text, instruction, bool(renamed(instruction))):
+            self.log(beyond_rename_note(src.path, added))
         if kept := kept_removals(src.text, result.new_text, instruction):
             self.log(kept_note(src.path, kept))
         for name, lines in partly_kept(src.text, result.new_text, instruction):

@@ -106,6 +106,38 @@ def left_unrenamed(old_text: str, new_text: str, instruction: str) -> list[tuple
     return out
 
 
+def beyond_rename(old_text: str, new_text: str, instruction: str, only: bool) -> list[int]:
+    """1-based lines of the edited text that are neither a line of the file nor one renamed as asked, when the
+    instruction asks for the rename alone (`only`: `focus.renamed`): a probe (session 42) renamed `rgb_to_hsv` "in
+    colorsys.py and in palette.py (the import and every call)", and the model also wrote `# Import and every call in
+    palette.py` and `from colorsys import rgb_to_hsv_triple` into colorsys.py itself, exit 0 and no word."""
+    if not only or old_text == new_text:
+        return []
+    have: dict[str, int] = {}
+    for line in old_text.split("\n"):
+        for form in {line.strip(), _renamed(line, instruction).strip()}:
+            have[form] = have.get(form, 0) + 1
+    out = []
+    for n, line in enumerate(new_text.split("\n"), 1):
+        if (key := line.strip()) and have.get(key, 0) > 0:
+            have[key] -= 1
+        elif key:
+            out.append(n)
+    return out
+
+
+def _renamed(line: str, instruction: str) -> str:
+    for old, new in renames(instruction):
+        line = re.sub(rf"(?<![\w$]){re.escape(old)}(?![\w$])", new, line)
+    return line
+
+
+def beyond_rename_note(path: str, lines: list[int]) -> str:
+    return (f"{path}: note: the instruction asks only for a rename, but the edit also writes line"
+            f"{'s' if len(lines) > 1 else ''} {listed(lines)}, which rename nothing of the file; check "
+            f"{'they belong' if len(lines) > 1 else 'it belongs'}")
+
+
 def listed(lines: list[int]) -> str:
     """1-based line numbers as a note lists them: the first five and how many more."""
     return ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")

@@ -296,3 +296,26 @@ def test_a_method_named_like_a_removal_asks_nothing_away(method):
     ask = f"Make OrderService.{method} throw IllegalStateException when the service is closed, as addLine does."
     assert kept_removals(java, guarded, ask) == []
     assert kept_removals(java, guarded, "Remove IllegalStateException from addLine.") == ["IllegalStateException"]
+
+
+def test_lines_a_rename_alone_does_not_explain_are_noted():
+    """A probe (session 42): asked only to rename `rgb_to_hsv` in two files, the model also wrote
+    `from colorsys import rgb_to_hsv_triple` into colorsys.py itself, and in glob.py dropped the `fnmatch.` of the
+    call it renamed; exit 0, no word. A line that is neither the file's nor one of them renamed is noted."""
+    from editllm.editor.unfinished import beyond_rename, beyond_rename_note
+
+    old = ('__all__ = ["rgb_to_hsv"]\n\n\ndef rgb_to_hsv(r, g, b):\n    return r, g, b\n\n\n'
+           "def hsv_to_rgb(h, s, v):\n    return h, s, v\n")
+    instruction = "rename rgb_to_hsv to rgb_to_hsv_triple (the import and every call)"
+    right = old.replace("rgb_to_hsv", "rgb_to_hsv_triple")
+    assert beyond_rename(old, right, instruction, True) == []
+    assert beyond_rename(old, old.replace("def rgb_to_hsv(", "def rgb_to_hsv_triple("), instruction, True) == []
+    junk = right.replace("\n\ndef hsv_to_rgb", "\n# and in palette.py\nfrom colorsys import rgb_to_hsv_triple\n\n"
+                                             "def hsv_to_rgb")
+    assert beyond_rename(old, junk, instruction, True) == [7, 8]
+    assert beyond_rename(old, junk, instruction, False) == []  # more than a rename asked: not judged
+    assert beyond_rename_note("colorsys.py", [7, 8]) == (
+        "colorsys.py: note: the instruction asks only for a rename, but the edit also writes lines 7, 8, which "
+        "rename nothing of the file; check they belong")
+    call, bare = "    return fnmatch.filter(names, pattern)\n", "    return filter_names(names, pattern)\n"
+    assert beyond_rename(call, bare, "rename filter to filter_names", True) == [1]
