@@ -476,8 +476,8 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     if olds := renamed(instruction):
         mentions = {i for i, b in enumerate(blocks) if any(mentioned(old, b.text) for old in olds)}
         # not a string whose closing line at the margin is a block of its own (`in_strings`: a module's docstring,
-        # `return '''<!--...`): shown alone the model saw it open; shown with its end, two alike `\"\"\"` lines
-        # made the merge's anchors ambiguous (a fuzz, session 42). Its mention keeps the old name (noted)
+        # `return '''<!--...`): shown alone the model saw it open; shown with its end, two alike closing-quote
+        # lines made the merge's anchors ambiguous (a fuzz, session 42). Its mention keeps the old name
         named |= mentions - split_strings(blocks)
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named

@@ -75,6 +75,7 @@ from editllm.editor.errors import EditError
 # whole file and wrote part of it (a probe, session 41: "partial output" read wrong for a whole file written anew)
 PARTIAL = "cannot place the model's partial output"
 
+
 def same_statement(old: Block, new: Block, interior: bool, instruction: str = "") -> bool:
     """Whether an unnamed new block is a changed version of an old one (not an addition).
 
