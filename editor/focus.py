@@ -48,7 +48,7 @@ from editllm.editor.blocks import (
 from editllm.editor.errors import EditError
 from editllm.editor.merge import merge_blocks, merge_code, removes_member
 from editllm.editor.source import split_lines
-from editllm.editor.wholefile import COMMENT_LINE
+from editllm.editor.wholefile import COMMENT_LINE, FILE_NAME
 
 # Instructions whose edit may reach beyond the named definitions: these see the whole file.
 # "File" counts only as the edit's scope ("at the top of the file", "the file's header"), not as what a function
@@ -558,7 +558,7 @@ def is_named(block: Block, instruction: str) -> bool:
     if grouped(block, instruction):
         return True
     name = name_of(block)
-    if not name or not mentioned(name, instruction):
+    if not name or not mentioned(name, FILE_NAME.sub(" ", instruction)):  # "in report.py" names no `report`
         return False
     if (owner := owner_of(block, name)) is not None:
         return owned_named(owner, name, instruction)

@@ -84,7 +84,7 @@ def report(xs: List[float]) -> str:
     "Rename `mean` to `average` and update every call site.",
     "rename the function mean in stats.py to average, and update its callers",
     "Rename mean() to average() everywhere in the file.",
-    "rename mean to average in stats.py and in cli.py (the import and every call)",
+    "rename mean to average in stats.py and in report.py (the import and every call)",  # no `report` named
 ])
 def test_a_rename_shows_the_definition_and_every_block_that_mentions_it(instruction):
     """A probe (session 42) asked to rename fnmatch's `filter` and its caller in glob.py: the whole of both files
@@ -2304,3 +2304,13 @@ def test_a_rename_view_shows_every_use_and_merges_each_changed_statement_in_plac
     merged = merge_focus(RENAMED_MODULE, rename(focus.text), instruction)
     head = RENAMED_MODULE.index("import math")
     assert merged == RENAMED_MODULE[:head] + rename(RENAMED_MODULE[head:])
+
+
+@pytest.mark.parametrize(("instruction", "names"), [
+    ("In report.py, make mean return 0.0 for an empty list.", ("mean",)),
+    ("In report.py, make report() say items.", ("report",)),
+])
+def test_a_file_named_in_the_instruction_names_no_definition_of_its_stem(instruction, names):
+    """Session 42: "... in stats.py and in report.py" named the function `report` too, and showed it."""
+    focus = focus_of(CALLERS, instruction)
+    assert focus is not None and focus.names == names
