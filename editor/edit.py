@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from editllm.editor import elision, goimports, prose
+from editllm.editor.asks import renames
 from editllm.editor.commented import uncomment_removals
 from editllm.editor.config import CHOICES
 from editllm.editor.costs import draft_schedule
@@ -18,7 +19,7 @@ from editllm.editor.decode import Decoder, DecodeStats, TailStop
 from editllm.editor.drafter import DEFAULT_DRAFT, CopyDrafter
 from editllm.editor.engine import set_adapter
 from editllm.editor.errors import EditError
-from editllm.editor.focus import Focus, echoed_removal, focus_of, merge_focus
+from editllm.editor.focus import Focus, echoed_removal, focus_of, merge_focus, renamed
 from editllm.editor.languages import is_prose, language
 from editllm.editor.models import LoadedModel
 from editllm.editor.prefix import prefix_token_count
@@ -243,12 +244,22 @@ def edit_file(lm: LoadedModel, src: SourceFile, instruction: str, opts: EditOpti
     if focus is None:
         text, stats, output, filled = regenerate(lm, src, src.text, instruction, opts, on_progress)
         return finish_edit(src, text, instruction, stats, output, opts.allow_deletions, filled)
-    edited, stats, output, filled = regenerate(lm, src, focus.text, instruction, opts, on_progress)
+    edited, stats, output, filled = regenerate(lm, src, focus.text, asked_of_view(instruction), opts, on_progress)
     whole, echoed = merge_shown(src, focus, edited, instruction, opts)
     result = finish_edit(src, whole, instruction, stats, output, opts.allow_deletions, filled)
     result.focused = focus.names
     result.removed_as_asked = echoed
     return result
+
+
+def asked_of_view(instruction: str) -> str:
+    """What the model is asked of a focused view: the instruction, or for a rename that is all it asks, the rename
+    alone. A probe (session 42): asked to rename `filter` "and update __all__ and its caller in glob.py", the model,
+    shown fnmatch.py's view, also wrote `import glob` and `glob.filter = filter_names` into it (and a self-import for
+    "the import and every call" of another file); the other files' words are for those files' views."""
+    if not renamed(instruction):
+        return instruction
+    return " ".join(f"Rename {old} to {new} and update every use of {old}." for old, new in renames(instruction))
 
 
 def merge_shown(src: SourceFile, focus: Focus, edited: str, instruction: str,

@@ -240,3 +240,24 @@ def test_a_file_of_a_rename_that_never_mentions_the_old_name_is_left_as_it_is(re
     assert "other.py: note: the file does not mention average; left as it is" in notes
     with pytest.raises(EditError, match="none of stats.py, other.py mentions"):
         session.edit(["stats.py", "other.py"], "Rename total to sum_of.")
+
+
+def test_a_rename_view_is_asked_for_the_rename_alone(repo, scripted_lm, monkeypatch):
+    """A probe (session 42): shown fnmatch.py's rename view with "... and update __all__ and its caller in glob.py",
+    the model wrote `import glob` and `glob.filter = filter_names` into fnmatch.py. The view is asked for the rename
+    alone; the words about the other files are for their own views."""
+    from editllm.editor.decode import DecodeStats
+
+    asked: list[str] = []
+
+    def regenerate(lm, src, part, instruction, opts, on_progress=None, words=None):
+        asked.append(instruction)
+        return part.replace("average", "mean"), DecodeStats(opts.mode, output_tokens=1), "", False
+
+    monkeypatch.setattr("editllm.editor.edit.regenerate", regenerate)
+    (repo / "stats.py").write_text(BUGGY + "\n\ndef spread(xs):\n    return max(xs) - average(xs)\n\n\n"
+                                   "def first(xs):\n    return xs[0]\n\n\ndef last(xs):\n    return xs[-1]\n")
+    session = EditSession(scripted_lm(""))
+    edit, = session.edit(["stats.py"], "Rename average to mean in stats.py, and update its caller in report.py.")
+    assert asked == ["Rename average to mean and update every use of average."]
+    assert "def mean(" in edit.new_text and "- mean(xs)" in edit.new_text and "average" not in edit.new_text
