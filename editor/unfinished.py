@@ -127,12 +127,14 @@ def beyond_rename(old_text: str, new_text: str, instruction: str, only: bool) ->
 
 
 def _renamed(line: str, instruction: str) -> str:
+    """The line with each name the instruction renames written as its new one, as a word."""
     for old, new in renames(instruction):
         line = re.sub(rf"(?<![\w$]){re.escape(old)}(?![\w$])", new, line)
     return line
 
 
 def beyond_rename_note(path: str, lines: list[int]) -> str:
+    """The note for the lines a rename alone does not explain (`beyond_rename`)."""
     return (f"{path}: note: the instruction asks only for a rename, but the edit also writes line"
             f"{'s' if len(lines) > 1 else ''} {listed(lines)}, which rename nothing of the file; check "
             f"{'they belong' if len(lines) > 1 else 'it belongs'}")
