@@ -70,8 +70,9 @@ def named(instruction: str, old_text: str, units_of: frozenset[str] = frozenset(
     in_file = set(WORD.findall(old_text))
     defs = {m[1].rsplit(".", 1)[-1] for line in old_text.split("\n") if (m := DEF.match(line.strip()))}
     targets = set(TARGET.findall(old_text))
-    owners = {k for m in DOTTED.finditer(instruction) if re.split(r"\.|::", m[0])[-1] in units_of | defs
-              for k in range(m.start(), m.end() - len(re.split(r"\.|::", m[0])[-1]))}  # `Pool` of `Pool.Close`
+    dotted = [(m, re.split(r"\.|::", m[0])) for m in DOTTED.finditer(instruction)]
+    owners = {k for m, parts in dotted if parts[-1] in units_of | defs
+              for k in range(m.start(), m.end() - len(parts[-1]))}  # `Pool` of `Pool.Close`
     out: set[str] = set()
     for m in WORD.finditer(instruction):
         word, before, after = m[0], instruction[:m.start()], instruction[m.end():]
@@ -83,8 +84,8 @@ def named(instruction: str, old_text: str, units_of: frozenset[str] = frozenset(
             out.add(word)  # a definition named by a plain word, unless as the verb of a clause ("add type hints")
         elif word in targets and (re.search(rf"\b{KIND}\s+$", before, re.I) or re.match(rf"\s+{KIND}\b", after, re.I)):
             out.add(word)  # "the timeout variable"; not "every function must ...", where `must` is a word
-    for m in DOTTED.finditer(instruction):  # `Pool.Close` names Close: Pool's other methods, which mention `Pool`,
-        parts = re.split(r"\.|::", m[0])  # are not tied by it (a probe, session 40); `self.cache` names cache
+    for _, parts in dotted:  # `Pool.Close` names Close: Pool's other methods, which mention `Pool`, are not tied by
+        # it (a probe, session 40); `self.cache` names cache
         out.update([parts[-1]] if parts[-1] in units_of | defs else (part for part in parts if part in in_file))
     return out
 

@@ -23,6 +23,7 @@ import re
 
 from editllm.editor.align import line_opcodes
 from editllm.editor.asks import AWAY, NAME, W, removal, renames
+from editllm.editor.merge import renamed_text
 from editllm.editor.wholefile import COMMENT_LINE, SHELL_FUNCTION, headed
 
 RECEIVER = re.compile(rf"({NAME})\s*\.\s*$")  # the name an attribute is looked up on: `json` in `json.load`
@@ -114,8 +115,9 @@ def beyond_rename(old_text: str, new_text: str, instruction: str, only: bool) ->
     if not only or old_text == new_text:
         return []
     have: dict[str, int] = {}
+    swaps = renames(instruction)
     for line in old_text.split("\n"):
-        for form in {line.strip(), _renamed(line, instruction).strip()}:
+        for form in {line.strip(), renamed_text(line, swaps).strip()}:
             have[form] = have.get(form, 0) + 1
     out = []
     for n, line in enumerate(new_text.split("\n"), 1):
@@ -124,13 +126,6 @@ def beyond_rename(old_text: str, new_text: str, instruction: str, only: bool) ->
         elif key:
             out.append(n)
     return out
-
-
-def _renamed(line: str, instruction: str) -> str:
-    """The line with each name the instruction renames written as its new one, as a word."""
-    for old, new in renames(instruction):
-        line = re.sub(rf"(?<![\w$]){re.escape(old)}(?![\w$])", new, line)
-    return line
 
 
 def beyond_rename_note(path: str, lines: list[int]) -> str:
