@@ -25,8 +25,10 @@ from editllm.editor.blocks import (
     IDENT,
     IMPORT_LINE,
     LINE_COMMENT,
+    NAMESPACE,
     PREPROCESSOR,
     Block,
+    brace_delta,
     braced,
     child_indent,
     class_members,
@@ -145,14 +147,16 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
     """The import lines plus the named top-level definitions, or None when focusing would not help
     (nothing named, a file-wide instruction, a name defined twice, or most of the file named).
     `lines`: `split_lines(text)`, when the caller has it (`SourceFile.lines`)."""
-    if FILE_WIDE.search(NO_USES.sub(" ", LOCAL_RENAME.sub(" ", instruction))) and not renamed(instruction):
+    olds = set(renamed(instruction))
+    if FILE_WIDE.search(NO_USES.sub(" ", LOCAL_RENAME.sub(" ", instruction))) and not olds:
         return None
     lines = split_lines(text) if lines is None else lines
     blocks = split_blocks(lines, 0)
     named = [blocks[i] for i in told_apart(blocks, [i for i, b in enumerate(blocks) if is_named(b, instruction)],
                                            instruction)] or [  # else a class whose member it is about
         b for b in blocks if any(about_member(m, instruction) for m in member_names(b, instruction))
-        or names_field(b, instruction)]
+        or names_field(b, instruction)  # ... or whose method is renamed ("Rename the method get_ready"), not a C++
+        or olds & member_names(b) and not NAMESPACE.match(defining_line(b))]  # namespace's (`std::__variant`)
     if not named or len({identity(b) for b in named}) < len(named):
         return None  # a name defined twice (a Rust `struct S` and its `impl S` are two things, told apart, as are a
         # C++ class, its forward declaration, `class Ring;`, and its specializations, `struct Info<bool> {`)
@@ -160,6 +164,8 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))
     shown = shown_blocks(blocks, instruction)
+    if olds and any(k != i and alike(blocks[i], b) for i in shown if blocks[i].name for k, b in enumerate(blocks)):
+        return None  # a rename's uses in overloads (JSON.h's ten `fromJSON`): which is which, the merge cannot tell
     slim = cut_down(blocks, shown, instruction)
     view = [slim[i].block if i in slim else b for i, b in enumerate(blocks)]
     if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
@@ -217,11 +223,14 @@ def told_apart(blocks: list[Block], named: list[int], instruction: str) -> list[
     def holds(i: int) -> bool:
         return any(names_member(blocks[i].name or "", m, instruction) for m in member_names(blocks[i]))
 
-    def alike(i: int, k: int) -> bool:  # written alike: `impl Rect {` twice, not `IntervalMap<...>::iterator {`
-        return identity(blocks[i]) == identity(blocks[k]) and defining_line(blocks[i]) == defining_line(blocks[k])
-
     return [i for i in named if class_members(blocks[i]) is None or holds(i)
-            or not any(holds(k) for k in named if k != i and alike(i, k))]
+            or not any(holds(k) for k in named if k != i and alike(blocks[i], blocks[k]))]
+
+
+def alike(a: Block, b: Block) -> bool:
+    """Whether two definitions are written alike: `impl Rect {` twice, overloads; not a class and its
+    `IntervalMap<...>::iterator {`."""
+    return identity(a) == identity(b) and defining_line(a) == defining_line(b)
 
 
 def declaration(block: Block) -> bool:
@@ -264,11 +273,13 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     it, the model renamed it rather than leave a class with no body (session 38); a Python class's docstring is
     shown too (shown a class without one, and asked to "add a docstring to RawConfigParser.sections", the model
     wrote one for the class). The merge keeps the members the class was shown without (`merge.merge_pair`)."""
-    if not (body := body_of(block)) or (found := asked_members(block, body, instruction, read, taken)) is None:
+    olds = renamed(instruction)
+    if not (body := body_of(block)) or (found := renamed_members(block, body, olds) if olds else asked_members(
+            block, body, instruction, read, taken)) is None:
         return None
     asked, inner, called = found
     leaves = [k for k in asked if k not in inner]  # the members named themselves, not through one of theirs
-    going = bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
+    going = not olds and bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
     if going and len({called[k] for k in leaves}) < len(leaves):
         return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
     shown = asked + docstring(body) + (fields_read(body, asked) if CLASS.match(block.lines[header_size(block) - 1])
@@ -276,7 +287,7 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     if going:
         others = [k for k, m in enumerate(body) if m.name and k not in asked]
         shown += [min(others, key=lambda k: abs(k - leaves[0]))] if others else []  # the nearest, not its comment
-    elif SHAPE.search(instruction) and not TYPES_OR_DOCS.search(instruction):  # its callers in the class change too
+    elif not olds and SHAPE.search(instruction) and not TYPES_OR_DOCS.search(instruction):  # its callers change too
         calls = [called[k] for k in leaves] + [leaf.rsplit(".", 1)[-1] for cut in inner.values() for leaf in cut.named]
         shown += [k for k, m in enumerate(body) if k not in asked and m.name
                   and any(re.search(rf"(?<![\w$]){re.escape(name)}\s*\(", m.text) for name in calls)]
@@ -288,6 +299,7 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
         body[k].blank if n < len(picked) - 1 else [])]
     named = list(dict.fromkeys(f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
+                               if k in inner or k in called  # not a statement a rename changes
                                for leaf in (inner[k].named if k in inner else [""])))  # a docstring's parts: once
     return Cut(Block(block.name, block.lines[:top] + cut + block.lines[end:], block.blank), named,
                [body[k].name or "" for k in shown if body[k].name], picked, inner)
@@ -338,12 +350,30 @@ def asked_members(block: Block, body: list[Block], instruction: str, read: froze
     return Asked(asked, inner, called)
 
 
+# C's and C#'s (in a braced body: Python's `#if not cap in caps:` is code commented out), not a comment's "# if found"
+CONDITION = re.compile(r"#(?:\s*(?:ifdef|ifndef|elif|endif)|if|else)\b")
+
+
+def renamed_members(block: Block, body: list[Block], olds: list[str]) -> Asked | None:
+    """The members of a class a rename changes: each that mentions an old name, shown whole (a class cut to its
+    `_cmp` alone hid the `self._cmp(other)` calls of its other methods: a fuzz, session 42). None when that is no
+    member, or every one. A probe (session 42) found no Python method ever renamed in a view: the class, shown
+    whole, was most of its file, and the model wrote all of it back. Not a C++ class (closed by `};`), whose
+    unnamed members, nested types and out-of-class definitions made a third of the merges fail (the same fuzz), nor
+    a C++ namespace's."""
+    if not block.lines or block.lines[-1].strip().startswith("};") or NAMESPACE.match(defining_line(block)) \
+            or brace_delta(block.lines):  # nor a namespace, nor a class its `#ifdef` in column 0 cut short
+        return None
+    asked = [k for k, m in enumerate(body) if any(mentioned(old, m.text) for old in olds)]
+    if not asked or all(k in asked for k, m in enumerate(body) if m.name) \
+            or braced(block) and any(CONDITION.match(line.lstrip()) for m in body for line in m.lines):
+        return None  # a C++ body's `#ifdef` splits it where no member ends (a fuzz, session 43: llama-server's
+        # `server_context_impl` merged back with 1,271 lines twice)
+    return Asked(asked, {}, {k: name for k in asked if (name := body[k].name)})
+
+
 def cut_down(blocks: list[Block], shown: set[int], instruction: str) -> dict[int, Cut]:
-    """The shown classes the model sees cut down (`narrowed`), by index: one reading for the view and the merge. Not
-    for a rename, whose every use must be shown: a class cut to its `_cmp` hid the `self._cmp(other)` calls of its
-    other methods (a fuzz, session 42), which kept the old name."""
-    if renamed(instruction):
-        return {}
+    """The shown classes the model sees cut down (`narrowed`), by index: one reading for the view and the merge."""
     read = frozenset(w for b in blocks if not b.name and is_named(b, instruction) and (w := name_of(b))
                      and not about_itself(w, instruction))  # the file's constants asked of their readers
     named = {i for i, b in enumerate(blocks) if is_named(b, instruction)}
@@ -372,15 +402,18 @@ def all_going(cut: Cut, instruction: str) -> bool:
 
 
 def docstring(body: list[Block]) -> list[int]:
-    """The members that make a Python class's docstring, to its closing line (a block of its own)."""
-    first = body[0].lines[0].strip() if body and body[0].lines and body[0].name is None else ""
+    """The members that make a Python class's docstring, to its closing line (a block of its own), after the blank
+    lines a body may open with (a block of no lines: `_pyio.BufferedReader`'s docstring went unshown, and its first
+    part, shown for a rename without its closing line, swallowed the method below it: a fuzz, session 43)."""
+    start = next((k for k, b in enumerate(body) if b.lines), len(body))
+    first = body[start].lines[0].strip() if start < len(body) and body[start].name is None else ""
     if not DOCSTRING.match(first):
         return []
     quote, text = first.lstrip("rRbBuUfF")[:3], ""
-    for k, member in enumerate(body):
-        text += member.text
+    for k in range(start, len(body)):
+        text += body[k].text
         if text.count(quote) >= 2:
-            return list(range(k + 1))
+            return list(range(start, k + 1))
     return []  # never closed: not a docstring to show
 
 
@@ -478,7 +511,8 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
         # not a string whose closing line at the margin is a block of its own (`in_strings`: a module's docstring,
         # `return '''<!--...`): shown alone the model saw it open; shown with its end, two alike closing-quote
         # lines made the merge's anchors ambiguous (a fuzz, session 42). Its mention keeps the old name
-        named |= mentions - split_strings(blocks)
+        named = (named | mentions) - (split_strings(blocks) - {i for i in named if name_of(blocks[i]) in olds})
+        # (nor one that names a method renamed: `_parser = re.compile(r"""...(?P<exp>` of `Decimal.exp`)
     if not SHAPE.search(instruction) or TYPES_OR_DOCS.search(instruction):
         return named
     users = {i for i, b in enumerate(blocks) if i not in named and b.lines  # `const o = (): Order => ({...})` too
@@ -829,12 +863,14 @@ def refuse_unshown(blocks: list[Block], new_lines: list[str], shown: set[int], c
 def unshown_members(block: Block, cut: Cut, written: list[Block], owner: str) -> None:
     """`refuse_unshown` for the members of one class cut down, and of the classes cut down inside it."""
     body = body_of(block) or []
-    for b in written:
-        if b.name == block.name:
-            mine = body_of(b) or []
-            unshown(body, mine, {k for k, m in enumerate(body) if m.name in cut.shown}, f"{owner}{b.name}.")
-            for k, inner in cut.inner.items():
-                unshown_members(body[k], inner, mine, f"{owner}{b.name}.")
+    same = [b for b in written if b.name == block.name]
+    if len(same) > 1:  # C++'s `class IntervalMap {` and `class IntervalMap<K, V>::const_iterator {`: the class's own
+        same = [b for b in same if defining_line(b) == defining_line(block)]  # (a fuzz, session 43)
+    for b in same:
+        mine = body_of(b) or []
+        unshown(body, mine, {k for k, m in enumerate(body) if m.name in cut.shown}, f"{owner}{b.name}.")
+        for k, inner in cut.inner.items():
+            unshown_members(body[k], inner, mine, f"{owner}{b.name}.")
 
 
 def unshown(old: list[Block], new: list[Block], shown: set[int], owner: str) -> None:

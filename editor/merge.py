@@ -221,7 +221,8 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
     renamed = renamed_pairs(old, new, instruction)
     swaps = renames(instruction)  # a statement or comment the rename changed (`del _ag`, `# calls Popen()`): its own
     # old version, which the output's fits once renamed (taken for a new statement, it went in beside the old one)
-    moved = [renamed_text(b.text, swaps) for b in old] if swaps else [None] * n  # a destructor `~A` too
+    moved = [renamed_text(b.text, swaps).rstrip("\n") for b in old] if swaps else [None] * n  # a destructor `~A` too
+    # (the file's last line without its newline, written with one: a fuzz, session 43)
     pairs = identical(old, new, latest)
     used = set(pairs.values())
     docs = module_docstring(old, new, instruction)  # a text has one: the output's replaces the file's
@@ -235,7 +236,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior, instruction)
                           or (i, j) == docs or one_name(old[i], nb) or (old[i].name, nb.name) in renamed
-                          or moved[i] == nb.text != old[i].text)]
+                          or moved[i] == nb.text.rstrip("\n") != old[i].text.rstrip("\n"))]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
@@ -249,8 +250,10 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
                 added = OVERLOAD.search(instruction) is not None and all(
                     params(b) != params(nb) for b in old if b.name == nb.name)
                 cands = [] if added else cands
-            else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike
-                cands = [i for i in cands if head(old[i]) == head(nb)] or cands
+            else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike; a comment the rename changed is
+                # its own old version, not each `/**` of the class (a fuzz, session 43: refused as ambiguous)
+                cands = [i for i in cands if moved[i] == nb.text.rstrip("\n")] or [
+                    i for i in cands if head(old[i]) == head(nb)] or cands
             if not cands and nb.name:  # a namespace named here and not in the file (its body unindented there)
                 cands = [i for i in range(lo + 1, hi) if i not in used and old[i].name is None and old[i].lines
                          and old[i].lines[0].strip() == nb.lines[0].strip()]

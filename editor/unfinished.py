@@ -33,14 +33,37 @@ SCOPE = re.compile(rf"\b(?:in|inside|within)\s+(?:the\s+)?(?:function\s+|method\
                    rf"(?:\s+(?:function|method))?\s*(?:,|:|$|\s+(?:rename|only))", re.I)
 
 
+# A string on one line, and the f-string prefix before it
+STRING = re.compile(r"""([fF]?)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+
+
+def prose_masked(line: str) -> str:
+    """The line with the words of its strings blanked: a string of words is text ("-t: quote tabs" names no function
+    `quote`: a probe, session 42, was told a rename left it undone), while one without spaces may name code
+    (`"quote"` in `__all__`, `mock.patch("codec.quote")`) and an f-string's braces hold code."""
+    def mask(m: re.Match) -> str:
+        body = m.group(2)[1:-1]
+        if not re.search(r"\s", body):
+            return m.group(0)
+        if m.group(1):  # keep what the braces hold
+            body = "".join(part if k % 2 else re.sub(r"\S", " ", part)
+                           for k, part in enumerate(re.split(r"(\{[^{}]*\})", body)))
+        else:
+            body = " " * len(body)
+        return m.group(1) + m.group(2)[0] + body + m.group(2)[-1]
+    return STRING.sub(mask, line)
+
+
 def _uses(text: str, name: str) -> dict[str, list[int]]:
-    """The 1-based lines where `name` is used as a word outside comment lines, by kind: bare, or as an attribute
-    of a named receiver (`attribute self`, `attribute json`; `attribute ` where no name precedes the dot)."""
+    """The 1-based lines where `name` is used as a word outside comment lines and the text of strings
+    (`prose_masked`), by kind: bare, or as an attribute of a named receiver (`attribute self`, `attribute json`;
+    `attribute ` where no name precedes the dot)."""
     found: dict[str, list[int]] = {}
     word = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
     for n, line in enumerate(text.split("\n"), 1):
         if COMMENT_LINE.match(line):
             continue
+        line = prose_masked(line)
         for m in word.finditer(line):
             before = line[:m.start()]
             if before.rstrip().endswith("."):

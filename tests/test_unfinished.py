@@ -23,6 +23,25 @@ def test_the_renames_an_instruction_asks_for():
     assert renames("rename the Bucket type to bucket") == [("Bucket", "bucket")]
     assert renames("rename the members table to patrons") == [("members", "patrons")]
     assert renames("rename the APP variable to BINARY") == [("APP", "BINARY")]
+    # two words before the name, and an owner's name before it (a probe, session 42: "the static helper align_up"
+    # read as no rename, and the whole file shown)
+    assert renames("Rename the static helper align_up to round_up") == [("align_up", "round_up")]
+    assert renames("Rename Version._cmp to Version._compare") == [("_cmp", "_compare")]
+    assert renames("rename Ring::count to size") == [("count", "size")]
+
+
+def test_a_word_of_a_string_is_no_use_of_the_old_name():
+    """A probe (session 42) renamed the function `quote` and every call, and was told the edit still used `quote`
+    in `print("-t: quote tabs")`. A string of words is text; a string that is one name, or an f-string's braces,
+    may hold code, and still count."""
+    ask = "Rename the function quote to quote_byte and update its call sites."
+    old = ("__all__ = ['quote']\n\n\ndef quote(c):\n    return c\n\n\ndef main():\n"
+           "    print(\"-t: quote tabs\")\n    print(f\"{quote(1)} is a quote\")\n")
+    done = old.replace("def quote(", "def quote_byte(").replace("{quote(1)}", "{quote_byte(1)}").replace(
+        "['quote']", "['quote_byte']")
+    assert left_unrenamed(old, done, ask) == []
+    assert left_unrenamed(old, done.replace("{quote_byte(1)}", "{quote(1)}"), ask) == [("quote", "quote_byte", [10])]
+    assert left_unrenamed(old, done.replace("['quote_byte']", "['quote']"), ask) == [("quote", "quote_byte", [1])]
 
 
 def test_a_call_site_left_with_the_old_name_is_found_and_comments_are_not():
