@@ -116,6 +116,10 @@ CLOSER = re.compile(r"^[ \t]*[}\])]")
 # A keyword that closes a body at its opener's indent (Lua's and Ruby's `end`, the shell's `fi`, `done`, `esac`):
 # the block's last line, not a statement of its own (a probe, session 35: `local function clamp` removed as asked
 # left its `end` behind, read as a statement lost, and the edit was undone)
+# The lines that go on with a shell (or Ruby) statement at its own indentation: shown alone, `else` ... `fi` made
+# no sense to the model (git's scripts, session 43)
+GOES_ON = re.compile(r"^(?:then|do|else|elif\b(?!.*:\s*$).*|elsif\b.*|;;)\s*(?:#.*)?$")
+CASE = re.compile(r"^case\b.*\bin\s*(?:#.*)?$")  # `case "$x" in` ... `esac`: its arms start nothing
 END_LINE = re.compile(r"^[ \t]*(?:end|fi|done|esac)\b[\s),;]*$")
 # A line comment (`# note`, `// note`, `/// doc`), not `#include`, `#[derive]` or a shebang.
 # `# note`, `#note` (acme.sh's `#Usage: ...`), `// note`; not C's or C#'s directives, a shebang, a Rust attribute or
@@ -222,6 +226,10 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
                     and C_TYPE_LINE.match(last.lines[0].strip()) and C_NAME_LINE.match(line.strip()):
                 starts = False  # GNU style: `static void XMLCALL` then `endElement(void *data) {`; a member's too
                 # (`  std::vector<int>` then `  items() const`: session 41's fuzz saw its type line a member alone)
+        if starts and blocks and blocks[-1].lines and indent_of(line) == indent and (
+                GOES_ON.match(line.strip()) or CASE.match(blocks[-1].lines[0].strip()) and sum(
+                    1 if CASE.match(x.strip()) else -(x.strip() == "esac") for x in blocks[-1].lines) > 0):
+            starts = False  # a shell statement's `then`, `do`, `else` and the arms of its `case`, and Ruby's `else`
         if not starts and blocks and blocks[-1].lines and indent_of(line) == indent and line.lstrip().startswith("}") \
                 and indent_of(blocks[-1].lines[0]) == indent and CLOSER.match(blocks[-1].lines[-1]) \
                 and indent_of(blocks[-1].lines[-1]) == indent and brace_delta(blocks[-1].lines) <= 0:
@@ -279,20 +287,26 @@ def opened_string(line: str) -> str | None:
 
 
 def c_function(block: Block) -> str | None:
-    """The name a C, C++ or Go function defines at the top level (`static int def(FILE *source, FILE *dest)` then
-    `{` ... `}`, `int Box::size() const {`, Go's `func (s *Server) Start() error {`), else None: told by its
-    braced body, so a call (`main()`), a declaration (`int f(void);`) or a line of prose is none."""
+    """The name a C, C++, Go or shell function defines at the top level (`static int def(FILE *source, FILE *dest)`
+    then `{` ... `}`, `int Box::size() const {`, Go's `func (s *Server) Start() error {`, `usage() {`), else None:
+    told by its braced body, so a call (`main()`), a declaration (`int f(void);`) or a line of prose is none."""
     top = 1 if len(block.lines) > 1 and TEMPLATE.match(block.lines[0]) else 0
     first = block.lines[top]
     if len(block.lines) > top + 1 and C_TYPE_LINE.match(first):  # the type on a line of its own
         first = first.rstrip() + " " + block.lines[top + 1]
-    m = C_FUNCTION.match(first) or GO_METHOD.match(first) or CONSTRUCTOR.match(first)
+    m = C_FUNCTION.match(first) or GO_METHOD.match(first) or CONSTRUCTOR.match(first) or SHELL_FUNCTION.match(first)
     last = next((line for line in reversed(block.lines) if not is_blank(line)), "")
     opens = first.rstrip().endswith("{") or any(line.strip() == "{" for line in block.lines[1:4]) or bool(
         CONSTRUCTOR.match(first)) and any(line.rstrip().endswith("{") for line in block.lines[1:8])  # initializers
     if not m or not opens or indent_of(last) != 0 or not last.lstrip().startswith("}"):
         return None
-    return m.group(2) if m.re is CONSTRUCTOR else m.group(1).rsplit("::", 1)[-1]
+    return m.group(2) if m.re is CONSTRUCTOR else m.group(1) if m.re is SHELL_FUNCTION else \
+        m.group(1).rsplit("::", 1)[-1]
+
+
+# A shell function: `valid_tool() {`, `use_ext_cmd () {`, `init_browser_path()` over its `{` (a probe, session 42:
+# git's scripts had no function named, and a rename showed the whole file)
+SHELL_FUNCTION = re.compile(r"^([A-Za-z_][\w.:-]*)\s*\(\s*\)\s*\{?\s*(?:#.*)?$")
 
 
 # C++'s constructor or destructor outside its class: `Registry::Registry(int n) : n_(n) {`, `A::graph::graph(`,

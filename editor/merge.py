@@ -233,10 +233,13 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
         gap_new = list(range(j1 + 1, j2))
         for j in reversed(gap_new) if latest else gap_new:
             nb = new[j]
+            # the output's block renamed as the old one is: the same once both are (a word of a string the model
+            # rightly kept, `"supported-versions"`, is no other statement: a fuzz, session 43, had it pasted twice)
+            fitted = renamed_text(nb.text, swaps).rstrip("\n") if swaps else None
             cands = [i for i in range(lo + 1, hi) if i not in used
                      and ((nb.name and old[i].name == nb.name) or same_statement(old[i], nb, interior, instruction)
                           or (i, j) == docs or one_name(old[i], nb) or (old[i].name, nb.name) in renamed
-                          or moved[i] == nb.text.rstrip("\n") != old[i].text.rstrip("\n"))]
+                          or fitted is not None and moved[i] == fitted != old[i].text.rstrip("\n"))]
             added = False  # a new overload ("add an `add(long)` overload"): beside the others, replacing none
             if nb.name:
                 cands = [i for i in cands if signature(old[i]) == signature(nb)] or cands
@@ -252,7 +255,7 @@ def align(old: list[Block], new: list[Block], latest: bool, instruction: str) ->
                 cands = [] if added else cands
             else:  # `Y = 5` replaces `Y = 2`, not a `Z = 3` that is merely alike; a comment the rename changed is
                 # its own old version, not each `/**` of the class (a fuzz, session 43: refused as ambiguous)
-                cands = [i for i in cands if moved[i] == nb.text.rstrip("\n")] or [
+                cands = [i for i in cands if fitted is not None and moved[i] == fitted] or [
                     i for i in cands if head(old[i]) == head(nb)] or cands
             if not cands and nb.name:  # a namespace named here and not in the file (its body unindented there)
                 cands = [i for i in range(lo + 1, hi) if i not in used and old[i].name is None and old[i].lines

@@ -303,9 +303,10 @@ def still_used(old_text: str, new_text: str, instruction: str) -> list[tuple[str
     before, after = split_blocks(split_lines(old_text), 0), split_blocks(split_lines(new_text), 0)
     out = _methods_still_called(before, after, new_text, instruction)
     shell = {word for b in before if SHELL_FUNCTION.match(b.lines[0].strip() if b.lines else "") for word in headed(b)}
+    named = {b.name for b in before if b.name}
     if shell and SOURCED.search(new_text):
-        shell = set()  # "move it into lib.sh and source it": defined where this text cannot see
-    defined_before = {b.name for b in before if b.name} | shell | constants(before)
+        named, shell = named - shell, set()  # "move it into lib.sh and source it": defined where this text cannot see
+    defined_before = named | shell | constants(before)
     defined_after = {b.name for b in after if b.name} | {word for b in after for word in headed(b)} | \
         set(ONE_LINE_FUNCTION.findall(new_text)) | constants(after)
     for name in sorted(defined_before - defined_after - {name for name, _ in out}):

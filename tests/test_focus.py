@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from editllm.editor.blocks import split_blocks
 from editllm.editor.edit import EditOptions, edit_file
 from editllm.editor.errors import EditError
 from editllm.editor.focus import focus_of, merge_focus
@@ -480,8 +481,6 @@ def test_a_field_given_its_type_in_words_and_a_removed_export_show_what_must_cha
 def test_a_typescript_type_alias_is_a_definition():
     """The second probe: `type User = {...}` was no definition, so "add a role field to User and show it in UserRow"
     could never show it; the component used `user.role`, the type never got it (tsc error, exit 0)."""
-    from editllm.editor.blocks import split_blocks
-    from editllm.editor.source import split_lines
 
     tsx = ("type User = {\n  name: string;\n};\n\nfunction UserRow({ user }: { user: User }) {\n"
            "  return <li>{user.name}</li>;\n}\n\n" + "".join(f"function Other{i}() {{\n  return {i};\n}}\n\n"
@@ -539,8 +538,6 @@ def test_a_module_docstring_is_one_block_and_no_caller():
     ignore_case to fnmatchcase" showed the model `fnmatchcase(FILENAME, PATTERN) always ...` as a caller, without its
     quotes: the model's right edit merged into a file that no longer parsed. A string left open (a closing line lost)
     holds nothing, so the merge can still put that line back."""
-    from editllm.editor.blocks import split_blocks
-    from editllm.editor.source import split_lines
 
     blocks = split_blocks(split_lines(FNMATCH), 0)
     assert [len(b.lines) for b in blocks[:3]] == [4, 1, 1]  # the docstring to its closing line, which stands alone
@@ -942,7 +939,6 @@ def test_one_of_a_getter_and_setter_asked_away_is_not_cut_down_by_name():
     answer was dropped ("no change proposed") and an echo would have removed both."""
     ts = ("export class Store {\n  #limit = 1\n\n  get limit() {\n    return this.#limit\n  }\n\n"
           "  set limit(v) {\n    this.#limit = v\n  }\n\n  add(x) {\n    return x\n  }\n}\n")
-    from editllm.editor.blocks import split_blocks
     from editllm.editor.focus import narrowed
     from editllm.editor.source import split_lines
 
@@ -954,7 +950,6 @@ def test_one_of_a_getter_and_setter_asked_away_is_not_cut_down_by_name():
 def test_words_of_a_class_docstring_declare_nothing():
     """A probe (session 38): "Remove the _fix_sentence_endings method of TextWrapper" took "the" (a docstring's word)
     for a member asked away, and showed every function that says "the"."""
-    from editllm.editor.blocks import split_blocks
     from editllm.editor.focus import declared_names
     from editllm.editor.source import split_lines
 
@@ -1284,7 +1279,6 @@ def test_a_swift_extension_is_a_class_of_its_own_name():
     fixed = focus.text.replace("return celsius + 273.15", "return (celsius + 273.15).rounded()")
     assert merge_focus(swift, fixed, instruction) == swift.replace("return celsius + 273.15",
                                                                     "return (celsius + 273.15).rounded()")
-    from editllm.editor.blocks import split_blocks
     from editllm.editor.focus import member_names
     from editllm.editor.source import split_lines
     assert member_names(split_blocks(split_lines(swift), 0)[1]) == {"warm"}  # `mutating func`
@@ -2529,3 +2523,99 @@ def test_the_kind_word_before_a_renamed_name_asks_no_member_of_that_name_away():
     assert focus is not None and "method = 'GET'" not in focus.text
     merged = merge_focus(REQUEST, focus.text.replace("url", "href"), instruction)
     assert merged == REQUEST.replace("url", "href")
+
+
+BROWSE = '''#!/bin/sh
+# Launch a web browser.
+
+USAGE='[--browser=browser] url'
+
+valid_tool() {
+	case "$1" in
+	firefox | chrome)
+		;; # happy
+	*)
+		return 1
+		;;
+	esac
+}
+
+init_browser_path()
+{
+	browser_path=$(git config "browser.$1.path")
+	: ${browser_path:="$1"}
+}
+
+usage() {
+	echo "usage: $USAGE"
+	exit 1
+}
+
+while test $# != 0
+do
+	case "$1" in
+	-b|--browser)
+		browser="$2"
+		shift ;;
+	*)
+		break ;;
+	esac
+	shift
+done
+
+if test -z "$browser"
+then
+	for i in firefox chrome; do
+		init_browser_path $i
+	done
+else
+	valid_tool "$browser" || usage
+fi
+
+case "$browser" in
+firefox)
+	"$browser_path" "$@" &
+	;;
+chrome)
+	echo "the browser path"
+	init_browser_path chrome
+	;;
+esac
+'''
+
+
+def test_shell_functions_are_named_and_their_statements_kept_whole():
+    """A probe (session 42): git's shell scripts had no function named, so a rename of one showed the whole file;
+    and `then`, `do`, `else` and a `case`'s arms at the margin each started a block, shown apart from their `if`."""
+    blocks = split_blocks(split_lines(BROWSE), 0)
+    assert [b.name for b in blocks if b.name] == ["valid_tool", "init_browser_path", "usage"]
+    firsts = [b.lines[0].strip() for b in blocks if b.lines]
+    assert "then" not in firsts and "do" not in firsts and "else" not in firsts and "chrome)" not in firsts
+    assert not any(b.name == "main" for b in split_blocks(split_lines("main()\n\nfunction main() {\n}\n"), 0)[:1])
+
+
+@pytest.mark.parametrize("old", ["init_browser_path", "valid_tool"])
+def test_a_shell_function_rename_shows_its_callers_and_merges_in_place(old):
+    """The rename view applies to shell scripts: the function and the statements that call it, whole (`if` to
+    `fi`), each merged back in its place."""
+    instruction = f"Rename the function {old} to {old}_new and update its call sites."
+    focus = focus_of(BROWSE, instruction)
+    assert focus is not None and "usage() {" not in focus.text and "while test" not in focus.text
+
+    def rename(text: str) -> str:
+        return re.sub(rf"(?<![\w$-]){old}(?![\w$-])", f"{old}_new", text)
+
+    assert merge_focus(BROWSE, rename(focus.text), instruction) == rename(BROWSE)
+
+
+def test_a_statement_whose_string_keeps_the_old_word_is_merged_in_its_place():
+    """A fuzz (session 43): pg_buildext's `for v in $(versions)` loop, renamed by the model but for the word of
+    its string `"supported-versions"`, was taken for a new statement and pasted beside the old loop."""
+    text = ("versions() {\n\techo 15 16\n}\n\nret=0\nfor v in $(versions)\ndo\n\techo \"supported-versions $v\"\n"
+            "done\n\nexit $ret\n" + "".join(f"\nstep{k}() {{\n\techo {k}\n}}\n" for k in range(8)))
+    instruction = "Rename the function versions to pg_versions and update its call sites."
+    focus = focus_of(text, instruction)
+    assert focus is not None and "step3" not in focus.text
+    edited = focus.text.replace("versions() {", "pg_versions() {").replace("$(versions)", "$(pg_versions)")
+    want = text.replace("versions() {", "pg_versions() {").replace("$(versions)", "$(pg_versions)")
+    assert merge_focus(text, edited, instruction) == want
