@@ -629,7 +629,8 @@ class EditSession:
         for name in missing_asked(src.path, result.new_text, instruction):  # unless another file of the edit has it
             if not any(defines(other.text, name) for other in together if other is not src):
                 self.log(f"{src.path}: note: the instruction asks for {name}, which the edit does not define")
-        for old, new, lines in left_unrenamed(src.text, result.new_text, instruction):
+        half_renamed = left_unrenamed(src.text, result.new_text, instruction)
+        for old, new, lines in half_renamed:
             self.log(leftover_note(src.path, old, new, lines))
         if added := beyond_rename(src.text, result.new_text, instruction, bool(renamed(instruction))):
             self.log(beyond_rename_note(src.path, added))
@@ -653,7 +654,8 @@ class EditSession:
                      "(a grammar older than the language can be wrong)")
         if not src.path.endswith(PYTHON):  # Python's names left undefined are noted below
             for name, lines in still_used(src.text, result.new_text, instruction):
-                self.log(still_used_note(src.path, name, lines))
+                if name not in {old for old, _, _ in half_renamed}:  # said once, as a rename left half done (a
+                    self.log(still_used_note(src.path, name, lines))  # probe, session 42: "the edit removes" it too)
         if unknown:
             self.log(f"{src.path}: note: the edit uses {', '.join(unknown[:5])}, which is not defined or imported "
                      "where it is used")

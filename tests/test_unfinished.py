@@ -139,6 +139,7 @@ def test_the_cli_notes_a_half_done_rename_and_still_writes_the_diff(tmp_path, mo
     assert res.exit_code == 0 and "+size_t rb_size(const ringbuf_t *rb)" in res.stdout
     assert "ringbuf.c: note: the instruction renames rb_count to rb_size, but the edit still uses rb_count on " \
         "line 11\n" in res.stderr
+    assert "removes rb_count" not in res.stderr  # said once (a probe, session 42: "the edit removes" it too)
     model["text"] = C.replace("rb_count(", "rb_size(") + "```\n"
     res = run(tmp_path, "fix", "ringbuf.c", ASK)
     assert res.exit_code == 0 and "still uses" not in res.stderr
