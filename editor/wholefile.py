@@ -982,6 +982,7 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
     if is_prose(path) or asks_shrinking(instruction) or re.search(rf"\b(?:{AWAY})\b", instruction, re.I) \
             or NOT_NEEDED.search(instruction):
         return
+    not_renamed(path, old, new, instruction)
     ops, lost_by_op = lost_lines(old, new)
     if not any(lost_by_op.values()):
         return
@@ -1011,6 +1012,38 @@ def no_unasked_code_deletion(path: str, old: list[str], new: list[str], instruct
         words = [w for k in notes for w in _words(old[k])]
         if len(notes) >= COMMENT_RUN and sum(w in added for w in words) * 2 < len(words):
             _refuse_lost(path, old, notes, "comment ")
+
+
+def not_renamed(path: str, old: list[str], new: list[str], instruction: str) -> None:
+    """Refuse an edit asked for a rename alone (`focus.renamed`) whose output leaves out `CODE_RUN` or more lines of
+    the file, each written nowhere as it was or renamed: a rename takes no line out. A probe (session 43) asked to
+    rename difflib's `_split_line`; the model deleted it and gave `_line_wrapper` its name, and the refusal spoke only
+    of 9 comment lines, its advice (`--allow-deletions`) the way to a broken file."""
+    from editllm.editor.focus import renamed  # focus reads this module's checks
+
+    if not renamed(instruction):
+        return
+    from editllm.editor.merge import renamed_text
+
+    swaps = renames(instruction)
+    written = Counter(line.strip() for line in new if line.strip())
+    gone = []
+    for k, line in enumerate(old):
+        key = line.strip()
+        form = renamed_text(key, swaps)
+        if not key:
+            continue
+        if written[form] > 0:
+            written[form] -= 1
+        elif written[key] > 0:
+            written[key] -= 1
+        else:
+            gone.append(k)
+    if len(gone) >= CODE_RUN:
+        raise EditError(f"{path}: the instruction asks only for a rename, but the output leaves out {len(gone)} lines "
+                        f"of the file, from line {gone[0] + 1} ({old[gone[0]].strip()[:40]!r}) to line "
+                        f"{gone[-1] + 1}; nothing written (ask for the rest in words of its own, or "
+                        "--allow-deletions)")
 
 
 def lost_lines(old: list[str], new: list[str]) -> tuple[list[tuple], dict[int, list[int]]]:

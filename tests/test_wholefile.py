@@ -1966,3 +1966,43 @@ def test_a_rename_left_in_a_line_the_model_wrote_is_not_blamed_on_lines_it_did_n
     with pytest.raises(EditError) as err:
         ensure_whole(old, new, "Rename mean to average.", path="stats.py")
     assert "did not write" not in str(err.value) and "the file would still use mean" in str(err.value)
+
+
+WRAPPER = '''class Differ:
+    def _split_line(self, data_list, line_num, text):
+        if not line_num:
+            data_list.append((line_num, text))
+            return
+        size = len(text)
+        max = self._wrapcolumn
+        data_list.append((line_num, text[:max]))
+        self._split_line(data_list, ">", text[max:])
+
+    def _line_wrapper(self, diffs):
+        for fromdata, todata, flag in diffs:
+            yield fromdata, todata, flag
+
+    def format(self, lines):
+        out = []
+        self._split_line(out, 1, lines)
+        return out
+'''
+
+
+def test_a_rename_alone_that_leaves_out_lines_is_refused_by_what_it_is():
+    """A probe (session 43) asked to rename difflib's `_split_line`: the model deleted it and gave `_line_wrapper`
+    its name; the refusal spoke only of comment lines and advised --allow-deletions. A rename takes no line out."""
+    from editllm.editor.errors import EditError
+    from editllm.editor.source import split_lines
+    from editllm.editor.wholefile import no_unasked_code_deletion
+
+    instruction = "Rename the method _split_line to _split_long_line and update its call sites."
+    right = WRAPPER.replace("_split_line", "_split_long_line")
+    no_unasked_code_deletion("d.py", split_lines(WRAPPER), split_lines(right), instruction)
+    start, end = WRAPPER.index("    def _split_line"), WRAPPER.index("    def _line_wrapper")
+    swapped = right[:start] + right[end:].replace("def _line_wrapper", "def _split_long_line", 1)
+    with pytest.raises(EditError, match=r"asks only for a rename, but the output leaves out 9 lines of the file, "
+                                        r"from line 2 \('def _split_line"):
+        no_unasked_code_deletion("d.py", split_lines(WRAPPER), split_lines(swapped), instruction)
+    no_unasked_code_deletion("d.py", split_lines(WRAPPER), split_lines(swapped),  # asked for more: judged as before
+                             "Rename _split_line to _split_long_line and fold _line_wrapper into it.")
