@@ -2619,3 +2619,57 @@ def test_a_statement_whose_string_keeps_the_old_word_is_merged_in_its_place():
     edited = focus.text.replace("versions() {", "pg_versions() {").replace("$(versions)", "$(pg_versions)")
     want = text.replace("versions() {", "pg_versions() {").replace("$(versions)", "$(pg_versions)")
     assert merge_focus(text, edited, instruction) == want
+
+
+HEADED = '''// Interval map.
+//
+//   class iterator;
+//   iterator begin();
+//   iterator end();
+//
+// See begin() for the order.
+
+struct Map {
+  int lo, hi;
+};
+
+struct iterator {
+  int at;
+};
+
+iterator begin(Map *m) {
+  return iterator(m->lo);
+}
+
+int size(Map *m) {
+  return m->hi - m->lo;
+}
+
+int width(Map *m) {
+  return size(m);
+}
+
+int height(Map *m) {
+  return 0;
+}
+
+int depth(Map *m) {
+  return 0;
+}
+
+int area(Map *m) {
+  return width(m) * height(m);
+}
+'''
+
+
+def test_a_rename_shows_a_comment_that_names_it_whole():
+    """A fuzz (session 43): LLVM's IntervalMap.h names `iterator` in five lines of a 60-line comment, each line a
+    block of its own; shown those five alone, out of their place, the renamed lines were merged into the wrong ones.
+    The comment is shown whole, and merged back in place."""
+    instruction = "Rename iterator to Cursor and update its call sites."
+    focus = focus_of(HEADED, instruction)
+    assert focus is not None and focus.text.startswith("// Interval map.\n//\n//   class iterator;\n")
+    assert "// See begin() for the order.\n" in focus.text and "int area" not in focus.text
+    merged = merge_focus(HEADED, focus.text.replace("iterator", "Cursor"), instruction)
+    assert merged == HEADED.replace("iterator", "Cursor")
