@@ -217,7 +217,8 @@ def split_blocks(lines: list[str], indent: int) -> list[Block]:
             last = blocks[-1].lines[-1]  # C's `#if` in column 0 inside an open body (`{`, deeper lines) is of it
             # ... but a `#define` whose continued lines have ended is no body: two macros apart are two blocks
             done = DEFINE.match(blocks[-1].lines[0]) and not last.rstrip().endswith("\\")
-            starts = bool(done) or not (indent_of(last) > indent or last.rstrip().endswith(("{", "(", ",", "\\")))
+            starts = bool(done) or not (indent_of(last) > indent or last.rstrip().endswith(("{", "(", ",", "\\"))
+                                        and not LINE_COMMENT.match(last))  # `// class X {` in a comment opens none
         if starts and blocks and blocks[-1].lines and not blocks[-1].blank:
             last = blocks[-1]
             if bare_decorator(last.lines[-1]) and indent_of(last.lines[-1]) == indent:

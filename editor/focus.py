@@ -507,8 +507,7 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
     read = {w for w in constants if not about_itself(w, instruction)}  # asked of the code that reads it: shown too
     named |= {i for i, b in enumerate(blocks) if name_of(b) and any(mentioned(w, b.text) for w in read)}
     if olds := renamed(instruction):
-        mentions = comment_runs(blocks, {i for i, b in enumerate(blocks)
-                                         if any(mentioned(old, b.text) for old in olds)})
+        mentions = {i for i, b in enumerate(blocks) if any(mentioned(old, b.text) for old in olds)}
         # not a string whose closing line at the margin is a block of its own (`in_strings`: a module's docstring,
         # `return '''<!--...`): shown alone the model saw it open; shown with its end, two alike closing-quote
         # lines made the merge's anchors ambiguous (a fuzz, session 42). Its mention keeps the old name
@@ -520,29 +519,6 @@ def shown_blocks(blocks: list[Block], instruction: str) -> set[int]:
              and not DOCSTRING.match(b.lines[0])  # the module's docstring names calls, makes none (a probe, session 37)
              and any(builds(b, blocks[k].name) for k in named if blocks[k].name)}  # not an export list's
     return named | users
-
-
-def comment_runs(blocks: list[Block], picked: set[int]) -> set[int]:
-    """`picked` with each comment line in it grown to its whole comment (the comment lines around it with no blank
-    line between): a comment's lines at the margin are blocks of one line each, and a rename shown only those that
-    name it (LLVM's IntervalMap.h: `//   iterator begin();` and four more of a 60-line comment, out of their
-    place) had the model's renamed lines merged into the wrong ones (a fuzz, session 43)."""
-    def comment(k: int) -> bool:
-        return bool(blocks[k].lines) and all(COMMENT_LINE.match(line) for line in blocks[k].lines)
-
-    out = set(picked)
-    for i in picked:
-        if not comment(i):
-            continue
-        k = i
-        while k > 0 and not blocks[k - 1].blank and comment(k - 1):
-            k -= 1
-            out.add(k)
-        k = i
-        while k + 1 < len(blocks) and not blocks[k].blank and comment(k + 1):
-            k += 1
-            out.add(k)
-    return out
 
 
 EXPORT = re.compile(r"\bexport(?:s|ed|ing)?\b", re.I)
