@@ -113,13 +113,13 @@ ACCESS = re.compile(r"^(?:public|private|protected)(?:\s+(?:slots|Q_SLOTS))?\s*:
 DECORATOR_NAME = re.compile(r"^[ \t]*@(?:[\w$]+\s*\.\s*)*([\w$]+)")  # `@functools.cache` → cache
 
 CLOSER = re.compile(r"^[ \t]*[}\])]")
-# A keyword that closes a body at its opener's indent (Lua's and Ruby's `end`, the shell's `fi`, `done`, `esac`):
-# the block's last line, not a statement of its own (a probe, session 35: `local function clamp` removed as asked
-# left its `end` behind, read as a statement lost, and the edit was undone)
 # The lines that go on with a shell (or Ruby) statement at its own indentation: shown alone, `else` ... `fi` made
 # no sense to the model (git's scripts, session 43)
 GOES_ON = re.compile(r"^(?:then|do|else|elif\b(?!.*:\s*$).*|elsif\b.*|;;)\s*(?:#.*)?$")
 CASE = re.compile(r"^case\b.*\bin\s*(?:#.*)?$")  # `case "$x" in` ... `esac`: its arms start nothing
+# A keyword that closes a body at its opener's indent (Lua's and Ruby's `end`, the shell's `fi`, `done`, `esac`):
+# the block's last line, not a statement of its own (a probe, session 35: `local function clamp` removed as asked
+# left its `end` behind, read as a statement lost, and the edit was undone)
 END_LINE = re.compile(r"^[ \t]*(?:end|fi|done|esac)\b[\s),;]*$")
 # A line comment (`# note`, `// note`, `/// doc`), not `#include`, `#[derive]` or a shebang.
 # `# note`, `#note` (acme.sh's `#Usage: ...`), `// note`; not C's or C#'s directives, a shebang, a Rust attribute or
