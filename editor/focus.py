@@ -14,6 +14,7 @@ shown two functions, the model often writes back only the one it changed; nothin
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -164,8 +165,10 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None  # the comment on the definition is a block of its own, which focus would not show
     content = sum(1 for line in lines if not is_blank(line))
     shown = shown_blocks(blocks, instruction)
-    if olds and any(k != i and alike(blocks[i], b) for i in shown if blocks[i].name for k, b in enumerate(blocks)):
-        return None  # a rename's uses in overloads (JSON.h's ten `fromJSON`): which is which, the merge cannot tell
+    alike = Counter(likeness(b) for b in blocks if b.name) if olds else Counter()
+    if any(alike[likeness(blocks[i])] > 1 for i in shown if blocks[i].name):
+        return None  # a rename's uses in definitions written alike (one per platform): which is which, the merge
+        # cannot tell (overloads are told apart by their parameters)
     slim = cut_down(blocks, shown, instruction)
     view = [slim[i].block if i in slim else b for i, b in enumerate(blocks)]
     if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
@@ -224,13 +227,13 @@ def told_apart(blocks: list[Block], named: list[int], instruction: str) -> list[
         return any(names_member(blocks[i].name or "", m, instruction) for m in member_names(blocks[i]))
 
     return [i for i in named if class_members(blocks[i]) is None or holds(i)
-            or not any(holds(k) for k in named if k != i and alike(blocks[i], blocks[k]))]
+            or not any(holds(k) for k in named if k != i and likeness(blocks[i]) == likeness(blocks[k]))]
 
 
-def alike(a: Block, b: Block) -> bool:
-    """Whether two definitions are written alike: `impl Rect {` twice, overloads; not a class and its
-    `IntervalMap<...>::iterator {`."""
-    return identity(a) == identity(b) and defining_line(a) == defining_line(b)
+def likeness(block: Block) -> tuple:
+    """What two definitions written alike share (`impl Rect {` twice; not a class and its
+    `IntervalMap<...>::iterator {`): their identity and their defining line."""
+    return identity(block), defining_line(block)
 
 
 def declaration(block: Block) -> bool:

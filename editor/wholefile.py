@@ -57,7 +57,7 @@ from editllm.editor.blocks import (
 )
 from editllm.editor.errors import EditError, few
 from editllm.editor.languages import LANGUAGES, is_prose, language
-from editllm.editor.merge import PARTIAL, merge_code, merge_region
+from editllm.editor.merge import PARTIAL, merge_code, merge_region, renamed_text
 from editllm.editor.source import split_lines
 
 
@@ -1023,17 +1023,13 @@ def not_renamed(path: str, old: list[str], new: list[str], instruction: str) -> 
 
     if not renamed(instruction):
         return
-    from editllm.editor.merge import renamed_text
-
     swaps = renames(instruction)
     written = Counter(line.strip() for line in new if line.strip())
     gone = []
     for k, line in enumerate(old):
-        key = line.strip()
-        form = renamed_text(key, swaps)
-        if not key:
+        if not (key := line.strip()):
             continue
-        if written[form] > 0:
+        if written[form := renamed_text(key, swaps)] > 0:
             written[form] -= 1
         elif written[key] > 0:
             written[key] -= 1
