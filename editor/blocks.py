@@ -184,6 +184,11 @@ def blank_tail(lines: list[str]) -> int:
 LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)\'|`[^`\n]*`')
 
 
+def bracket_depth(line: str) -> int:
+    """How many round and square brackets a line leaves open (negative: closes); strings are not told apart."""
+    return line.count("(") + line.count("[") - line.count(")") - line.count("]")
+
+
 def brace_delta(lines: list[str]) -> int:
     """How many more `{` than `}` the lines hold, literals within a line aside. Line by line on purpose: a scanner
     of the whole file misread raw strings (r"\\", `\\`, R"(...)"), regex literals and CSS URLs, and then every
@@ -415,14 +420,16 @@ def header_end(block: Block) -> int:
     head = block.lines[top - 1]
     if not CONTAINER.match(head) or head.rstrip().endswith(("{", ";", ":")):
         return top
-    before = head.strip()
+    before, depth = head.strip(), bracket_depth(head)
     for k in range(top, min(len(block.lines), top + 8)):
         line = block.lines[k].strip()
         if not line or not (HEADER_GOES_ON.match(line) or before.endswith((",", "(", "<", ":"))) \
                 or (indent_of(block.lines[k]) <= indent_of(head) and not line.startswith((")", ":", ","))):
             return top  # not its header's next line: a member under a header whose `{` was lost
-        if line.endswith("{"):
-            return k + 1
+        depth += bracket_depth(line)
+        if line.endswith("{") or line.endswith(":") and depth == 0 and "(" in head:
+            return k + 1  # a Python class's bases over lines end at `):` (platform's `uname_result(`, whose
+            # cut-down view kept its first line alone: a fuzz, session 44)
         if line.endswith((";", "}")):
             return top
         if block.lines[k + 1:k + 2] and block.lines[k + 1].strip() == "{":
@@ -442,8 +449,9 @@ def braced(block: Block) -> bool:
     top = header_size(block)
     header = block.lines[top - 1] if block.lines else ""
     after = next((line for line in block.lines[top:] if not is_blank(line)), "")
+    end = header_end(block)
     return bool(CONTAINER.match(header)) and (header.rstrip().endswith("{") or after.strip() == "{"
-                                              or header_end(block) > top)
+                                              or end > top and block.lines[end - 1].rstrip().endswith("{"))
 
 
 def members(lines: list[str], indent: int, methods: bool) -> list[Block]:

@@ -285,8 +285,9 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     going = not olds and bool(leaves) and all(removes_member(called[k], instruction) for k in leaves)
     if going and len({called[k] for k in leaves}) < len(leaves):
         return None  # one of a getter and setter, or of overloads, asked away: their name alone tells neither
-    shown = asked + docstring(body) + (fields_read(body, asked) if CLASS.match(block.lines[header_size(block) - 1])
-                                       else [])
+    doc = docstring(body)  # a rename's view shows it only where it names an old name (then all its parts)
+    shown = asked + (doc if not olds or set(doc) & set(asked) else []) + (
+        fields_read(body, asked) if CLASS.match(block.lines[header_size(block) - 1]) else [])
     if going:
         others = [k for k, m in enumerate(body) if m.name and k not in asked]
         shown += [min(others, key=lambda k: abs(k - leaves[0]))] if others else []  # the nearest, not its comment
