@@ -8,6 +8,7 @@ file. Nothing here prints or writes unless asked: `write_edits` is the only writ
 
 from __future__ import annotations
 
+import ast
 import math
 import os
 import re
@@ -19,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from editllm.editor.asks import mentioned
+from editllm.editor.asks import mentioned, renames
 from editllm.editor.blocks import names, split_blocks
 from editllm.editor.config import CHOICES, DEFAULT_MODEL, CopyRequests
 from editllm.editor.crossfile import still_imported, still_imported_note
@@ -205,6 +206,7 @@ def read_sources(paths: PathArg | Iterable[PathArg], instruction: str, stdin_pat
                             "different git repositories); edit them in separate runs, from each repository")
         names[src.path] = path
     no_such_rename(sources, instruction)
+    rename_clash(sources, instruction)
     return sources
 
 
@@ -218,6 +220,43 @@ def no_such_rename(sources: list[SourceFile], instruction: str) -> None:
         which = "the file does not mention" if len(sources) == 1 else \
             f"none of {few([src.path for src in sources])} mentions"
         raise EditError(f"{where}the instruction renames {few(olds)}, which {which}; nothing written")
+
+
+def rename_clash(sources: list[SourceFile], instruction: str) -> None:
+    """Refuse, before any model runs, a rename onto a name already defined beside the old one in a Python file (a
+    module's, or a class's, top level): a probe (session 44) asked textwrap.py to rename `TextWrapper._split` to
+    `_split_chunks`, which the class already has; the model wrote on for 57 s, past its token budget, and the error
+    named no cause. Python only: where methods overload (Java, C++, C#), a second definition of a name is no clash."""
+    pairs = renames(instruction) if renamed(instruction) else []
+    for src in sources if pairs else []:
+        if not src.path.endswith(PYTHON):
+            continue
+        try:
+            tree = ast.parse(src.text)
+        except (SyntaxError, ValueError):
+            continue  # the model is asked to edit it as it is
+        for scope in [tree, *(node for node in ast.walk(tree) if isinstance(node, ast.ClassDef))]:
+            defined = top_level_names(scope.body)
+            for old, new in pairs:
+                if old != new and old in defined and new in defined:
+                    raise EditError(f"{src.path}: {new} is already defined beside {old} (line {defined[new]}): "
+                                    f"renamed, {old} would define it twice; choose another name; nothing written")
+
+
+def top_level_names(body: list[ast.stmt]) -> dict[str, int]:
+    """The names a module's or a class's own statements define (functions, classes, assigned names), with the line
+    of the first."""
+    found: dict[str, int] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, node.lineno)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    found.setdefault(name.id, node.lineno)
+    return found
 
 
 def _refuse_link_out_of_tree(path: str | Path, target: Path) -> None:

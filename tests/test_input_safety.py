@@ -218,6 +218,46 @@ def test_bad_flags_and_instructions_fail_before_the_model(tmp_path, loads, args,
     assert loads == [] and (tmp_path / "m.py").read_text() == BUGGY
 
 
+WRAPPER = """LIMIT = 70
+
+
+class Wrapper:
+    width: int = LIMIT
+
+    def _split(self, text):
+        return text.split()
+
+    def _split_chunks(self, text):
+        return self._split(text.strip())
+
+
+class Reader:
+    def chunks(self, text):
+        return [text]
+"""
+
+
+@pytest.mark.parametrize(("instruction", "expected"), [
+    ("Rename the method _split to _split_chunks and update its callers.",
+     "w.py: _split_chunks is already defined beside _split (line 10): renamed, _split would define it twice"),
+    ("Rename Wrapper to LIMIT.", "w.py: LIMIT is already defined beside Wrapper (line 1)"),
+    ("Rename the method _split to width.", "w.py: width is already defined beside _split (line 5)"),
+])
+def test_a_rename_onto_a_name_defined_beside_it_fails_before_the_model(tmp_path, loads, instruction, expected):
+    """A probe (session 44): textwrap's `_split` renamed to the `_split_chunks` its class already has ran the model
+    past its token budget (57 s) to an error that named no cause."""
+    (tmp_path / "w.py").write_text(WRAPPER)
+    one_line_error(run(tmp_path, "fix", "w.py", instruction), expected)
+    assert loads == [] and (tmp_path / "w.py").read_text() == WRAPPER
+
+
+def test_a_rename_onto_a_name_of_another_scope_runs_the_model(tmp_path, loads):
+    """`Reader.chunks` is no clash for a `Wrapper` method renamed `chunks`: the two classes are two scopes."""
+    (tmp_path / "w.py").write_text(WRAPPER)
+    run(tmp_path, "fix", "w.py", "Rename the method _split to chunks and update its callers.")
+    assert loads != []
+
+
 @pytest.mark.parametrize(("file", "text", "expected"), [
     ("pyproject.toml", "[tool]\neditllm = 5\n", "[tool.editllm] must be a table"),
     (".editllm.toml", "include = [1]\n", "setting 'include' must be a list of strings"),
