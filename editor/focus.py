@@ -31,6 +31,7 @@ from editllm.editor.blocks import (
     Block,
     brace_delta,
     braced,
+    bracket_depth,
     child_indent,
     class_members,
     defines,
@@ -170,7 +171,7 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None  # a rename's uses in definitions written alike (one per platform): which is which, the merge
         # cannot tell (overloads are told apart by their parameters)
     slim = cut_down(blocks, shown, instruction)
-    view = [slim[i].block if i in slim else b for i, b in enumerate(blocks)]
+    view = [slim[i].block if i in slim else undocumented(b, list(olds)) for i, b in enumerate(blocks)]
     if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
             or sum(len(view[i].lines) for i in shown) > MAX_SHARE * content:
         return None
@@ -300,7 +301,8 @@ def narrowed(block: Block, instruction: str, read: frozenset[str] = frozenset(),
     # it (session 41's probe: `front()` shown under no label, read as private)
     top, end = opening(block), len(block.lines) - ending(block)
     picked = sorted({j for k in shown for j in range(notes_above(body, k), k + 1)})  # with the comment on it
-    cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else body[k]).lines + (
+    cut = [line for n, k in enumerate(picked) for line in (inner[k].block if k in inner else undocumented(
+        body[k], olds)).lines + (
         body[k].blank if n < len(picked) - 1 else [])]
     named = list(dict.fromkeys(f"{body[k].name}.{leaf}" if k in inner else called[k] for k in asked
                                if k in inner or k in called  # not a statement a rename changes
@@ -713,7 +715,7 @@ def merge_focus(text: str, edited: str, instruction: str, allow_deletions: bool 
     if asked and asked == named and not any(line.strip() for line in new_lines):  # all it was shown goes: nothing back
         gone = {k for i in asked for k in range(notes_above(blocks, i), i + 1)}  # with the comment on it, no import
         return "".join(joined([b for i, b in enumerate(blocks) if i not in gone]))
-    new_lines = rewrapped(blocks, cuts, new_lines)
+    new_lines = redocumented(blocks, shown, cuts, rewrapped(blocks, cuts, new_lines), instruction)
     refuse_unshown(blocks, new_lines, shown, cuts)
     merged = merge_code(lines, new_lines, instruction, drop)
     if merged is None and any(name_of(b) for b in blocks) and min(
@@ -890,6 +892,133 @@ def unshown(old: list[Block], new: list[Block], shown: set[int], owner: str) -> 
         if b.name in hidden and b.text not in hidden[b.name] and (b.name, defining_line(b)) not in heads:
             raise EditError(f"the model wrote {owner}{b.name}, which it was not shown (only the definitions the "
                             "instruction names, and those that build or call them, are); nothing written")
+
+
+PY_DEF = re.compile(r"^([ \t]*)(?:async\s+)?def\s+(\w+)\s*[(\[]")  # a Python function's first line
+
+
+def signature_end(lines: list[str], at: int) -> int | None:
+    """The index after a Python `def` line's signature (its `:` at bracket depth 0, over up to 12 lines), or None."""
+    depth = 0
+    for k in range(at, min(len(lines), at + 12)):
+        code = lines[k].split("#", 1)[0].rstrip()  # not a comment's `(`
+        depth += bracket_depth(code)
+        if depth <= 0 and code.endswith(":"):
+            return k + 1
+    return None
+
+
+def docstring_span(lines: list[str], at: int) -> tuple[int, int] | None:
+    """Where the docstring of the Python function whose `def` is `lines[at]` lies, with the blank lines after it
+    (start, end), or None when it has none."""
+    start = signature_end(lines, at)
+    if start is None or start >= len(lines) or not DOCSTRING.match(first := lines[start].strip()) \
+            or indent_of(lines[start]) <= indent_of(lines[at]):
+        return None
+    quote, text = first.lstrip("rRbBuUfF")[:3], ""
+    for k in range(start, min(len(lines), start + 400)):
+        text += lines[k]
+        if text.count(quote) >= 2:
+            end = k + 1
+            while end < len(lines) - 1 and is_blank(lines[end]):
+                end += 1
+            return (start, end) if end < len(lines) else None  # a body after it: else the docstring is the body
+    return None
+
+
+def undocumented(block: Block, olds: list[str]) -> Block:
+    """For a rename's view, a Python function (or a class's members, `narrowed`) without a docstring that names no
+    old name: smtplib's `send` renamed showed 372 lines, most of them its callers' docstrings, and the model ran past
+    300 s (a probe, session 43). `redocumented` puts them back."""
+    m = PY_DEF.match(block.lines[header_size(block) - 1]) if olds and block.name and block.lines else None
+    span = docstring_span(block.lines, header_size(block) - 1) if m else None
+    if span is None or any(cited(old, "".join(block.lines[span[0]:span[1]])) for old in olds):
+        return block
+    return Block(block.name, block.lines[:span[0]] + block.lines[span[1]:], block.blank)
+
+
+def cited(name: str, text: str) -> bool:
+    """Whether a docstring refers to `name`: by any mention where the name reads as code (`_get_nodeinfo`,
+    `getReply`), else only by one written as code (`send()`, `self.send`, `` `send` ``): smtplib's docstrings say
+    "send" as a verb ("Hostname to send for this command")."""
+    if re.search(r"[_\d]|[a-z][A-Z]", name):
+        return mentioned(name, text)
+    return bool(re.search(rf"[.`'\"]{re.escape(name)}(?![\w$])|(?<![\w$]){re.escape(name)}\s*[(`'\"]", text))
+
+
+def left_out_docs(blocks: list[Block], shown: set[int], cuts: dict[int, Cut], olds: list[str]) -> dict:
+    """The docstrings a rename's view left out (`undocumented`), by (owner class, function name), in file order (a
+    property's getter and setter share a name, as do `@singledispatch`'s `_`s): lines to put back after the
+    signature, where the model writes the function."""
+    found: dict[tuple[str, str], dict[int, list[str]]] = {}
+    seen: Counter = Counter()
+
+    def note(owner: str, block: Block) -> None:
+        key = (owner, block.name or "")
+        seen[key] += 1  # the how-manieth function of this name in the view
+        if undocumented(block, olds) is not block:
+            start, end = docstring_span(block.lines, header_size(block) - 1) or (0, 0)
+            found.setdefault(key, {})[seen[key]] = block.lines[start:end]
+
+    def members_of(block: Block, cut: Cut) -> None:
+        body = body_of(block) or []
+        for k in cut.picked:
+            if k in cut.inner:
+                members_of(body[k], cut.inner[k])
+            elif body[k].name:
+                note(block.name or "", body[k])
+
+    for i in sorted(shown):
+        if i in cuts:
+            members_of(blocks[i], cuts[i])
+        elif blocks[i].name:
+            note("", blocks[i])
+    return found
+
+
+def redocumented(blocks: list[Block], shown: set[int], cuts: dict[int, Cut], new_lines: list[str],
+                 instruction: str) -> list[str]:
+    """The model's output with the docstrings its view left out (`undocumented`) put back under each function's
+    signature, found by its owner class and its name (old or new), in order. Refused where the model wrote a
+    docstring there itself, its body at another indentation, or the function where it was not shown, or fewer times:
+    which to keep, or where, cannot be told."""
+    olds = renamed(instruction)
+    docs = left_out_docs(blocks, shown, cuts, olds) if olds else {}
+    if not docs:
+        return new_lines
+    back, seen = {new: old for old, new in renames(instruction)}, Counter()
+    out = joined([restored(b, "", docs, back, seen) for b in split_blocks(new_lines, 0)])
+    for (_owner, name), left in docs.items():
+        names = {name} | {new for new, old in back.items() if old == name}
+        if left and any((m := PY_DEF.match(line)) and m.group(2) in names for line in new_lines):
+            raise EditError(f"the model wrote {name} where its view did not show it, or not as often; its "
+                            "docstring, left out of the view, would be lost; nothing written")
+    return out
+
+
+def restored(block: Block, owner: str, docs: dict[tuple[str, str], dict[int, list[str]]], back: dict[str, str],
+             seen: Counter) -> Block:
+    """`redocumented` for one block of the output (taking its docstring from `docs`: the function's own, by its
+    place among those of its name), and a class's members in turn."""
+    body = body_of(block) if block.name else None
+    if body is not None:
+        top, end = opening(block), len(block.lines) - ending(block)
+        owner = back.get(block.name or "", block.name or "")  # a class renamed itself (datetime's `tzinfo`)
+        inner = joined([restored(m, owner, docs, back, seen) for m in body])
+        return Block(block.name, block.lines[:top] + inner + block.lines[end:], block.blank)
+    name = block.name or ""
+    key = (owner, name) if (owner, name) in docs else (owner, back.get(name, ""))
+    if key not in docs or not (m := PY_DEF.match(block.lines[header_size(block) - 1])):
+        return block
+    seen[key] += 1
+    if seen[key] not in docs[key]:
+        return block
+    doc, at = docs[key].pop(seen[key]), signature_end(block.lines, header_size(block) - 1)
+    after = next((line for line in block.lines[at:] if not is_blank(line)), "") if at is not None else ""
+    if at is None or indent_of(after) != indent_of(doc[0]) or DOCSTRING.match(after.strip()):
+        raise EditError(f"the model wrote {m.group(2)} with a docstring of its own, or its body at another "
+                        "indentation, where its view left the docstring out; nothing written")
+    return Block(block.name, block.lines[:at] + doc + block.lines[at:], block.blank)
 
 
 def copy_view(before: str, after: str, instruction: str) -> tuple[str, str, tuple[str, ...]]:
