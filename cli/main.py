@@ -1035,6 +1035,7 @@ MODEL_ARG = typer.Argument(None, help=f"A model spec (else `model` from the conf
 @model_app.command("info")
 def model_info(model: str = MODEL_ARG) -> None:
     """Show where a model comes from and whether it is ready."""
+    from editllm.editor.enginechoice import recorded
     from editllm.editor.models import whole_conversion, whole_gguf
     from editllm.editor.modelspec import bundled_for, cache_dir, check_model_spec
 
@@ -1060,6 +1061,10 @@ def model_info(model: str = MODEL_ARG) -> None:
         # adapter) its bf16 conversion, which `model prepare` makes (a minute or two, a few GB: needless for llama.cpp)
         "gguf": {"path": str(gguf), "ready": whole_gguf(bundled, gguf)},
         "converted": {"path": str(converted), "ready": whole_conversion(converted), "for": "the torch engine"},
+        # which CPU engine `--engine auto` takes here, as `model prepare` measured it (null: none measured, llama.cpp)
+        "cpu_engine": None if (chosen := recorded(gguf)) is None else {
+            "engine": chosen["engine"], "reference_edit_seconds": chosen["reference_edit_seconds"],
+            "in_use": chosen["engine"] == "llamacpp" or whole_conversion(converted)},
         "selector": None if selector is None else {
             "adapter": str(selector.folder), "loaded": "copy mode, unless --adapter or --no-adapter",
             "files": {name: {"bytes": (selector.folder / name).stat().st_size if (selector.folder / name).exists()
@@ -1093,6 +1098,32 @@ def model_prepare(model: str = MODEL_ARG) -> None:
         return
     where = resolve_model(model, log=note)
     err.print(f"ready in {time.perf_counter() - start:.1f} s: {where}", markup=False)
+    choose_cpu_engine(model)
+
+
+def choose_cpu_engine(model: str) -> None:
+    """Time both CPU engines' forwards on a GGUF model and record the faster for `--engine auto` on this machine
+    (`editor.enginechoice`): a few seconds each, the measured tables kept for their drafters."""
+    import importlib.util
+
+    from editllm.editor.costs import engine_costs
+    from editllm.editor.enginechoice import record
+    from editllm.editor.models import gguf_of, load_model, pick_device
+
+    gguf = gguf_of(model)
+    if gguf is None or importlib.util.find_spec("llama_cpp") is None or pick_device("auto") != "cpu":
+        return
+    costs = {}
+    for engine in ("llamacpp", "torch"):
+        lm = load_model(model, device="cpu", engine=engine)
+        costs[engine] = engine_costs(lm.engine)
+        getattr(lm.engine, "close", lambda: None)()
+        del lm
+    saved = record(gguf, costs["llamacpp"], costs["torch"])
+    seconds = saved["reference_edit_seconds"]
+    err.print(f"CPU engine for --engine auto here: {saved['engine']} (a reference edit of 1,000 tokens in and out, "
+              f"95 % copied: {seconds['llamacpp']} s on llama.cpp, {seconds['torch']} s on torch)", markup=False,
+              soft_wrap=True)
 
 
 def main() -> None:

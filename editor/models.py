@@ -151,8 +151,7 @@ def bundled_gguf(bundled: BundledModel, log=None) -> Path:
 
 def prepare_gguf(path: Path, log=None) -> Path:
     """Convert a user's .gguf once into the cache, keyed by name, size and mtime, like the bundled one."""
-    st = path.stat()
-    converted = cache_dir() / f"gguf-{path.stem}-{st.st_size}-{st.st_mtime_ns}-bf16"
+    converted = gguf_conversion(path)
     return converted if whole_conversion(converted) else convert_gguf(path.resolve(), converted, log)
 
 
@@ -323,10 +322,11 @@ def adapter_gguf(adapter: str | Path | None) -> Path | None:
 def pick_engine(engine: str, spec: str, device: str, adapter: str | None) -> str:
     """`auto`: llama.cpp for a GGUF model on the CPU (its quantized kernels decode ~7x faster than
     torch float32 on CPUs without bf16 units, and it maps the file as it is), with an adapter only when
-    it has a GGUF form; on CUDA the static engine (`editor.static`: a preallocated cache and CUDA graphs
-    over the transformers model; `load_model` falls back to torch for an architecture it does not run);
-    transformers (`torch`) for HF directories and hub ids on the CPU, and for an adapter that exists only
-    as a peft folder."""
+    it has a GGUF form, unless `model prepare` measured the torch engine faster on this CPU
+    (`editor.enginechoice`: AMX's batched forwards) and its conversion is ready; on CUDA the static
+    engine (`editor.static`: a preallocated cache and CUDA graphs over the transformers model; `load_model`
+    falls back to torch for an architecture it does not run); transformers (`torch`) for HF directories and
+    hub ids on the CPU, and for an adapter that exists only as a peft folder."""
     if engine not in ENGINES:
         raise EditError(f"unknown --engine {engine!r}; choose one of {', '.join(ENGINES)}")
     is_gguf = bundled_for(spec) is not None or Path(spec).expanduser().suffix == ".gguf"
@@ -334,7 +334,7 @@ def pick_engine(engine: str, spec: str, device: str, adapter: str | None) -> str
     if engine == "auto":
         usable = importlib.util.find_spec("llama_cpp") is not None
         if is_gguf and device == "cpu" and usable and gguf_adapter:
-            return "llamacpp"
+            return "torch" if adapter is None and measured_faster(spec) else "llamacpp"
         engine = "static" if device == "cuda" else "torch"
     if engine == "llamacpp":
         if not is_gguf:
@@ -348,6 +348,26 @@ def pick_engine(engine: str, spec: str, device: str, adapter: str | None) -> str
         raise EditError(f"--adapter {adapter}: a GGUF adapter runs on llama.cpp only; give the torch engine "
                         "its peft folder")
     return engine
+
+
+def measured_faster(spec: str) -> bool:
+    """Whether `model prepare` recorded the torch engine as the faster on this CPU for this GGUF, and its
+    conversion is whole (`auto` never converts on its own to choose)."""
+    from editllm.editor.enginechoice import recorded
+
+    kind = check_model_spec(spec)
+    bundled = bundled_for(spec) if kind == "bundled" else None
+    gguf = cache_dir() / bundled.gguf_name if bundled else Path(spec).expanduser().resolve() if kind == "gguf" \
+        else None
+    if gguf is None or not gguf.is_file() or (choice := recorded(gguf)) is None or choice["engine"] != "torch":
+        return False
+    return whole_conversion(bundled.converted_dir() if bundled else gguf_conversion(gguf))
+
+
+def gguf_conversion(path: Path) -> Path:
+    """Where a user's .gguf is converted for the torch engine: keyed by name, size and mtime."""
+    st = path.stat()
+    return cache_dir() / f"gguf-{path.stem}-{st.st_size}-{st.st_mtime_ns}-bf16"
 
 
 @dataclass

@@ -165,9 +165,10 @@ def _no_outer_git_environment():
 
 @pytest.fixture(scope="session", autouse=True)
 def _machine_state_off_the_user_cache(tmp_path_factory):
-    """Engine costs and saved prompt states that tests make (keyed by tiny models in temp folders) go
-    to a temp folder, not the user's cache; a test that sets its own EDITLLM_CACHE still gets that."""
-    from editllm.editor import costs, modelspec, prefix
+    """Engine costs, saved prompt states and CPU engine choices that tests make (keyed by tiny models in temp
+    folders) go to a temp folder, not the user's cache; a test that sets its own EDITLLM_CACHE still gets that. The
+    user's own choice (`model prepare` on an AMX machine: the torch engine) is not read: `auto` stays llama.cpp."""
+    from editllm.editor import costs, enginechoice, modelspec, prefix
 
     default = modelspec.cache_dir()
     scratch = tmp_path_factory.mktemp("machine-state")
@@ -176,10 +177,10 @@ def _machine_state_off_the_user_cache(tmp_path_factory):
         here = modelspec.cache_dir()
         return scratch if here == default else here
 
-    saved = costs.cache_dir, prefix.cache_dir
-    costs.cache_dir = prefix.cache_dir = where
+    saved = costs.cache_dir, prefix.cache_dir, enginechoice.cache_dir
+    costs.cache_dir = prefix.cache_dir = enginechoice.cache_dir = where
     yield
-    costs.cache_dir, prefix.cache_dir = saved
+    costs.cache_dir, prefix.cache_dir, enginechoice.cache_dir = saved
 
 
 @pytest.fixture
