@@ -1115,7 +1115,11 @@ def choose_cpu_engine(model: str) -> None:
         return
     costs = {}
     for engine in ("llamacpp", "torch"):
-        lm = load_model(model, device="cpu", engine=engine)
+        try:
+            lm = load_model(model, device="cpu", engine=engine)
+        except EditError as exc:  # the model is prepared all the same; `auto` stays on llama.cpp
+            note(f"could not time the {engine} engine here ({exc}); --engine auto takes llama.cpp")
+            return
         costs[engine] = engine_costs(lm.engine)
         getattr(lm.engine, "close", lambda: None)()
         del lm
