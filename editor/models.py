@@ -355,11 +355,9 @@ def measured_faster(spec: str) -> bool:
     conversion is whole (`auto` never converts on its own to choose)."""
     from editllm.editor.enginechoice import recorded
 
-    kind = check_model_spec(spec)
-    bundled = bundled_for(spec) if kind == "bundled" else None
-    gguf = cache_dir() / bundled.gguf_name if bundled else Path(spec).expanduser().resolve() if kind == "gguf" \
-        else None
-    if gguf is None or not gguf.is_file() or (choice := recorded(gguf)) is None or choice["engine"] != "torch":
+    bundled = bundled_for(spec)  # the spec is not checked here: a missing file is `load_model`'s to report
+    gguf = cache_dir() / bundled.gguf_name if bundled else Path(spec).expanduser().resolve()
+    if not gguf.is_file() or (choice := recorded(gguf)) is None or choice["engine"] != "torch":
         return False
     return whole_conversion(bundled.converted_dir() if bundled else gguf_conversion(gguf))
 
