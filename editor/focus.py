@@ -171,7 +171,8 @@ def focus_of(text: str, instruction: str, lines: list[str] | None = None) -> Foc
         return None  # a rename's uses in definitions written alike (one per platform): which is which, the merge
         # cannot tell (overloads are told apart by their parameters)
     slim = cut_down(blocks, shown, instruction)
-    view = [slim[i].block if i in slim else undocumented(b, list(olds)) for i, b in enumerate(blocks)]
+    view = [slim[i].block if i in slim else undocumented(b, list(olds)) if i in shown else b
+            for i, b in enumerate(blocks)]
     if sum(len(view[blocks.index(b)].lines) for b in named) > MAX_SHARE * content \
             or sum(len(view[i].lines) for i in shown) > MAX_SHARE * content:
         return None
@@ -415,12 +416,19 @@ def docstring(body: list[Block]) -> list[int]:
     first = body[start].lines[0].strip() if start < len(body) and body[start].name is None else ""
     if not DOCSTRING.match(first):
         return []
+    end = string_end([b.text for b in body[start:]], first)
+    return [] if end is None else list(range(start, start + end + 1))  # never closed: not a docstring to show
+
+
+def string_end(parts: list[str], first: str) -> int | None:
+    """The index of the part (a member's text, a line) that closes the triple-quoted string `first` opens; None when
+    none of them does."""
     quote, text = first.lstrip("rRbBuUfF")[:3], ""
-    for k in range(start, len(body)):
-        text += body[k].text
+    for k, part in enumerate(parts):
+        text += part
         if text.count(quote) >= 2:
-            return list(range(start, k + 1))
-    return []  # never closed: not a docstring to show
+            return k
+    return None
 
 
 def body_of(block: Block) -> list[Block] | None:
@@ -915,26 +923,31 @@ def docstring_span(lines: list[str], at: int) -> tuple[int, int] | None:
     if start is None or start >= len(lines) or not DOCSTRING.match(first := lines[start].strip()) \
             or indent_of(lines[start]) <= indent_of(lines[at]):
         return None
-    quote, text = first.lstrip("rRbBuUfF")[:3], ""
-    for k in range(start, min(len(lines), start + 400)):
-        text += lines[k]
-        if text.count(quote) >= 2:
-            end = k + 1
-            while end < len(lines) - 1 and is_blank(lines[end]):
-                end += 1
-            return (start, end) if end < len(lines) else None  # a body after it: else the docstring is the body
-    return None
+    closes = string_end(lines[start:start + 400], first)
+    if closes is None:
+        return None
+    end = start + closes + 1
+    while end < len(lines) - 1 and is_blank(lines[end]):
+        end += 1
+    return (start, end) if end < len(lines) else None  # a body after it: else the docstring is the body
 
 
 def undocumented(block: Block, olds: list[str]) -> Block:
     """For a rename's view, a Python function (or a class's members, `narrowed`) without a docstring that names no
     old name: smtplib's `send` renamed showed 372 lines, most of them its callers' docstrings, and the model ran past
     300 s (a probe, session 43). `redocumented` puts them back."""
+    span = left_out(block, olds)
+    return block if span is None else Block(block.name, block.lines[:span[0]] + block.lines[span[1]:], block.blank)
+
+
+def left_out(block: Block, olds: list[str]) -> tuple[int, int] | None:
+    """The lines of a Python function's docstring (and the blank lines after it) that a rename's view leaves out:
+    where it cites no old name (`cited`); None where it keeps them."""
     m = PY_DEF.match(block.lines[header_size(block) - 1]) if olds and block.name and block.lines else None
     span = docstring_span(block.lines, header_size(block) - 1) if m else None
     if span is None or any(cited(old, "".join(block.lines[span[0]:span[1]])) for old in olds):
-        return block
-    return Block(block.name, block.lines[:span[0]] + block.lines[span[1]:], block.blank)
+        return None
+    return span
 
 
 def cited(name: str, text: str) -> bool:
@@ -956,9 +969,8 @@ def left_out_docs(blocks: list[Block], shown: set[int], cuts: dict[int, Cut], ol
     def note(owner: str, block: Block) -> None:
         key = (owner, block.name or "")
         seen[key] += 1  # the how-manieth function of this name in the view
-        if undocumented(block, olds) is not block:
-            start, end = docstring_span(block.lines, header_size(block) - 1) or (0, 0)
-            found.setdefault(key, {})[seen[key]] = block.lines[start:end]
+        if (span := left_out(block, olds)) is not None:
+            found.setdefault(key, {})[seen[key]] = block.lines[span[0]:span[1]]
 
     def members_of(block: Block, cut: Cut) -> None:
         body = body_of(block) or []
